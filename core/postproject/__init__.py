@@ -1,0 +1,156 @@
+"""PostProject: production knowledge for media post-production.
+
+A production (one SQLite ``.pproj`` file) records assets, their representations, the
+activities that produced them (provenance), typed metadata and jobs, and numbers every
+change in a gap-free revision feed. See the README for a tour.
+"""
+
+from __future__ import annotations
+
+from postproject._version import __version__
+from postproject.clock import Clock, FakeClock, SystemClock
+from postproject.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ErrorCode,
+    InternalError,
+    InvalidArgumentError,
+    IoError,
+    MigrationError,
+    NotFoundError,
+    PostProjectError,
+    StorageError,
+    UnsupportedError,
+)
+from postproject.ids import (
+    ActivityId,
+    AssetId,
+    JobId,
+    MediaRootId,
+    ProductionId,
+    RepresentationId,
+    RevisionId,
+)
+from postproject.leases import JobLease, LeaseState
+from postproject.lifecycle import TRANSITIONS, Action, JobState, Transition
+from postproject.model.activities import (
+    Activity,
+    ActivityEdge,
+    ActivitySpec,
+    EdgeSnapshot,
+)
+from postproject.model.assets import (
+    Asset,
+    Availability,
+    Fingerprint,
+    MediaRoot,
+    Representation,
+    RepresentationKind,
+)
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure, JobRequest
+from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
+from postproject.model.refs import (
+    ActivityRef,
+    AssetRef,
+    JobRef,
+    ObjectRef,
+    RepresentationRef,
+)
+from postproject.model.revisions import Changes, CommitReceipt, Revision, RevisionEvent
+from postproject.pages import Page
+from postproject.production import Production
+from postproject.transaction import Transaction
+from postproject.values import (
+    BoolValue,
+    BytesValue,
+    DecimalValue,
+    I64Value,
+    LangStringValue,
+    ListValue,
+    MetadataValue,
+    RationalValue,
+    ReferenceValue,
+    StringValue,
+    StructValue,
+    TimestampValue,
+    U64Value,
+    UriValue,
+)
+
+__all__ = [
+    "EXECUTOR_VOCABULARY",
+    "TRANSITIONS",
+    "Action",
+    "Activity",
+    "ActivityEdge",
+    "ActivityId",
+    "ActivityRef",
+    "ActivitySpec",
+    "AgentIdentity",
+    "AlreadyExistsError",
+    "Assertion",
+    "Asset",
+    "AssetId",
+    "AssetRef",
+    "Availability",
+    "BoolValue",
+    "BytesValue",
+    "Changes",
+    "Clock",
+    "CommitReceipt",
+    "ConflictError",
+    "DecimalValue",
+    "EdgeSnapshot",
+    "ErrorCode",
+    "FakeClock",
+    "Fingerprint",
+    "I64Value",
+    "InternalError",
+    "InvalidArgumentError",
+    "IoError",
+    "Job",
+    "JobClaim",
+    "JobCompletion",
+    "JobFailure",
+    "JobId",
+    "JobLease",
+    "JobRef",
+    "JobRequest",
+    "JobState",
+    "LangStringValue",
+    "LeaseState",
+    "ListValue",
+    "MediaRoot",
+    "MediaRootId",
+    "MetadataValue",
+    "MigrationError",
+    "NotFoundError",
+    "ObjectRef",
+    "Page",
+    "PostProjectError",
+    "Production",
+    "ProductionId",
+    "Property",
+    "RationalValue",
+    "ReferenceValue",
+    "Representation",
+    "RepresentationId",
+    "RepresentationKind",
+    "RepresentationRef",
+    "Revision",
+    "RevisionEvent",
+    "RevisionId",
+    "StorageError",
+    "StringValue",
+    "StructValue",
+    "SystemClock",
+    "TimestampValue",
+    "ToolIdentity",
+    "Transaction",
+    "Transition",
+    "U64Value",
+    "UnsupportedError",
+    "UriValue",
+    "__version__",
+]

@@ -1,0 +1,160 @@
+"""Identities: distinct UUID-based types, printed canonically and parsed strictly.
+
+``JobId(x) != AssetId(x)``: each type only equals (and orders against) its own kind.
+Order is the byte order of the 16-byte UUID, which equals the order of the canonical text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import uuid
+from typing import Any, ClassVar, Self
+
+from postproject import clock
+from postproject.errors import InvalidArgumentError
+
+_CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class _Id(uuid.UUID):
+    """Base of the identity types; never used directly."""
+
+    __slots__ = ()
+    label: ClassVar[str] = "id"
+
+    def __init__(self, value: str | uuid.UUID | bytes) -> None:
+        if isinstance(value, uuid.UUID):
+            super().__init__(int=value.int)
+        elif isinstance(value, bytes):
+            if len(value) != 16:
+                raise InvalidArgumentError(f"{self.label} must be 16 bytes; got {len(value)}")
+            super().__init__(bytes=value)
+        elif isinstance(value, str):
+            if not _CANONICAL.fullmatch(value):
+                raise InvalidArgumentError(
+                    f"{self.label} must be a canonical lowercase UUID; got {value[:80]!r}"
+                )
+            super().__init__(hex=value)
+        else:
+            raise TypeError(f"{self.label} must be a str or UUID, got {type(value).__name__}")
+
+    @classmethod
+    def new(cls) -> Self:
+        """A fresh identity: a UUIDv7, so id order follows creation order."""
+        return cls(_uuid7())
+
+    @classmethod
+    def parse(cls, text: object) -> Self:
+        """Parse canonical lowercase hyphenated text; anything else is invalid_argument."""
+        if not isinstance(text, str):
+            raise InvalidArgumentError(f"{cls.label} must be text; got {type(text).__name__}")
+        return cls(text)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is type(self):
+            return self.int == other.int
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.int))
+
+    def _same(self, other: Any) -> bool:
+        return type(other) is type(self)
+
+    def __lt__(self, other: Any) -> bool:
+        if not self._same(other):
+            return NotImplemented
+        return bool(self.int < other.int)
+
+    def __le__(self, other: Any) -> bool:
+        if not self._same(other):
+            return NotImplemented
+        return bool(self.int <= other.int)
+
+    def __gt__(self, other: Any) -> bool:
+        if not self._same(other):
+            return NotImplemented
+        return bool(self.int > other.int)
+
+    def __ge__(self, other: Any) -> bool:
+        if not self._same(other):
+            return NotImplemented
+        return bool(self.int >= other.int)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}('{self}')"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self),))
+
+
+_uuid7_lock = threading.Lock()
+_uuid7_last = [0, 0]  # last millisecond, last 12-bit counter
+
+
+def _uuid7() -> uuid.UUID:
+    """RFC 9562 UUIDv7 (method 1: a 12-bit counter keeps ids monotonic within a process)."""
+    millis = clock.wall_millis()
+    with _uuid7_lock:
+        last_millis, counter = _uuid7_last
+        if millis <= last_millis:
+            millis, counter = last_millis, counter + 1
+            if counter > 0xFFF:
+                millis, counter = last_millis + 1, 0
+        else:
+            counter = int.from_bytes(os.urandom(2), "big") & 0x7FF
+        _uuid7_last[:] = [millis, counter]
+    tail = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | tail
+    return uuid.UUID(int=value)
+
+
+class ProductionId(_Id):
+    """Identity of a production."""
+
+    __slots__ = ()
+    label = "production id"
+
+
+class AssetId(_Id):
+    """Identity of an asset."""
+
+    __slots__ = ()
+    label = "asset id"
+
+
+class RepresentationId(_Id):
+    """Identity of a representation."""
+
+    __slots__ = ()
+    label = "representation id"
+
+
+class ActivityId(_Id):
+    """Identity of an activity."""
+
+    __slots__ = ()
+    label = "activity id"
+
+
+class JobId(_Id):
+    """Identity of a job."""
+
+    __slots__ = ()
+    label = "job id"
+
+
+class RevisionId(_Id):
+    """Identity of a revision."""
+
+    __slots__ = ()
+    label = "revision id"
+
+
+class MediaRootId(_Id):
+    """Identity of a media root."""
+
+    __slots__ = ()
+    label = "media root id"

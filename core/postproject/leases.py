@@ -1,0 +1,193 @@
+"""Job leases: the worker's private capability over a claimed job.
+
+A lease knows its production, its job and a secret that fences every earlier claim. The
+secret never appears in ``repr``, events, errors or logs; it crosses processes only as an
+exported ``ppl1:`` token. ``with lease:`` (or ``close()``) only drops the local handle: it
+never writes, releases or renews.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import uuid
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from postproject.clock import from_micros
+from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError
+from postproject.ids import JobId, ProductionId
+
+if TYPE_CHECKING:
+    from postproject.production import Production
+
+MAX_LEASE = timedelta(hours=24)
+TOKEN_VERSION = "ppl1"
+TOKEN_LENGTH = 115
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_TOKEN = re.compile(rf"ppl1:({_UUID}):({_UUID}):({_UUID})")
+
+
+class LeaseState(enum.Enum):
+    """Local ownership of a lease."""
+
+    PENDING = "pending"  # claimed in an edit that has not committed; usable only in that edit
+    ACTIVE = "active"  # the claim committed; usable until it expires, is superseded or ends
+    CLOSED = "closed"  # ownership ended (committed release/fail/complete, or the claim rolled back)
+
+
+class _Owner(Protocol):
+    """The transaction a pending lease belongs to."""
+
+
+def lease_micros(duration: object) -> int:
+    """Validate a lease duration: a timedelta of 1 µs to 24 h; returns microseconds."""
+    if type(duration) is not timedelta:
+        raise TypeError(f"lease duration must be a datetime.timedelta; got {type(duration).__name__}")
+    if duration <= timedelta(0) or duration > MAX_LEASE:
+        raise InvalidArgumentError(
+            f"lease duration must be positive whole microseconds up to 24 h; got {duration}"
+        )
+    return duration // timedelta(microseconds=1)
+
+
+class JobLease:
+    """A handle on a claim. Obtain one from ``claim_job_lease``/``claim_next_job_lease`` or
+    :meth:`import_token`."""
+
+    __slots__ = (
+        "_closed",
+        "_expires",
+        "_job_id",
+        "_owner",
+        "_production_id",
+        "_secret",
+        "_state",
+    )
+
+    def __init__(
+        self,
+        production_id: ProductionId,
+        job_id: JobId,
+        secret: bytes,
+        state: LeaseState,
+        expires: int | None,
+        owner: object | None = None,
+    ) -> None:
+        self._production_id = production_id
+        self._job_id = job_id
+        self._secret = secret
+        self._state = state
+        self._expires = expires
+        self._owner = owner
+        self._closed = False
+
+    # --- what anyone may see ------------------------------------------------------------
+
+    @property
+    def job_id(self) -> JobId:
+        return self._job_id
+
+    @property
+    def production_id(self) -> ProductionId:
+        return self._production_id
+
+    @property
+    def state(self) -> LeaseState:
+        """Local ownership state; reading it after :meth:`close` raises RuntimeError."""
+        if self._closed:
+            raise RuntimeError("this lease handle is closed")
+        return self._state
+
+    @property
+    def expires_at(self) -> datetime | None:
+        """The last accepted expiry (None while pending or closed)."""
+        if self._state is not LeaseState.ACTIVE:
+            return None
+        assert self._expires is not None
+        return from_micros(self._expires)
+
+    def export_token(self) -> str:
+        """``ppl1:<production>:<job>:<secret>`` for another process; only for an active lease."""
+        if self._closed or self._state is LeaseState.CLOSED:
+            raise ConflictError(f"the lease on job {self._job_id} is closed and cannot be exported")
+        if self._state is LeaseState.PENDING:
+            raise InvalidArgumentError(
+                f"the lease on job {self._job_id} is pending: commit its claim before exporting it"
+            )
+        return f"{TOKEN_VERSION}:{self._production_id}:{self._job_id}:{uuid.UUID(bytes=self._secret)}"
+
+    @classmethod
+    def import_token(cls, production: Production, token: object) -> JobLease:
+        """An active lease from an exported token, if it is the job's current, unexpired claim.
+
+        Raises:
+            InvalidArgumentError: (invalid_argument) malformed token, or another production's.
+            NotFoundError: (not_found) the token's job does not exist.
+            ConflictError: (conflict) the claim was released, superseded, cancelled, ended or
+                expired, or the clock moved backward.
+        """
+        production_id, job_id, secret = parse_token(token)
+        if production_id != production.id:
+            raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")
+        now = production._guarded_now()
+        row = production._reader.job_secret(job_id)
+        if row is None:
+            raise NotFoundError(f"job {job_id} does not exist")
+        _, stored_secret, expires = row
+        if stored_secret != secret or expires is None or expires <= now:
+            raise ConflictError(
+                f"job lease on {job_id} is expired, superseded or no longer claimed",
+                reason="lease_lost",
+            )
+        return cls(production_id, job_id, secret, LeaseState.ACTIVE, expires)
+
+    def close(self) -> None:
+        """Drop the local handle (never writes, releases or renews)."""
+        self._closed = True
+
+    def __enter__(self) -> JobLease:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed-handle" if self._closed else self._state.value
+        expiry = f", expires_at={self.expires_at.isoformat()}" if self.expires_at else ""
+        return f"JobLease(job_id={self._job_id}, state={state}{expiry})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a JobLease cannot be pickled; pass export_token() to the other process")
+
+    # --- for the transaction (same package) ---------------------------------------------
+
+    def _usable_in(self, owner: object) -> bytes:
+        """The secret, if this handle may act inside ``owner`` (else conflict)."""
+        if (
+            self._closed
+            or self._state is LeaseState.CLOSED
+            or (self._state is LeaseState.PENDING and self._owner is not owner)
+        ):
+            raise ConflictError(
+                f"job lease on {self._job_id} is not active in this edit",
+                reason="lease_not_active",
+            )
+        return self._secret
+
+    def _activate(self, expires: int) -> None:
+        self._state, self._expires, self._owner = LeaseState.ACTIVE, expires, None
+
+    def _end(self) -> None:
+        self._state, self._expires, self._owner = LeaseState.CLOSED, None, None
+
+
+def parse_token(token: object) -> tuple[ProductionId, JobId, bytes]:
+    """Split a ``ppl1:`` token (invalid_argument for anything malformed)."""
+    if not isinstance(token, str) or len(token) != TOKEN_LENGTH:
+        raise InvalidArgumentError("invalid scoped job lease token")
+    match = _TOKEN.fullmatch(token)
+    if match is None:
+        raise InvalidArgumentError("invalid scoped job lease token")
+    production, job, secret = match.groups()
+    return ProductionId(production), JobId(job), uuid.UUID(secret).bytes

@@ -1,0 +1,136 @@
+"""SQLite connections: pragmas, schema checks and a fair write lock.
+
+Writers take the lock with ``BEGIN IMMEDIATE`` and, instead of SQLite's busy handler (which
+is unfair: a waiter can sleep 100 ms while others win), retry with short jittered sleeps
+until a deadline; a lock not obtained in time is a ``storage`` error with reason ``busy``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+from postproject import clock
+from postproject.errors import (
+    AlreadyExistsError,
+    IoError,
+    NotFoundError,
+    StorageError,
+    UnsupportedError,
+)
+from postproject.storage import schema
+from postproject.storage.errors import is_busy, translate, translated
+
+APPLICATION_ID = 0x50505231  # "PPR1"
+READ_BUSY_TIMEOUT_MS = 5000
+
+
+def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Connection:
+    """Create a new production file (never over an existing one) and initialise its schema."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+    except FileExistsError:
+        raise AlreadyExistsError(f"a file already exists at {path}") from None
+    except OSError as exc:
+        raise IoError(f"cannot create production {path}: {exc.strerror}") from exc
+    os.close(fd)
+    try:
+        with translated(path):
+            conn = _connect(path, "rwc")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute("BEGIN IMMEDIATE")
+            schema.migrate(conn, 0)
+            conn.execute(
+                "INSERT INTO production (singleton, id, created_at, cursor_key) VALUES (1, ?, ?, ?)",
+                (production_id, created_at, os.urandom(32)),
+            )
+            conn.execute("COMMIT")
+    except BaseException:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        raise
+    return conn
+
+
+def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    """Open an existing production, checking that it is one and migrating a writable one."""
+    if not path.exists():
+        raise NotFoundError(f"no production at {path}")
+    if not path.is_file():
+        raise StorageError(f"{path} is not a production file", reason="not_a_production")
+    with translated(path):
+        conn = _connect(path, "ro" if read_only else "rw")
+        try:
+            _check(conn, path, read_only=read_only)
+        except BaseException:
+            conn.close()
+            raise
+    return conn
+
+
+def _connect(path: Path, mode: str) -> sqlite3.Connection:
+    uri = f"{path.resolve().as_uri()}?mode={mode}"
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA busy_timeout = {READ_BUSY_TIMEOUT_MS}")
+    if mode != "ro":
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+    try:
+        application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        error = translate(exc, path)
+        error.reason = error.reason or "corrupt"
+        raise error from exc
+    if application_id != APPLICATION_ID:
+        raise StorageError(f"{path} is not a PostProject production", reason="not_a_production")
+    if version > schema.LATEST:
+        raise UnsupportedError(
+            f"production {path} has schema version {version}, newer than this release supports "
+            f"({schema.LATEST}); upgrade postproject-monitor"
+        )
+    if version < schema.LATEST:
+        if read_only:
+            raise UnsupportedError(
+                f"production {path} has schema version {version} and must be upgraded; open it writable once"
+            )
+        begin_immediate(conn, path, timeout=30.0)
+        try:
+            schema.migrate(conn, version)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> None:
+    """Take the write lock fairly: jittered retries until ``timeout`` seconds have passed."""
+    deadline = clock.monotonic() + timeout
+    waited = 0
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise translate(exc, path) from exc
+            if clock.monotonic() >= deadline:
+                raise StorageError(
+                    f"production {path} is busy: the write lock was not obtained within {timeout:g} s",
+                    reason="busy",
+                ) from exc
+        waited += 1
+        # Sub-millisecond jitter keeps waiters fair; back off a little under long holds.
+        clock.sleep(random.uniform(0.00005, 0.0005 if waited < 200 else 0.005))
+
+
+def set_writer_mode(conn: sqlite3.Connection) -> None:
+    """Writers do their own busy handling (see module docstring)."""
+    conn.execute("PRAGMA busy_timeout = 0")

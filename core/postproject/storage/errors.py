@@ -1,0 +1,58 @@
+"""Translate driver exceptions into the PostProject error tree, in one place."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from postproject.errors import IoError, PostProjectError, StorageError, UnsupportedError
+
+_BUSY = {
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_BUSY_SNAPSHOT",
+    "SQLITE_BUSY_RECOVERY",
+    "SQLITE_BUSY_TIMEOUT",
+}
+
+
+def error_name(exc: sqlite3.Error) -> str:
+    return str(getattr(exc, "sqlite_errorname", "") or "")
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    return error_name(exc) in _BUSY or "database is locked" in str(exc)
+
+
+def translate(exc: sqlite3.Error, path: Path | str) -> PostProjectError:
+    """The library error for a driver error on the production at ``path``."""
+    name = error_name(exc)
+    detail = str(exc)
+    if is_busy(exc):
+        return StorageError(
+            f"production {path} is busy (another process holds its write lock): {detail}",
+            reason="busy",
+        )
+    if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in detail or "malformed" in detail:
+        return StorageError(
+            f"{path} is not a readable PostProject production: {detail}",
+            reason="corrupt",
+        )
+    if name.startswith("SQLITE_READONLY"):
+        return StorageError(f"production {path} is read-only here: {detail}", reason="read_only")
+    if name.startswith("SQLITE_IOERR") or name in ("SQLITE_FULL", "SQLITE_CANTOPEN"):
+        return IoError(f"cannot read or write production {path}: {detail}")
+    if name == "SQLITE_TOOBIG":
+        return UnsupportedError(f"value too large for production {path}: {detail}")
+    return StorageError(f"storage error on production {path}: {detail}")
+
+
+@contextmanager
+def translated(path: Path | str) -> Iterator[None]:
+    """Re-raise driver errors as library errors (``raise … from``)."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from exc

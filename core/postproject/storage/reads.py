@@ -1,0 +1,291 @@
+"""Read queries. Every multi-statement read runs in one read transaction (one snapshot)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from postproject.errors import NotFoundError, UnsupportedError
+from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.lifecycle import JobState
+from postproject.model.activities import Activity
+from postproject.model.assets import Asset, MediaRoot, Representation
+from postproject.model.jobs import Job
+from postproject.model.revisions import Revision
+from postproject.storage import rows
+from postproject.storage.errors import translated
+
+MAX_LIST = 100_000
+
+
+class Reader:
+    """Queries over one connection (guarded by a lock: connections are not thread-safe)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction; nested uses share it."""
+        with self._lock, translated(self.path):
+            outer = self._depth == 0 and not self.conn.in_transaction
+            if outer:
+                self.conn.execute("BEGIN")
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+                if outer and self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self.snapshot() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self.snapshot() as conn:
+            return conn.execute(sql, params).fetchone()
+
+    # --- production --------------------------------------------------------------------
+
+    def production_row(self) -> tuple[bytes, int, bytes]:
+        row = self._one("SELECT id, created_at, cursor_key FROM production")
+        if row is None:
+            raise NotFoundError(f"{self.path} has no production record")
+        return row  # type: ignore[no-any-return]
+
+    def data_version(self) -> int:
+        return int(self._one("PRAGMA data_version")[0])
+
+    def high_water(self) -> int | None:
+        return self._one("SELECT high_water FROM job_clock")[0]  # type: ignore[no-any-return]
+
+    # --- assets, representations, roots ------------------------------------------------
+
+    def asset(self, asset_id: AssetId) -> Asset:
+        row = self._one(f"SELECT {rows.ASSET_COLUMNS} FROM assets WHERE id = ?", (asset_id.bytes,))
+        if row is None:
+            raise NotFoundError(f"asset {asset_id} does not exist")
+        return rows.asset(row)
+
+    def assets(self, after: bytes | None, limit: int) -> list[Asset]:
+        sql = f"SELECT {rows.ASSET_COLUMNS} FROM assets WHERE id > ? ORDER BY id LIMIT ?"
+        return [rows.asset(r) for r in self._all(sql, (after or b"", limit))]
+
+    def exists(self, table: str, id_: bytes) -> bool:
+        assert table in ("assets", "representations", "activities", "jobs")
+        return self._one(f"SELECT 1 FROM {table} WHERE id = ?", (id_,)) is not None
+
+    def representation(self, rep_id: RepresentationId) -> Representation:
+        row = self._one(
+            f"SELECT {rows.REPRESENTATION_COLUMNS} FROM representations r WHERE r.id = ?",
+            (rep_id.bytes,),
+        )
+        if row is None:
+            raise NotFoundError(f"representation {rep_id} does not exist")
+        return rows.representation(row)
+
+    def representations(
+        self,
+        asset_id: AssetId | None,
+        kind: int | None,
+        after: bytes | None,
+        limit: int,
+    ) -> list[Representation]:
+        where: list[str] = ["r.id > ?"]
+        params: list[Any] = [after or b""]
+        if asset_id is not None:
+            where.append("r.asset_id = ?")
+            params.append(asset_id.bytes)
+        if kind is not None:
+            where.append("r.kind = ?")
+            params.append(kind)
+        sql = (
+            f"SELECT {rows.REPRESENTATION_COLUMNS} FROM representations r "
+            f"WHERE {' AND '.join(where)} ORDER BY r.id LIMIT ?"
+        )
+        return [rows.representation(r) for r in self._all(sql, [*params, limit])]
+
+    def media_roots(self) -> list[MediaRoot]:
+        return [rows.media_root(r) for r in self._all("SELECT name, path FROM media_roots ORDER BY name")]
+
+    def media_root(self, name: str) -> MediaRoot | None:
+        row = self._one("SELECT name, path FROM media_roots WHERE name = ?", (name,))
+        return rows.media_root(row) if row else None
+
+    # --- activities --------------------------------------------------------------------
+
+    def activity(self, activity_id: ActivityId) -> Activity:
+        with self.snapshot() as conn:
+            row = conn.execute(
+                f"SELECT {rows.ACTIVITY_COLUMNS} FROM activities WHERE id = ?",
+                (activity_id.bytes,),
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"activity {activity_id} does not exist")
+            edges = conn.execute(
+                f"SELECT {rows.EDGE_COLUMNS} FROM activity_edges WHERE activity_id = ? "
+                "ORDER BY direction, representation_id, role",
+                (activity_id.bytes,),
+            ).fetchall()
+        return rows.activity(row, edges)
+
+    def activity_ids(self, kind: str | None, after: bytes | None, limit: int) -> list[ActivityId]:
+        sql = (
+            "SELECT id FROM activities WHERE id > ?"
+            + (" AND kind = ?" if kind else "")
+            + " ORDER BY id LIMIT ?"
+        )
+        params: list[Any] = [after or b"", *([kind] if kind else []), limit]
+        return [ActivityId(r[0]) for r in self._all(sql, params)]
+
+    def edge_activities(self, rep_id: RepresentationId, direction: int) -> list[ActivityId]:
+        """Activities with ``rep_id`` as an output (direction 1) or input (0), by id."""
+        found = self._all(
+            "SELECT DISTINCT activity_id FROM activity_edges WHERE representation_id = ? AND direction = ? "
+            "ORDER BY activity_id LIMIT ?",
+            (rep_id.bytes, direction, 1001),
+        )
+        if len(found) > 1000:
+            raise UnsupportedError(
+                f"representation {rep_id} has more than 1000 related activities; page them"
+            )
+        return [ActivityId(r[0]) for r in found]
+
+    # --- metadata ----------------------------------------------------------------------
+
+    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
+        found = self._all(
+            "SELECT vocabulary, property, value FROM metadata WHERE target_kind = ? AND target_id = ? "
+            "ORDER BY id LIMIT ?",
+            (target_kind, target_id, MAX_LIST + 1),
+        )
+        if len(found) > MAX_LIST:
+            raise UnsupportedError(f"object has more than {MAX_LIST} metadata assertions")
+        return found
+
+    # --- jobs --------------------------------------------------------------------------
+
+    def job(self, job_id: JobId) -> Job:
+        row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id.bytes,))
+        if row is None:
+            raise NotFoundError(f"job {job_id} does not exist")
+        return rows.job(row)
+
+    def jobs(
+        self,
+        state: JobState | None,
+        kind: str | None,
+        after: bytes | None,
+        limit: int,
+        *,
+        descending: bool = False,
+    ) -> list[Job]:
+        where: list[str] = []
+        params: list[Any] = []
+        if state is not None:
+            where.append("j.state = ?")
+            params.append(state.code)
+        if kind is not None:
+            where.append("j.kind = ?")
+            params.append(kind)
+        if after is not None:
+            where.append("j.id < ?" if descending else "j.id > ?")
+            params.append(after)
+        sql = (
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs j"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" ORDER BY j.id {'DESC' if descending else 'ASC'} LIMIT ?"
+        )
+        return [rows.job(r) for r in self._all(sql, [*params, limit])]
+
+    def claims_expiring(self, before: int, after: tuple[int, bytes] | None, limit: int) -> list[Job]:
+        """Claimed jobs whose lease expires at or before ``before``, by expiry then id."""
+        sql = (
+            f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.state = 2 AND j.claim_expires_at <= ?"
+            + (" AND (j.claim_expires_at, j.id) > (?, ?)" if after else "")
+            + " ORDER BY j.claim_expires_at, j.id LIMIT ?"
+        )
+        return [rows.job(r) for r in self._all(sql, (before, *(after or ()), limit))]
+
+    def job_counts(self, kind: str | None) -> dict[int, int]:
+        sql = (
+            "SELECT state, sum(count) FROM job_counts"
+            + (" WHERE kind = ?" if kind else "")
+            + " GROUP BY state"
+        )
+        return dict(self._all(sql, [kind] if kind else []))
+
+    def job_kinds(self) -> list[str]:
+        return [r[0] for r in self._all("SELECT DISTINCT kind FROM job_counts WHERE count > 0 ORDER BY kind")]
+
+    def job_secret(self, job_id: JobId) -> tuple[int, bytes | None, int | None] | None:
+        """State, current secret and expiry of a job (for lease import)."""
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT state, claim_secret, claim_expires_at FROM jobs WHERE id = ?",
+            (job_id.bytes,),
+        )
+
+    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, int]]:
+        """(sequence, committed_at, event kind, position) of the events about a job."""
+        return self._all(
+            "SELECT e.sequence, r.committed_at, e.kind, e.position FROM revision_events e "
+            "JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? ORDER BY e.sequence, e.position "
+            "LIMIT 1000",
+            (job_id.bytes,),
+        )
+
+    # --- revisions ---------------------------------------------------------------------
+
+    def latest_sequence(self) -> int:
+        return int(self._one("SELECT coalesce(max(sequence), 0) FROM revisions")[0])
+
+    def revisions(self, sequences_sql: str, params: Sequence[Any]) -> list[Revision]:
+        """Revisions (with their events) whose sequence the given subquery selects."""
+        with self.snapshot() as conn:
+            heads = conn.execute(
+                f"SELECT {rows.REVISION_COLUMNS} FROM revisions WHERE sequence IN ({sequences_sql}) "
+                "ORDER BY sequence",
+                params,
+            ).fetchall()
+            if not heads:
+                return []
+            events: dict[int, list[Any]] = {}
+            for seq, position, kind, payload in conn.execute(
+                "SELECT sequence, position, kind, payload FROM revision_events "
+                "WHERE sequence BETWEEN ? AND ? ORDER BY sequence, position",
+                (heads[0][0], heads[-1][0]),
+            ):
+                events.setdefault(seq, []).append((position, kind, payload))
+        return [rows.revision(head, events.get(head[0], ())) for head in heads]
+
+    def changes_since(
+        self, sequence: int, limit: int, kinds: Sequence[str] | None
+    ) -> tuple[list[Revision], int]:
+        with self.snapshot() as conn:
+            if kinds is None:
+                found = self.revisions(
+                    "SELECT sequence FROM revisions WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                    (sequence, limit),
+                )
+            else:
+                marks = ",".join("?" * len(kinds))
+                found = self.revisions(
+                    f"SELECT DISTINCT sequence FROM revision_events WHERE kind IN ({marks}) AND sequence > ? "
+                    "ORDER BY sequence LIMIT ?",
+                    (*kinds, sequence, limit),
+                )
+            if len(found) == limit:
+                through = found[-1].sequence
+            else:
+                newest = conn.execute("SELECT coalesce(max(sequence), 0) FROM revisions").fetchone()[0]
+                through = max(newest, sequence)
+        return found, through

@@ -1,0 +1,160 @@
+"""Row <-> domain value mapping (column names never leak into the model)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Any
+
+from postproject.clock import from_micros
+from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
+from postproject.lifecycle import JobState
+from postproject.model.activities import Activity, ActivityEdge, EdgeSnapshot
+from postproject.model.assets import (
+    Asset,
+    Fingerprint,
+    MediaRoot,
+    Representation,
+    RepresentationKind,
+)
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure
+from postproject.model.revisions import Revision, RevisionEvent
+
+Row = sqlite3.Row | tuple[Any, ...]
+
+JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, j.state,
+    j.claim_tool_name, j.claim_tool_version, j.claim_tool_uri, j.claim_agent_name,
+    j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
+    j.failure_diagnostic, j.requested_at, j.updated_sequence,
+    (SELECT group_concat(h, ',') FROM
+        (SELECT hex(representation_id) AS h FROM job_inputs WHERE job_id = j.id ORDER BY position))"""
+
+
+def job(row: Row) -> Job:
+    (
+        id_,
+        kind,
+        asset,
+        out_kind,
+        root,
+        state,
+        tool_name,
+        tool_version,
+        tool_uri,
+        agent,
+        claimed_at,
+        expires,
+        activity,
+        representation,
+        diagnostic,
+        requested_at,
+        updated,
+        inputs,
+    ) = row
+    state_value = JobState.from_code(state)
+    claim = None
+    if state_value is JobState.CLAIMED:
+        claim = JobClaim(
+            ToolIdentity(tool_name, tool_version, tool_uri),
+            AgentIdentity(agent) if agent is not None else None,
+            from_micros(claimed_at),
+            from_micros(expires),
+        )
+    return Job(
+        id=JobId(id_),
+        kind=kind,
+        inputs=tuple(RepresentationId(bytes.fromhex(h)) for h in inputs.split(",")) if inputs else (),
+        output_asset_id=AssetId(asset),
+        output_representation_kind=RepresentationKind.from_code(out_kind),
+        target_root=root,
+        state=state_value,
+        claim=claim,
+        completion=JobCompletion(RepresentationId(representation), ActivityId(activity))
+        if activity is not None
+        else None,
+        failure=JobFailure(diagnostic) if diagnostic is not None else None,
+        requested_at=from_micros(requested_at),
+        updated_sequence=updated,
+    )
+
+
+ASSET_COLUMNS = "id, name, created_at"
+
+
+def asset(row: Row) -> Asset:
+    return Asset(AssetId(row[0]), row[1], from_micros(row[2]))
+
+
+REPRESENTATION_COLUMNS = """r.id, r.asset_id, r.kind, r.path, r.root_name, r.size, r.mtime, r.created_at,
+    (SELECT json_group_array(json_array(algorithm, version, hex(value))) FROM
+        (SELECT algorithm, version, value FROM representation_fingerprints
+         WHERE representation_id = r.id ORDER BY algorithm, version))"""
+
+
+def representation(row: Row) -> Representation:
+    return Representation(
+        id=RepresentationId(row[0]),
+        asset_id=AssetId(row[1]),
+        kind=RepresentationKind.from_code(row[2]),
+        path=PurePath(row[3]),
+        root=row[4],
+        size=row[5],
+        modified_at=from_micros(row[6]),
+        created_at=from_micros(row[7]),
+        fingerprints=fingerprints(row[8]),
+    )
+
+
+def fingerprints(text: str | None) -> tuple[Fingerprint, ...]:
+    if not text:
+        return ()
+    return tuple(Fingerprint(a, v, bytes.fromhex(h)) for a, v, h in json.loads(text))
+
+
+def media_root(row: Row) -> MediaRoot:
+    return MediaRoot(row[0], PurePath(row[1]) if row[1] is not None else None)
+
+
+ACTIVITY_COLUMNS = (
+    "id, kind, tool_name, tool_version, tool_uri, agent_name, started_at, finished_at, created_sequence"
+)
+EDGE_COLUMNS = "direction, representation_id, role, snapshot_sequence, snapshot_fingerprints"
+
+
+def activity(row: Row, edges: Sequence[Row]) -> Activity:
+    id_, kind, tool_name, tool_version, tool_uri, agent, started, finished, sequence = row
+    sides: tuple[list[ActivityEdge], list[ActivityEdge]] = ([], [])
+    for direction, rep, role, snap_seq, snap_fps in edges:
+        snapshot = EdgeSnapshot(snap_seq, fingerprints(snap_fps)) if snap_seq is not None else None
+        sides[direction].append(ActivityEdge(RepresentationId(rep), role or None, snapshot))
+    return Activity(
+        id=ActivityId(id_),
+        kind=kind,
+        inputs=tuple(sides[0]),
+        outputs=tuple(sides[1]),
+        tool=ToolIdentity(tool_name, tool_version, tool_uri) if tool_name is not None else None,
+        agent=AgentIdentity(agent) if agent is not None else None,
+        started_at=from_micros(started) if started is not None else None,
+        finished_at=from_micros(finished) if finished is not None else None,
+        revision_sequence=sequence,
+    )
+
+
+REVISION_COLUMNS = "sequence, id, committed_at, origin, message"
+
+
+def revision(row: Row, events: Sequence[Row]) -> Revision:
+    sequence, id_, committed_at, origin, message = row
+    return Revision(
+        id=RevisionId(id_),
+        sequence=sequence,
+        committed_at=from_micros(committed_at),
+        origin=origin,
+        message=message,
+        events=tuple(
+            RevisionEvent(position, kind, json.loads(payload)) for position, kind, payload in events
+        ),
+    )

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Set up and run PostProject Monitor from a fresh checkout (needs only Python 3.11+).
+
+    python3 dev.py demo     set up, create a live demo production, open the monitor on it
+    python3 dev.py test     set up, then run the whole test suite offscreen (what CI runs)
+    python3 dev.py bench    set up, then run the benchmarks and print their figures
+
+Setup creates ``.venv`` beside this file and installs the project (editable) with its
+extras; it is repeated only when ``pyproject.toml`` changes. On Linux it checks the system
+libraries Qt needs and installs them with apt-get when it can (root), or names them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".postproject-setup"
+
+# Shared libraries the Qt wheels load, and the Debian/Ubuntu packages that provide them.
+QT_LIBRARIES = {
+    "libEGL.so.1": "libegl1",
+    "libGL.so.1": "libgl1",
+    "libxkbcommon.so.0": "libxkbcommon0",
+    "libfontconfig.so.1": "libfontconfig1",
+    "libfreetype.so.6": "libfreetype6",
+    "libglib-2.0.so.0": "libglib2.0-0",
+    "libdbus-1.so.3": "libdbus-1-3",
+}
+# Only for windows on a real X11 display (the demo), not for offscreen tests.
+QT_X11_LIBRARIES = {
+    "libxcb-cursor.so.0": "libxcb-cursor0",
+    "libxkbcommon-x11.so.0": "libxkbcommon-x11-0",
+    "libxcb-icccm.so.4": "libxcb-icccm4",
+    "libxcb-keysyms.so.1": "libxcb-keysyms1",
+    "libxcb-shape.so.0": "libxcb-shape0",
+    "libX11-xcb.so.1": "libx11-xcb1",
+}
+
+
+def say(message: str) -> None:
+    print(f"[dev] {message}", flush=True)
+
+
+def run(*args: str | Path, env: dict[str, str] | None = None) -> int:
+    return subprocess.call([str(a) for a in args], cwd=ROOT, env=env)
+
+
+def setup(extras: str) -> None:
+    """Create the virtual environment and install the project with ``extras``."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"PostProject Monitor needs Python 3.11 or newer (this is {sys.version.split()[0]})")
+    if not PYTHON.exists():
+        say(f"creating {VENV.relative_to(ROOT)}")
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    say(f"installing postproject-monitor[{extras}] into .venv (first run or pyproject.toml changed)")
+    quiet = ["--quiet", "--disable-pip-version-check"]
+    if run(PYTHON, "-m", "pip", "install", *quiet, "--upgrade", "pip") != 0:
+        sys.exit("pip could not upgrade itself; see the messages above")
+    if run(PYTHON, "-m", "pip", "install", *quiet, "--editable", f".[{extras}]") != 0:
+        sys.exit("installing the project failed; see the messages above")
+    STAMP.write_text(digest)
+
+
+def missing_libraries(libraries: dict[str, str]) -> list[str]:
+    """Packages providing the libraries the dynamic loader cannot find."""
+    if not sys.platform.startswith("linux"):
+        return []
+    try:
+        cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        cache = ""
+    if not cache:
+        return []  # cannot tell; Qt will say what is missing if anything is
+    return sorted({package for library, package in libraries.items() if library not in cache})
+
+
+def ensure_system_libraries(libraries: dict[str, str]) -> None:
+    packages = missing_libraries(libraries)
+    if not packages:
+        return
+    apt = shutil.which("apt-get")
+    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
+        say(f"installing system libraries Qt needs: {' '.join(packages)}")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        if (
+            run(apt, "update", "-qq", env=env) == 0
+            and run(apt, "install", "-y", "-qq", *packages, env=env) == 0
+        ):
+            return
+    sys.exit(
+        "Qt needs these system packages, which are missing:\n"
+        f"    sudo apt-get install {' '.join(packages)}\n"
+        "(names for Debian/Ubuntu; other distributions ship the same libraries)"
+    )
+
+
+def test(args: list[str]) -> int:
+    setup("gui,test,bench")
+    ensure_system_libraries(QT_LIBRARIES)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
+    checks: list[tuple[str, list[str | Path]]] = [
+        ("ruff (lint)", [BIN / "ruff", "check", "."]),
+        ("ruff (format)", [BIN / "ruff", "format", "--check", "."]),
+        ("mypy", [BIN / "mypy"]),
+        ("import-linter", [BIN / "lint-imports"]),
+    ]
+    if not args:
+        for name, command in checks:
+            say(f"running {name}")
+            if run(*command, env=env) != 0:
+                say(f"{name} failed")
+                return 1
+    say("running the test suite (offscreen)")
+    return run(PYTHON, "-m", "pytest", *args, env=env)
+
+
+def demo(args: list[str]) -> int:
+    setup("gui")
+    ensure_system_libraries(QT_LIBRARIES)
+    if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        ensure_system_libraries(QT_X11_LIBRARIES)
+    elif not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith(
+        "linux"
+    ):
+        say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    production = ROOT / "demo" / "demo.pproj"
+    return run(BIN / "postproject", "demo", "run", production, "--fresh", *args)
+
+
+def bench(args: list[str]) -> int:
+    setup("gui,test,bench")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    return run(PYTHON, "benchmarks/run_all.py", *args, env=env)
+
+
+def main() -> int:
+    commands = {"test": test, "demo": demo, "bench": bench}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        print(__doc__.strip())
+        return 2
+    return commands[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""PostProject Monitor: the PySide6 desktop GUI."""

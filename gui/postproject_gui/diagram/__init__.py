@@ -1,0 +1,1 @@
+"""Diagram drawing for provenance graphs (layout is Qt-free)."""
