@@ -155,11 +155,7 @@ PROXY_PROFILES: Final[Mapping[str, ProxyProfile]] = {
     p.name: p for p in (ProxyProfile("proxy-720p", 720), ProxyProfile("proxy-1080p", 1080))
 }
 THUMBNAIL_PROFILES: Final[Mapping[str, ThumbnailProfile]] = {
-    p.name: p
-    for p in (
-        ThumbnailProfile("thumbnail-640", 640),
-        ThumbnailProfile("thumbnail-1280", 1280),
-    )
+    p.name: p for p in (ThumbnailProfile("thumbnail-640", 640), ThumbnailProfile("thumbnail-1280", 1280))
 }
 
 
@@ -339,10 +335,7 @@ def make_thumbnail(source: Path, output: Path, profile: ThumbnailProfile, *, at:
             frame = _frame_near(src, stream, Fraction(at))
             height = frame.height * profile.width / _display_width(stream, frame.width)
             rgb = frame.reformat(
-                width=profile.width,
-                height=max(1, round(height)),
-                format="rgb24",
-                interpolation="BICUBIC",
+                width=profile.width, height=max(1, round(height)), format="rgb24", interpolation="BICUBIC"
             )
             image = Image.fromarray(rgb.to_ndarray(), "RGB")
         with _atomic_output(output) as tmp:
@@ -357,12 +350,7 @@ def _media_errors(action: str) -> Iterator[None]:
         yield
     except (MediaError, InvalidArgumentError):
         raise
-    except (
-        av.error.FFmpegError,
-        OSError,
-        ValueError,
-        Image.DecompressionBombError,
-    ) as exc:
+    except (av.error.FFmpegError, OSError, ValueError, Image.DecompressionBombError) as exc:
         reason = re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
         raise MediaError(f"{action}: {reason}") from exc
 
@@ -491,10 +479,7 @@ def _even(value: Fraction) -> int:
 def _frame_count(container: InputContainer, stream: VideoStream) -> int | None:
     if stream.frames > 0:
         return stream.frames
-    duration, rate = (
-        _duration(container, stream),
-        stream.average_rate or stream.guessed_rate,
-    )
+    duration, rate = _duration(container, stream), stream.average_rate or stream.guessed_rate
     if duration is None or rate is None:
         return None
     return round(duration * rate) or None
@@ -563,11 +548,7 @@ def _render_background(size: tuple[int, int], name: str, hue: int) -> tuple[Imag
 
 
 def _draw_bars(
-    draw: ImageDraw.ImageDraw,
-    width: int,
-    top: int,
-    bottom: int,
-    colours: tuple[tuple[int, int, int], ...],
+    draw: ImageDraw.ImageDraw, width: int, top: int, bottom: int, colours: tuple[tuple[int, int, int], ...]
 ) -> None:
     for index, colour in enumerate(colours):
         left, right = index * width // len(colours), (index + 1) * width // len(colours)
