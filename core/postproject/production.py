@@ -257,8 +257,14 @@ class Production:
             raise NotFoundError(f"media root {name!r} does not exist")
         return Path(root.path) if root.path is not None else None
 
-    def _locate(self, path: str | os.PathLike[str], root: str | None) -> tuple[str, Path]:
-        """(stored text, absolute path) of a representation file."""
+    def _locate(
+        self,
+        path: str | os.PathLike[str],
+        root: str | None,
+        root_path: Callable[[str], Path | None] | None = None,
+    ) -> tuple[str, Path]:
+        """(stored text, absolute path) of a representation file; ``root_path`` resolves roots
+        (default: this production's committed roots and root map)."""
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise InvalidArgumentError(f"representation path must be a non-empty path; got {path!r}")
         given = Path(path).expanduser()
@@ -266,7 +272,7 @@ class Production:
             absolute = given.resolve()
             return str(absolute), absolute
         names.root_name("media root", root)
-        base = self.root_path(root)
+        base = (root_path or self.root_path)(root)
         if base is None:
             raise InvalidArgumentError(f"media root {root!r} has no directory on this machine; map it first")
         absolute = (base / given).resolve()

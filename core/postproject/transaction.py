@@ -183,7 +183,7 @@ class Transaction:
         _typed("asset_id", asset_id, AssetId)
         if not isinstance(kind, RepresentationKind):
             raise InvalidArgumentError(f"representation kind must be a RepresentationKind; got {kind!r}")
-        stored, absolute = self._production._locate(path, root)
+        stored, absolute = self._production._locate(path, root, self._root_path)
         facts = files.read_facts(absolute)  # hashed before taking the write lock when we can
         rep_id = RepresentationId.new()
         with self._op() as s:
@@ -208,6 +208,16 @@ class Transaction:
                 representation_id=rep_id,
             )
         return rep_id
+
+    def _root_path(self, name: str) -> Path | None:
+        """A root's directory as this transaction sees it (roots it added included)."""
+        if self._session is None:
+            return self._production.root_path(name)
+        mapped = self._production._root_map.get(name)
+        row = self._session.one("SELECT path FROM media_roots WHERE name = ?", (name,))
+        if row is None:
+            raise NotFoundError(f"media root {name!r} does not exist")
+        return mapped or (Path(row[0]) if row[0] is not None else None)
 
     def observe_representation(self, representation_id: RepresentationId) -> bool:
         """Re-read a representation's file; record a new fingerprint if its content changed.

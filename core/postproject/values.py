@@ -39,7 +39,16 @@ def _int(field: str, value: object, low: int, high: int) -> int:
 
 
 def _str(field: str, value: object) -> str:
-    return names.bounded_text(field, value, MAX_TEXT_BYTES, min_bytes=0)
+    """Text of at most 1 MiB UTF-8 (any character, NUL included, but no lone surrogates)."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{field} must be text; got {type(value).__name__}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InvalidArgumentError(f"{field} must be valid Unicode text (no lone surrogates)") from exc
+    if size > MAX_TEXT_BYTES:
+        raise InvalidArgumentError(f"{field} must be at most {MAX_TEXT_BYTES} UTF-8 bytes; got {size}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)

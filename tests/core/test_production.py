@@ -1,0 +1,124 @@
+"""Creating and opening productions; the file is always a production or a clear error."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from postproject import (
+    AlreadyExistsError,
+    ConflictError,
+    ErrorCode,
+    NotFoundError,
+    Production,
+    ProductionId,
+    RepresentationKind,
+    StorageError,
+    UnsupportedError,
+)
+
+
+def test_create_then_open_keeps_the_identity(tmp_path: Path) -> None:
+    path = tmp_path / "p.pproj"
+    with Production.create(path) as created:
+        assert isinstance(created.id, ProductionId)
+        assert created.latest_revision() is None
+        identity = created.id
+    with Production.open(path) as reopened:
+        assert reopened.id == identity
+        assert reopened.latest_revision() is None
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_create_over_an_existing_file_fails(tmp_path: Path) -> None:
+    path = tmp_path / "p.pproj"
+    path.write_bytes(b"precious")
+    with pytest.raises(AlreadyExistsError) as raised:
+        Production.create(path)
+    assert raised.value.code is ErrorCode.ALREADY_EXISTS
+    assert path.read_bytes() == b"precious"
+    Production.create(tmp_path / "q.pproj").close()
+    with pytest.raises(AlreadyExistsError):
+        Production.create(tmp_path / "q.pproj")
+
+
+def test_opening_nothing_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match=str(tmp_path / "absent.pproj")):
+        Production.open(tmp_path / "absent.pproj")
+    assert not (tmp_path / "absent.pproj").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"this is not a database at all" * 100, bytes(range(256)) * 64])
+def test_opening_a_non_production_is_a_storage_error_naming_the_path(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "junk.pproj"
+    path.write_bytes(content)
+    with pytest.raises(StorageError) as raised:
+        Production.open(path)
+    assert str(path) in str(raised.value)
+    assert raised.value.reason in ("not_a_production", "corrupt")
+
+
+def test_opening_another_sqlite_database_is_a_storage_error(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    with pytest.raises(StorageError, match="not a PostProject production"):
+        Production.open(path)
+
+
+def test_a_truncated_production_is_a_storage_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.pproj"
+    Production.create(path).close()
+    data = path.read_bytes()
+    path.write_bytes(data[:100] + b"\xff" * (len(data) - 100))
+    for side in ("-wal", "-shm"):
+        Path(f"{path}{side}").unlink(missing_ok=True)
+    with pytest.raises(StorageError), Production.open(path) as production:
+        production.jobs()
+
+
+def test_a_newer_schema_is_unsupported(tmp_path: Path) -> None:
+    path = tmp_path / "p.pproj"
+    Production.create(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 999")
+    with pytest.raises(UnsupportedError, match="999"):
+        Production.open(path)
+
+
+def test_read_only_never_writes(tmp_path: Path, media: object) -> None:
+    path = tmp_path / "p.pproj"
+    Production.create(path).close()
+    before = path.read_bytes()
+    with Production.open(path, read_only=True) as production:
+        assert production.read_only
+        with pytest.raises(ConflictError, match="read-only"):
+            production.edit()
+        production.jobs()
+        production.latest_revision()
+    assert path.read_bytes() == before
+
+
+def test_closed_productions_reject_reads(tmp_path: Path) -> None:
+    production = Production.create(tmp_path / "p.pproj")
+    production.close()
+    production.close()
+    with pytest.raises(ConflictError, match="closed"):
+        production.jobs()
+
+
+def test_one_open_edit_per_handle(production: Production) -> None:
+    with production.edit() as first:
+        first.create_asset()
+        with production.edit() as second, pytest.raises(ConflictError):
+            second.create_asset()
+        first.commit()
+
+
+def test_representation_kind_parsing() -> None:
+    assert RepresentationKind.parse("proxy") is RepresentationKind.PROXY
+    with pytest.raises(ValueError, match="representation kind"):
+        RepresentationKind.parse("PROXY")

@@ -1,0 +1,210 @@
+"""Transactions (atomic operations, receipts, locks) and the revision feed."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from postproject import (
+    ActivitySpec,
+    AssetId,
+    AssetRef,
+    ConflictError,
+    InvalidArgumentError,
+    JobRequest,
+    NotFoundError,
+    Production,
+    Property,
+    RepresentationId,
+    RepresentationKind,
+    StorageError,
+)
+
+Media = Callable[..., Path]
+PROP = Property("urn:x:test", "note")
+
+
+def head(production: Production) -> int:
+    latest = production.latest_revision()
+    return latest.sequence if latest else 0
+
+
+def test_leaving_without_commit_rolls_back(production: Production) -> None:
+    with production.edit() as tx:
+        tx.create_asset("gone")
+    assert production.assets().items == ()
+
+    def fail_midway() -> None:
+        with production.edit() as tx:
+            tx.create_asset("gone too")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        fail_midway()
+    assert production.assets().items == () and head(production) == 0
+
+
+def test_a_failed_operation_leaves_the_transaction_usable(production: Production, media: Media) -> None:
+    with production.edit() as tx:
+        asset = tx.create_asset("kept")
+        with pytest.raises(NotFoundError):
+            tx.request_job(JobRequest("org.x:t", (RepresentationId.new(),), asset, RepresentationKind.PROXY))
+        with pytest.raises(InvalidArgumentError):
+            tx.add_metadata(AssetRef(asset), PROP, 1.5)
+        tx.add_metadata(AssetRef(asset), PROP, "ok")
+        receipt = tx.commit()
+    assert receipt.revision is not None and receipt.revision.sequence == 1
+    (revision,) = production.changes_since(0)
+    assert [e.kind for e in revision.events] == ["asset_imported", "metadata_added_or_replaced"]
+    assert [e.position for e in revision.events] == [0, 1]
+    assert production.jobs().items == ()
+
+
+def test_empty_and_failed_only_transactions_commit_no_revision(production: Production) -> None:
+    with production.edit() as tx:
+        assert tx.commit().revision is None
+    with production.edit() as tx:
+        with pytest.raises(NotFoundError):
+            tx.add_metadata(AssetRef(AssetId.new()), PROP, "x")
+        receipt = tx.commit()
+    assert receipt.revision is None and receipt.production_id == production.id
+    assert head(production) == 0
+
+
+def test_closed_transactions_reject_further_calls(production: Production) -> None:
+    tx = production.edit()
+    tx.create_asset()
+    tx.commit()
+    with pytest.raises(ConflictError, match="already committed"):
+        tx.create_asset()
+    with pytest.raises(ConflictError):
+        tx.commit()
+
+
+def test_sequences_are_gap_free_across_failures(production: Production, media: Media) -> None:
+    sequences = []
+    for index in range(6):
+        with production.edit() as tx:
+            tx.create_asset(f"a{index}")
+            if index % 2:
+                continue  # rolled back
+            sequences.append(tx.commit().revision.sequence)  # type: ignore[union-attr]
+    assert sequences == [1, 2, 3]
+    assert [r.sequence for r in production.changes_since(0)] == [1, 2, 3]
+
+
+def test_a_held_lock_is_a_clear_busy_error_not_a_hang(tmp_path: Path) -> None:
+    path = tmp_path / "p.pproj"
+    Production.create(path).close()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with Production.open(path, busy_timeout=0.2) as production, production.edit() as tx:
+            with pytest.raises(StorageError, match="busy") as raised:
+                tx.create_asset()
+            assert raised.value.reason == "busy"
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+
+
+def test_every_failing_operation_leaves_the_head_unchanged(production: Production, media: Media) -> None:
+    with production.edit() as tx:
+        asset = tx.create_asset()
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, media("a"))
+        tx.commit()
+    before = head(production)
+    failing: list[Callable[..., object]] = [
+        lambda tx: tx.create_asset(""),
+        lambda tx: tx.add_representation(asset, RepresentationKind.ORIGINAL, media("b").parent / "absent"),
+        lambda tx: tx.create_activity(
+            ActivitySpec("org.x:t", inputs=(rep,), outputs=(RepresentationId.new(),))
+        ),
+        lambda tx: tx.add_metadata(AssetRef(asset), PROP, 0.1),
+        lambda tx: tx.request_job(
+            JobRequest("org.x:t", (rep,), asset, RepresentationKind.PROXY, target_root="none")
+        ),
+        lambda tx: tx.add_media_root("bad/name"),
+    ]
+    for operation in failing:
+        with production.edit() as tx:
+            with pytest.raises((InvalidArgumentError, NotFoundError, OSError)):
+                operation(tx)
+            tx.commit()
+        assert head(production) == before
+
+
+# --- feed ------------------------------------------------------------------------------------
+
+
+def test_changes_since_bounds_and_order(production: Production) -> None:
+    for _ in range(5):
+        with production.edit() as tx:
+            tx.create_asset()
+            tx.commit()
+    for limit in (0, 1001):
+        with pytest.raises(InvalidArgumentError):
+            production.changes_since(0, limit)
+    with pytest.raises(InvalidArgumentError):
+        production.changes_since(-1)
+    page = production.changes_since(2, 2)
+    assert [r.sequence for r in page] == [3, 4] and page.through_sequence == 4
+    assert production.changes_since(5).revisions == ()
+    assert production.changes_since(10**12).revisions == ()
+
+
+def test_filtered_changes_report_how_far_they_covered(production: Production, media: Media) -> None:
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+    with production.edit() as tx:
+        tx.add_media_root("media")
+        tx.commit()
+    page = production.changes_since(0, kinds={"media_root_added", "job_failed"})
+    assert [r.sequence for r in page] == [2] and page.through_sequence == 2
+    page = production.changes_since(0, 1, kinds={"asset_imported", "media_root_added"})
+    assert [r.sequence for r in page] == [1] and page.through_sequence == 1
+    page = production.changes_since(0, kinds={"job_failed"})
+    assert page.revisions == () and page.through_sequence == 2
+    for bad in (set(), {"row_updated"}):
+        with pytest.raises(InvalidArgumentError):
+            production.changes_since(0, kinds=bad)
+
+
+def test_events_carry_ids_only(production: Production, media: Media) -> None:
+    with production.edit(origin="test-suite 1", message="Import A") as tx:
+        asset = tx.create_asset("A")
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, media("A"))
+        tx.commit()
+    revision = production.latest_revision()
+    assert revision is not None and (revision.origin, revision.message) == ("test-suite 1", "Import A")
+    (full,) = production.changes_since(0)
+    assert [dict(e.payload) for e in full.events] == [
+        {"asset_id": str(asset)},
+        {"asset_id": str(asset), "representation_id": str(rep)},
+    ]
+
+
+def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
+    assert production.wait_for_changes(0, 0).revisions == ()
+    assert production.wait_for_changes(0, timedelta(milliseconds=20)).revisions == ()
+    with pytest.raises(InvalidArgumentError):
+        production.wait_for_changes(0, 60.001)
+    got: list[int] = []
+
+    def waiter() -> None:
+        with Production.open(production.path, read_only=True) as reader:
+            got.extend(r.sequence for r in reader.wait_for_changes(0, 30))
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+    thread.join(30)
+    assert got == [1]
