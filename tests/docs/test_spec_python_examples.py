@@ -105,3 +105,9 @@ def test_run_proxy_job(production: Production, media: Callable[..., Path], tmp_p
     assert [(p.property.name, p.value) for p in parameters] == [
         ("profile", postproject.StringValue("proxy-720p"))
     ]
+
+
+def test_the_local_spec_copy_matches_the_shared_spec() -> None:
+    if not SPEC.exists():
+        pytest.skip("the shared spec folder is not beside this checkout")
+    assert LOCAL_SPEC.read_text(encoding="utf-8") == SPEC.read_text(encoding="utf-8")

@@ -36,6 +36,7 @@ def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Co
     except OSError as exc:
         raise IoError(f"cannot create production {path}: {exc.strerror}") from exc
     os.close(fd)
+    conn: sqlite3.Connection | None = None
     try:
         with translated(path):
             conn = _connect(path, "rwc")
@@ -49,6 +50,8 @@ def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Co
             )
             conn.execute("COMMIT")
     except BaseException:
+        if conn is not None:
+            conn.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         raise
