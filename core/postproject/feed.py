@@ -3,6 +3,7 @@ polling SQLite's ``PRAGMA data_version`` (a few microseconds) with a short backo
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -11,6 +12,7 @@ _signals: dict[str, threading.Condition] = {}
 _generations: dict[str, int] = {}
 
 
+@functools.lru_cache(maxsize=256)
 def _key(path: Path) -> str:
     return str(path.resolve())
 

@@ -59,6 +59,8 @@ def drain(path: str, out_dir: str, seed: int, barrier: Barrier) -> dict[str, Any
                 with production.edit() as tx:
                     lease = tx.claim_next_job_lease(TOOL, lease_length)
                     claim = tx.commit()
+            except ConflictError:
+                continue  # a 2 ms lease can expire before its own claim commits
             except StorageError as exc:
                 errors.append(str(exc))
                 continue

@@ -28,9 +28,12 @@ Row = sqlite3.Row | tuple[Any, ...]
 JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, j.state,
     j.claim_tool_name, j.claim_tool_version, j.claim_tool_uri, j.claim_agent_name,
     j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
-    j.failure_diagnostic, j.requested_at, j.updated_sequence,
-    (SELECT group_concat(h, ',') FROM
-        (SELECT hex(representation_id) AS h FROM job_inputs WHERE job_id = j.id ORDER BY position))"""
+    j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs"""
+
+
+def split_ids(blob: bytes) -> list[bytes]:
+    """The 16-byte ids packed in a blob."""
+    return [blob[i : i + 16] for i in range(0, len(blob), 16)]
 
 
 def job(row: Row) -> Job:
@@ -66,7 +69,7 @@ def job(row: Row) -> Job:
     return Job(
         id=JobId(id_),
         kind=kind,
-        inputs=tuple(RepresentationId(bytes.fromhex(h)) for h in inputs.split(",")) if inputs else (),
+        inputs=tuple(RepresentationId(raw) for raw in split_ids(inputs)),
         output_asset_id=AssetId(asset),
         output_representation_kind=RepresentationKind.from_code(out_kind),
         target_root=root,

@@ -20,7 +20,7 @@ from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
-from postproject.storage import connection
+from postproject.storage import connection, rows
 from postproject.storage.errors import translated
 
 CLAIMED = JobState.CLAIMED.code
@@ -58,10 +58,9 @@ class WriteSession:
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
         with translated(self.path):
-            self.sequence = self.conn.execute(
-                "SELECT coalesce(max(sequence), 0) + 1 FROM revisions"
-            ).fetchone()[0]
-            self.stored_high_water = self.conn.execute("SELECT high_water FROM job_clock").fetchone()[0]
+            self.sequence, self.stored_high_water = self.conn.execute(
+                "SELECT (SELECT coalesce(max(sequence), 0) + 1 FROM revisions), high_water FROM job_clock"
+            ).fetchone()
 
     @contextmanager
     def operation(self) -> Iterator[None]:
@@ -220,7 +219,7 @@ class WriteSession:
                 self.sequence,
             ),
         )
-        rows = [
+        edge_rows = [
             (activity_id, direction, edge.representation_id.bytes, edge.role or "")
             for direction, edges in ((0, spec.input_edges), (1, spec.output_edges))
             for edge in edges
@@ -228,7 +227,7 @@ class WriteSession:
         with translated(self.path):
             self.conn.executemany(
                 "INSERT INTO activity_edges (activity_id, direction, representation_id, role) VALUES (?, ?, ?, ?)",
-                rows,
+                edge_rows,
             )
 
     def insert_metadata(
@@ -250,11 +249,12 @@ class WriteSession:
 
     def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> None:
         self._exec(
-            "INSERT INTO jobs (id, kind, output_asset_id, output_kind, target_root, state, requested_at, "
-            "requested_sequence, updated_sequence) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)",
+            "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, requested_at, "
+            "requested_sequence, updated_sequence) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
             (
                 job_id,
                 request.kind,
+                b"".join(rep.bytes for rep in request.inputs),
                 request.output_asset_id.bytes,
                 request.output_representation_kind.code,
                 request.target_root,
@@ -263,30 +263,17 @@ class WriteSession:
                 self.sequence,
             ),
         )
-        with translated(self.path):
-            self.conn.executemany(
-                "INSERT INTO job_inputs (job_id, position, representation_id) VALUES (?, ?, ?)",
-                [(job_id, position, rep.bytes) for position, rep in enumerate(request.inputs)],
-            )
 
     def job_row(self, job_id: bytes) -> tuple[int, bytes | None, int | None, int | None] | None:
         """(state, secret, expiry, claim sequence) of a job, or None."""
         return self.one(  # type: ignore[no-any-return]
-            "SELECT state, claim_secret, claim_expires_at, claim_sequence FROM jobs WHERE id = ?",
-            (job_id,),
+            "SELECT state, claim_secret, claim_expires_at, claim_sequence FROM jobs WHERE id = ?", (job_id,)
         )
 
     def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]:
         """Output asset, output kind code and sorted input ids of a job."""
-        asset, kind = self.one("SELECT output_asset_id, output_kind FROM jobs WHERE id = ?", (job_id,))
-        inputs = [
-            r[0]
-            for r in self.all(
-                "SELECT representation_id FROM job_inputs WHERE job_id = ? ORDER BY position",
-                (job_id,),
-            )
-        ]
-        return asset, kind, inputs
+        asset, kind, inputs = self.one("SELECT output_asset_id, output_kind, inputs FROM jobs WHERE id = ?", (job_id,))
+        return asset, kind, rows.split_ids(inputs)
 
     def _claim_params(
         self,
@@ -332,28 +319,29 @@ class WriteSession:
     ) -> bytes | None:
         """Claim the oldest claimable job of ``kinds`` in one guarded statement."""
         params = self._claim_params(secret, tool, agent, now, expires)
+        # Oldest = smallest id (UUIDv7). Each candidate is one index probe; the plan is
+        # pinned with INDEXED BY so the planner can never fall back to sorting ready rows.
         if kinds is None:
             candidates = [
-                "SELECT seq FROM (SELECT seq FROM jobs INDEXED BY jobs_claim_ready WHERE state = 1 "
-                "ORDER BY seq LIMIT 1)",
-                "SELECT min(seq) FROM jobs INDEXED BY jobs_claimed_expiry WHERE state = 2 AND claim_expires_at <= :now",
+                "SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state WHERE state = 1 ORDER BY id LIMIT 1)",
+                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry WHERE state = 2 AND claim_expires_at <= :now",
             ]
         else:
             candidates = []
             for index, kind in enumerate(kinds):
                 params[f"k{index}"] = kind
                 candidates.append(
-                    f"SELECT seq FROM (SELECT seq FROM jobs INDEXED BY jobs_claim_ready_kind "
-                    f"WHERE state = 1 AND kind = :k{index} ORDER BY seq LIMIT 1)"
+                    f"SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state_kind "
+                    f"WHERE state = 1 AND kind = :k{index} ORDER BY id LIMIT 1)"
                 )
             marks = ",".join(f":k{i}" for i in range(len(kinds)))
             candidates.append(
-                "SELECT min(seq) FROM jobs INDEXED BY jobs_claimed_expiry "
+                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry "
                 f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks})"
             )
         pick = " UNION ALL ".join(candidates)
         row = self.one(
-            f"UPDATE jobs SET {_SET_CLAIM} WHERE seq = (SELECT min(seq) FROM ({pick})) AND {_CLAIMABLE} RETURNING id",
+            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT min(id) FROM ({pick})) AND {_CLAIMABLE} RETURNING id",
             params,
         )
         return row[0] if row else None

@@ -17,7 +17,7 @@ INSERT INTO job_clock (singleton, high_water) VALUES (1, NULL);
 
 CREATE TABLE revisions (
     sequence        INTEGER PRIMARY KEY CHECK (sequence >= 1),
-    id              BLOB NOT NULL UNIQUE CHECK (length(id) = 16),
+    id              BLOB NOT NULL CHECK (length(id) = 16),
     committed_at    INTEGER NOT NULL,
     origin          TEXT CHECK (origin IS NULL OR length(CAST(origin AS BLOB)) BETWEEN 1 AND 512),
     message         TEXT CHECK (message IS NULL OR length(CAST(message AS BLOB)) BETWEEN 1 AND 4096)
@@ -113,16 +113,18 @@ CREATE TABLE metadata (
 CREATE INDEX metadata_by_target ON metadata (target_kind, target_id, id);
 
 -- state: 1 requested, 2 claimed, 3 succeeded, 4 failed, 5 cancelled. Each state carries
--- exactly its own detail. seq orders jobs by request time (claim order).
+-- exactly its own detail. Job ids are UUIDv7, so id order is request order: the listing
+-- indexes below are also the claim indexes (oldest requested = first id in (state, id)).
+-- inputs: the sorted input representation ids, 16 bytes each, concatenated.
 CREATE TABLE jobs (
-    seq                 INTEGER PRIMARY KEY,
-    id                  BLOB NOT NULL UNIQUE CHECK (length(id) = 16),
+    id                  BLOB PRIMARY KEY CHECK (length(id) = 16),
     kind                TEXT NOT NULL CHECK (length(kind) BETWEEN 1 AND 128),
+    inputs              BLOB NOT NULL CHECK (length(inputs) % 16 = 0),
     output_asset_id     BLOB NOT NULL REFERENCES assets (id),
     output_kind         INTEGER NOT NULL CHECK (output_kind BETWEEN 0 AND 3),
     target_root         TEXT REFERENCES media_roots (name),
     state               INTEGER NOT NULL CHECK (state BETWEEN 1 AND 5),
-    claim_secret        BLOB UNIQUE CHECK (claim_secret IS NULL OR length(claim_secret) = 16),
+    claim_secret        BLOB CHECK (claim_secret IS NULL OR length(claim_secret) = 16),
     claim_tool_name     TEXT,
     claim_tool_version  TEXT,
     claim_tool_uri      TEXT,
@@ -146,24 +148,14 @@ CREATE TABLE jobs (
     CHECK ((state = 3) = (completion_activity_id IS NOT NULL AND completion_representation_id IS NOT NULL)),
     CHECK (state = 3 OR (completion_activity_id IS NULL AND completion_representation_id IS NULL)),
     CHECK ((state = 4) = (failure_diagnostic IS NOT NULL))
-) STRICT;
--- Listing and filtering (keyset by id).
+) STRICT, WITHOUT ROWID;
+-- Listing, filtering and claiming (keyset by id, either direction).
 CREATE INDEX jobs_by_state_kind ON jobs (state, kind, id);
 CREATE INDEX jobs_by_kind ON jobs (kind, id);
 CREATE INDEX jobs_by_state ON jobs (state, id);
 CREATE INDEX jobs_by_completion ON jobs (completion_activity_id) WHERE completion_activity_id IS NOT NULL;
--- Claiming: the oldest requested job (optionally of one kind), and expired claims.
-CREATE INDEX jobs_claim_ready ON jobs (seq) WHERE state = 1;
-CREATE INDEX jobs_claim_ready_kind ON jobs (kind, seq) WHERE state = 1;
+-- Expired claims (stuck work and re-claims); only claimed jobs are in it.
 CREATE INDEX jobs_claimed_expiry ON jobs (claim_expires_at) WHERE state = 2;
-
-CREATE TABLE job_inputs (
-    job_id              BLOB NOT NULL REFERENCES jobs (id),
-    position            INTEGER NOT NULL CHECK (position >= 0),
-    representation_id   BLOB NOT NULL REFERENCES representations (id),
-    PRIMARY KEY (job_id, position)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX job_inputs_by_representation ON job_inputs (representation_id, job_id);
 
 -- Counts per kind and state, maintained by triggers so the monitor never counts a million rows.
 CREATE TABLE job_counts (
