@@ -31,6 +31,7 @@ from postproject.ids import (
     RepresentationId,
     RevisionId,
 )
+from postproject.knowledge import ArtifactKnowledge, ArtifactState, StalePage
 from postproject.leases import JobLease, LeaseState
 from postproject.lifecycle import TRANSITIONS, Action, JobState, Transition
 from postproject.model.activities import (
@@ -60,6 +61,13 @@ from postproject.model.refs import (
 from postproject.model.revisions import Changes, CommitReceipt, Revision, RevisionEvent
 from postproject.pages import Page
 from postproject.production import Production
+from postproject.provenance import ProvenanceGraph
+from postproject.regeneration import (
+    DownstreamRegeneration,
+    RegenerationPlan,
+    Reproducibility,
+    Unplannable,
+)
 from postproject.transaction import Transaction
 from postproject.values import (
     BoolValue,
@@ -89,6 +97,8 @@ __all__ = [
     "ActivitySpec",
     "AgentIdentity",
     "AlreadyExistsError",
+    "ArtifactKnowledge",
+    "ArtifactState",
     "Assertion",
     "Asset",
     "AssetId",
@@ -101,6 +111,7 @@ __all__ = [
     "CommitReceipt",
     "ConflictError",
     "DecimalValue",
+    "DownstreamRegeneration",
     "EdgeSnapshot",
     "ErrorCode",
     "FakeClock",
@@ -132,15 +143,19 @@ __all__ = [
     "Production",
     "ProductionId",
     "Property",
+    "ProvenanceGraph",
     "RationalValue",
     "ReferenceValue",
+    "RegenerationPlan",
     "Representation",
     "RepresentationId",
     "RepresentationKind",
     "RepresentationRef",
+    "Reproducibility",
     "Revision",
     "RevisionEvent",
     "RevisionId",
+    "StalePage",
     "StorageError",
     "StringValue",
     "StructValue",
@@ -150,6 +165,7 @@ __all__ = [
     "Transaction",
     "Transition",
     "U64Value",
+    "Unplannable",
     "UnsupportedError",
     "UriValue",
     "__version__",

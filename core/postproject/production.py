@@ -45,6 +45,9 @@ from postproject.storage.reads import Reader
 from postproject.storage.writes import WriteSession
 
 if TYPE_CHECKING:
+    from postproject.knowledge import ArtifactKnowledge, StalePage
+    from postproject.provenance import ProvenanceGraph
+    from postproject.regeneration import DownstreamRegeneration, RegenerationPlan, Reproducibility
     from postproject.transaction import Transaction
 
 T = TypeVar("T")
@@ -556,6 +559,124 @@ class Production:
         items = items[:limit]
         next_cursor = self._cursors.encode(family, params, (key(items[-1]).hex(),)) if more else None
         return Page(tuple(items), next_cursor)
+
+    # --- artifact knowledge (issue 4) ---------------------------------------------------
+
+    def evaluate_artifact(
+        self,
+        representation_id: RepresentationId,
+        *,
+        max_depth: int = 64,
+        max_representations: int = 1000,
+    ) -> ArtifactKnowledge:
+        """Whether an artifact still matches its recorded inputs: current, stale, indeterminate, diverged.
+
+        Read-only (one snapshot, no file I/O, no revision); recurses upstream only through
+        inputs that have a producer; truncation yields indeterminate, never current.
+
+        Args:
+            max_depth: upstream levels to follow (1-64).
+            max_representations: representations to evaluate at most (1-1000).
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+            InvalidArgumentError: (invalid_argument) a bad id type or a bound out of range.
+        """
+        from postproject import knowledge
+
+        return knowledge.evaluate(
+            self, representation_id, max_depth=max_depth, max_representations=max_representations
+        )
+
+    def stale_artifacts(
+        self,
+        limit: int = 100,
+        cursor: str | None = None,
+        source: RepresentationId | None = None,
+    ) -> StalePage:
+        """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
+
+        Candidates are activity outputs, or the provenance descendants of ``source``; a page
+        may hold fewer items than ``limit`` (even none) and still have a ``next_cursor``.
+
+        Raises:
+            NotFoundError: (not_found) ``source`` does not exist.
+            InvalidArgumentError: (invalid_argument) bad limit, or a cursor from another query.
+        """
+        from postproject import knowledge
+
+        return knowledge.stale_artifacts(self, limit, cursor, source)
+
+    def reproducibility(self, representation_id: RepresentationId) -> Reproducibility:
+        """Every condition missing to reproduce an artifact (no producer, ambiguous producer,
+        tool identity, parameters, an input).
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+        """
+        from postproject import regeneration
+
+        return regeneration.reproducibility(self, representation_id)
+
+    def plan_regeneration(self, artifact_ids: Iterable[RepresentationId]) -> tuple[RegenerationPlan, ...]:
+        """Propose one requested job per distinct artifact, ordered by artifact id (read-only).
+
+        All or nothing: the first artifact that cannot be planned fails the call.
+
+        Raises:
+            InvalidArgumentError: (invalid_argument) more than 100 000 ids, or a non-id.
+            NotFoundError: (not_found) an artifact does not exist.
+            ConflictError: (conflict) an artifact has no or several producing activities.
+        """
+        from postproject import regeneration
+
+        return regeneration.plan_regeneration(self, artifact_ids)
+
+    def plan_downstream_regeneration(self, representation_id: RepresentationId) -> DownstreamRegeneration:
+        """Plans for every stale or diverged descendant of a changed representation, inputs first.
+
+        Descendants that cannot be planned are listed in ``unplannable`` instead of failing.
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+        """
+        from postproject import regeneration
+
+        return regeneration.plan_downstream_regeneration(self, representation_id)
+
+    def provenance(
+        self,
+        representation_id: RepresentationId,
+        *,
+        upstream: int = 3,
+        downstream: int = 3,
+        limit: int = 500,
+        check_files: bool = True,
+    ) -> ProvenanceGraph:
+        """A bounded provenance graph around a representation, for drawing.
+
+        Args:
+            upstream: activity hops towards inputs (0-64).
+            downstream: activity hops towards outputs (0-64).
+            limit: nodes at most (1-5000); ``truncated`` tells when it cut the graph.
+            check_files: fill each representation's availability (stats files) or leave it None.
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+            InvalidArgumentError: (invalid_argument) a bound out of range.
+        """
+        from postproject import provenance
+
+        return provenance.provenance(
+            self,
+            representation_id,
+            upstream=upstream,
+            downstream=downstream,
+            limit=limit,
+            check_files=check_files,
+        )
+
+    # --- end artifact knowledge (issue 4) -----------------------------------------------
 
 
 class MetadataView:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -49,6 +48,7 @@ from postproject.storage.writes import WriteSession
 
 if TYPE_CHECKING:
     from postproject.production import Production
+    from postproject.regeneration import RegenerationPlan
 
 log = logging.getLogger(__name__)
 
@@ -87,22 +87,9 @@ class Transaction:
     def open(self) -> bool:
         return self._status == "open"
 
-    @contextmanager
-    def _op(self) -> Iterator[WriteSession]:
-        if self._status != "open":
-            raise ConflictError(
-                f"this transaction is already {self._status}",
-                reason="transaction_closed",
-            )
-        if self._session is None:
-            self._session = self._production._begin_write()
-        guards, effects = len(self._guards), len(self._effects)
-        try:
-            with self._session.operation():
-                yield self._session
-        except BaseException:
-            del self._guards[guards:], self._effects[effects:]
-            raise
+    def _op(self) -> _Operation:
+        """One atomic operation (a savepoint); use as ``with self._op() as session:``."""
+        return _Operation(self)
 
     def _now_guarded(self) -> int:
         """Sample the library clock for a guarded lease operation (notes §2.2)."""
@@ -264,7 +251,7 @@ class Transaction:
             absent = s.missing("representations", sorted(set(inputs + outputs)))
             if absent:
                 raise NotFoundError(f"representation {RepresentationId(absent[0])} does not exist")
-            if s.creates_cycle(inputs, outputs):
+            if s.outputs_consumed(outputs) and s.creates_cycle(inputs, outputs):
                 raise InvalidArgumentError(
                     "the activity would create a provenance cycle (an output is upstream of an input)"
                 )
@@ -327,16 +314,14 @@ class Transaction:
             raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
         job_id = JobId.new()
         with self._op() as s:
-            if s.missing("assets", [request.output_asset_id.bytes]):
-                raise NotFoundError(f"job output asset {request.output_asset_id} does not exist")
-            absent = s.missing("representations", [r.bytes for r in request.inputs])
+            absent = s.missing("representations", [r.bytes for r in request.inputs]) if request.inputs else ()
             if absent:
                 raise NotFoundError(f"job input representation {RepresentationId(absent[0])} does not exist")
-            if request.target_root is not None and not s.one(
-                "SELECT 1 FROM media_roots WHERE name = ?", (request.target_root,)
-            ):
+            if not s.insert_job(job_id.bytes, request, self._production._now_micros()):
+                # The foreign keys refused the row: say which reference is missing.
+                if s.missing("assets", [request.output_asset_id.bytes]):
+                    raise NotFoundError(f"job output asset {request.output_asset_id} does not exist")
                 raise NotFoundError(f"job target root {request.target_root!r} does not exist")
-            s.insert_job(job_id.bytes, request, self._production._now_micros())
             self._event(s, "job_requested", job_id, job_id=job_id)
         return job_id
 
@@ -637,6 +622,58 @@ class Transaction:
 
     def __repr__(self) -> str:
         return f"Transaction({self._production.path}, {self._status})"
+
+    # --- artifact knowledge (issue 4) ---------------------------------------------------
+
+    def enqueue_plan(self, plan: RegenerationPlan) -> JobId:
+        """Request a plan's job and assert its parameters on that job, as one operation.
+
+        Either the job and all its parameters are staged, or nothing is; the caller commits.
+
+        Raises:
+            TypeError: ``plan`` is not a RegenerationPlan.
+            NotFoundError: (not_found) an input, the output asset or the target root no longer exists.
+        """
+        from postproject.model.refs import JobRef
+        from postproject.regeneration import RegenerationPlan
+
+        if not isinstance(plan, RegenerationPlan):
+            raise TypeError(f"plan must be a RegenerationPlan; got {type(plan).__name__}")
+        with self._op():
+            job_id = self.request_job(plan.job)
+            for assertion in plan.parameters:
+                self.add_metadata(JobRef(job_id), assertion.property, assertion.value)
+        return job_id
+
+    # --- end artifact knowledge (issue 4) -----------------------------------------------
+
+
+class _Operation:
+    """Savepoint around one transaction method: on failure the database, the staged events,
+    the commit guards and the lease effects all return to where they were."""
+
+    __slots__ = ("_effects", "_guards", "_session", "_token", "_tx")
+
+    def __init__(self, tx: Transaction) -> None:
+        self._tx = tx
+
+    def __enter__(self) -> WriteSession:
+        tx = self._tx
+        if tx._status != "open":
+            raise ConflictError(f"this transaction is already {tx._status}", reason="transaction_closed")
+        if tx._session is None:
+            tx._session = tx._production._begin_write()
+        self._session = tx._session
+        self._guards, self._effects = len(tx._guards), len(tx._effects)
+        self._token = self._session.savepoint()
+        return self._session
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
+        if kind is None:
+            self._session.release_savepoint(self._token)
+            return
+        self._session.rollback_savepoint(self._token)
+        del self._tx._guards[self._guards :], self._tx._effects[self._effects :]
 
 
 def _typed(field: str, value: object, kind: type) -> None:

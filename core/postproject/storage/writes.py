@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from postproject.model.assets import Fingerprint
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
 from postproject.storage import connection, rows
-from postproject.storage.errors import translated
+from postproject.storage.errors import translate, translated
 
 CLAIMED = JobState.CLAIMED.code
 
@@ -54,6 +53,7 @@ class WriteSession:
         self.stored_high_water: int | None = None
         self.positions = 0
         self._savepoints = 0
+        self.created_activities = False
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
@@ -62,31 +62,29 @@ class WriteSession:
                 "SELECT (SELECT coalesce(max(sequence), 0) + 1 FROM revisions), high_water FROM job_clock"
             ).fetchone()
 
-    @contextmanager
-    def operation(self) -> Iterator[None]:
-        """A savepoint: on failure the database and the staged events return to where they were."""
+    def savepoint(self) -> tuple[str, int]:
+        """Open a savepoint; returns the token to release or roll back to."""
         name = f"op{self._savepoints}"
         self._savepoints += 1
-        positions = self.positions
-        with translated(self.path):
-            self.conn.execute(f"SAVEPOINT {name}")
-        try:
-            yield
-        except BaseException:
-            with translated(self.path):
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
-            self.positions = positions
-            raise
-        else:
-            with translated(self.path):
-                self.conn.execute(f"RELEASE {name}")
-        finally:
-            self._savepoints -= 1
+        self._exec(f"SAVEPOINT {name}")
+        return name, self.positions
+
+    def release_savepoint(self, token: tuple[str, int]) -> None:
+        self._savepoints -= 1
+        self._exec(f"RELEASE {token[0]}")
+
+    def rollback_savepoint(self, token: tuple[str, int]) -> None:
+        """Undo everything since the savepoint, staged events included."""
+        self._savepoints -= 1
+        name, self.positions = token
+        self._exec(f"ROLLBACK TO {name}")
+        self._exec(f"RELEASE {name}")
 
     def _exec(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
-        with translated(self.path):
+        try:
             return self.conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self._exec(sql, params).fetchone()
@@ -196,6 +194,17 @@ class WriteSession:
         )
         return row is not None
 
+    def outputs_consumed(self, outputs: Sequence[bytes]) -> bool:
+        """Is any of these representations already an input somewhere (a cycle is then possible)?"""
+        marks = ",".join("?" * len(outputs))
+        return (
+            self.one(
+                f"SELECT 1 FROM activity_edges WHERE representation_id IN ({marks}) AND direction = 0 LIMIT 1",
+                list(outputs),
+            )
+            is not None
+        )
+
     def insert_activity(
         self,
         activity_id: bytes,
@@ -219,6 +228,7 @@ class WriteSession:
                 self.sequence,
             ),
         )
+        self.created_activities = True
         edge_rows = [
             (activity_id, direction, edge.representation_id.bytes, edge.role or "")
             for direction, edges in ((0, spec.input_edges), (1, spec.output_edges))
@@ -247,22 +257,31 @@ class WriteSession:
 
     # --- jobs --------------------------------------------------------------------------
 
-    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> None:
-        self._exec(
-            "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, requested_at, "
-            "requested_sequence, updated_sequence) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
-            (
-                job_id,
-                request.kind,
-                b"".join(rep.bytes for rep in request.inputs),
-                request.output_asset_id.bytes,
-                request.output_representation_kind.code,
-                request.target_root,
-                now,
-                self.sequence,
-                self.sequence,
-            ),
-        )
+    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool:
+        """Insert a requested job; False when the output asset or target root does not exist."""
+        try:
+            self.conn.execute(
+                "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, requested_at, "
+                "requested_sequence, updated_sequence) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                (
+                    job_id,
+                    request.kind,
+                    b"".join(rep.bytes for rep in request.inputs),
+                    request.output_asset_id.bytes,
+                    request.output_representation_kind.code,
+                    request.target_root,
+                    now,
+                    self.sequence,
+                    self.sequence,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "FOREIGN KEY" in str(exc):
+                return False
+            raise translate(exc, self.path) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+        return True
 
     def job_row(self, job_id: bytes) -> tuple[int, bytes | None, int | None, int | None] | None:
         """(state, secret, expiry, claim sequence) of a job, or None."""
@@ -272,7 +291,9 @@ class WriteSession:
 
     def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]:
         """Output asset, output kind code and sorted input ids of a job."""
-        asset, kind, inputs = self.one("SELECT output_asset_id, output_kind, inputs FROM jobs WHERE id = ?", (job_id,))
+        asset, kind, inputs = self.one(
+            "SELECT output_asset_id, output_kind, inputs FROM jobs WHERE id = ?", (job_id,)
+        )
         return asset, kind, rows.split_ids(inputs)
 
     def _claim_params(
@@ -439,14 +460,8 @@ class WriteSession:
             return False
         seq = self.sequence
         with translated(self.path):
-            self.conn.execute(
-                "UPDATE activity_edges SET snapshot_sequence = :seq, snapshot_fingerprints = ("
-                "SELECT json_group_array(json_array(algorithm, version, hex(value))) FROM ("
-                "SELECT algorithm, version, value FROM representation_fingerprints f "
-                "WHERE f.representation_id = activity_edges.representation_id ORDER BY algorithm, version)) "
-                "WHERE activity_id IN (SELECT id FROM activities WHERE created_sequence = :seq)",
-                {"seq": seq},
-            )
+            if self.created_activities:
+                self._capture_snapshots()
             self.conn.execute(
                 "INSERT INTO revisions (sequence, id, committed_at, origin, message) VALUES (?, ?, ?, ?, ?)",
                 (seq, revision_id, committed_at, origin, message),
@@ -454,6 +469,17 @@ class WriteSession:
             self._raise_high_water(high_water)
             self.conn.execute("COMMIT")
         return True
+
+    def _capture_snapshots(self) -> None:
+        """Record each new edge's representation fingerprints as they are at this commit."""
+        self.conn.execute(
+            "UPDATE activity_edges SET snapshot_sequence = :seq, snapshot_fingerprints = ("
+            "SELECT json_group_array(json_array(algorithm, version, hex(value))) FROM ("
+            "SELECT algorithm, version, value FROM representation_fingerprints f "
+            "WHERE f.representation_id = activity_edges.representation_id ORDER BY algorithm, version)) "
+            "WHERE activity_id IN (SELECT id FROM activities WHERE created_sequence = :seq)",
+            {"seq": self.sequence},
+        )
 
     def rollback(self, high_water: int | None) -> None:
         """Undo the edit but keep the highest clock sample it observed (notes §2.2)."""
