@@ -208,3 +208,41 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
         tx.commit()
     thread.join(30)
     assert got == [1]
+
+
+def test_filtered_reads_examine_a_bounded_window(
+    production: Production, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from postproject.storage import reads
+
+    monkeypatch.setattr(reads, "FILTER_WINDOW", 3)
+    for index in range(7):
+        with production.edit() as tx:
+            if index == 5:
+                tx.add_media_root("late")
+            else:
+                tx.create_asset()
+            tx.commit()
+    first = production.changes_since(0, kinds={"media_root_added"})
+    assert first.revisions == () and first.through_sequence == 3
+    second = production.changes_since(first.through_sequence, kinds={"media_root_added"})
+    assert [r.sequence for r in second] == [6] and second.through_sequence == 6
+    third = production.changes_since(6, kinds={"media_root_added"})
+    assert third.revisions == () and third.through_sequence == 7
+
+
+def test_job_history_uses_the_job_index(production: Production, media: Media) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(production.path)
+    plan = " ".join(
+        row[3]
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT sequence FROM revision_events WHERE subject = ? AND kind IN "
+            "('job_cancelled','job_claim_released','job_claim_renewed','job_claimed','job_failed',"
+            "'job_requested','job_succeeded') ORDER BY sequence",
+            (b"x" * 16,),
+        )
+    )
+    conn.close()
+    assert "revision_events_by_job" in plan and "TEMP B-TREE" not in plan

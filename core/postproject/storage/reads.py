@@ -11,7 +11,7 @@ from typing import Any
 
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
-from postproject.lifecycle import JobState
+from postproject.lifecycle import JOB_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Job
@@ -20,6 +20,7 @@ from postproject.storage import rows
 from postproject.storage.errors import translated
 
 MAX_LIST = 100_000
+FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
 
 
 class Reader:
@@ -66,7 +67,11 @@ class Reader:
         return int(self._one("PRAGMA data_version")[0])
 
     def high_water(self) -> int | None:
-        return self._one("SELECT high_water FROM job_clock")[0]  # type: ignore[no-any-return]
+        """The durable clock high-water mark (see the schema's note on job_clock)."""
+        mark, stored = self._one(
+            "SELECT (SELECT clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1), high_water FROM job_clock"
+        )
+        return max((m for m in (mark, stored) if m is not None), default=None)
 
     # --- assets, representations, roots ------------------------------------------------
 
@@ -235,11 +240,12 @@ class Reader:
         )
 
     def job_history(self, job_id: JobId) -> list[tuple[int, int, str, int]]:
-        """(sequence, committed_at, event kind, position) of the events about a job."""
+        """(sequence, committed_at, event kind, position) of a job's lifecycle events."""
+        kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
         return self._all(
             "SELECT e.sequence, r.committed_at, e.kind, e.position FROM revision_events e "
-            "JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? ORDER BY e.sequence, e.position "
-            "LIMIT 1000",
+            f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({kinds}) "
+            "ORDER BY e.sequence, e.position LIMIT 1000",
             (job_id.bytes,),
         )
 
@@ -271,21 +277,25 @@ class Reader:
         self, sequence: int, limit: int, kinds: Sequence[str] | None
     ) -> tuple[list[Revision], int]:
         with self.snapshot() as conn:
+            window = None
             if kinds is None:
                 found = self.revisions(
                     "SELECT sequence FROM revisions WHERE sequence > ? ORDER BY sequence LIMIT ?",
                     (sequence, limit),
                 )
             else:
+                # Scan a bounded window of revisions: a rare kind never makes one call read
+                # the whole journal; through_sequence tells the caller where to continue.
+                window = sequence + FILTER_WINDOW
                 marks = ",".join("?" * len(kinds))
                 found = self.revisions(
-                    f"SELECT DISTINCT sequence FROM revision_events WHERE kind IN ({marks}) AND sequence > ? "
-                    "ORDER BY sequence LIMIT ?",
-                    (*kinds, sequence, limit),
+                    "SELECT DISTINCT sequence FROM revision_events WHERE sequence > ? AND sequence <= ? "
+                    f"AND kind IN ({marks}) ORDER BY sequence LIMIT ?",
+                    (sequence, window, *kinds, limit),
                 )
             if len(found) == limit:
                 through = found[-1].sequence
             else:
                 newest = conn.execute("SELECT coalesce(max(sequence), 0) FROM revisions").fetchone()[0]
-                through = max(newest, sequence)
+                through = max(min(newest, window) if window is not None else newest, sequence)
         return found, through

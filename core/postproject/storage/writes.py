@@ -53,14 +53,17 @@ class WriteSession:
         self.stored_high_water: int | None = None
         self.positions = 0
         self._savepoints = 0
-        self.created_activities = False
+        self.created_activities: list[bytes] = []
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
         with translated(self.path):
-            self.sequence, self.stored_high_water = self.conn.execute(
-                "SELECT (SELECT coalesce(max(sequence), 0) + 1 FROM revisions), high_water FROM job_clock"
+            last, mark, high_water = self.conn.execute(
+                "SELECT r.sequence, r.clock_mark, c.high_water FROM job_clock c LEFT JOIN "
+                "(SELECT sequence, clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1) r"
             ).fetchone()
+        self.sequence = (last or 0) + 1
+        self.stored_high_water = max((m for m in (mark, high_water) if m is not None), default=None)
 
     def savepoint(self) -> tuple[str, int]:
         """Open a savepoint; returns the token to release or roll back to."""
@@ -228,7 +231,7 @@ class WriteSession:
                 self.sequence,
             ),
         )
-        self.created_activities = True
+        self.created_activities.append(activity_id)
         edge_rows = [
             (activity_id, direction, edge.representation_id.bytes, edge.role or "")
             for direction, edges in ((0, spec.input_edges), (1, spec.output_edges))
@@ -460,25 +463,27 @@ class WriteSession:
             return False
         seq = self.sequence
         with translated(self.path):
-            if self.created_activities:
-                self._capture_snapshots()
+            for start in range(0, len(self.created_activities), 500):
+                self._capture_snapshots(self.created_activities[start : start + 500])
+            marks = [m for m in (self.stored_high_water, high_water) if m is not None]
             self.conn.execute(
-                "INSERT INTO revisions (sequence, id, committed_at, origin, message) VALUES (?, ?, ?, ?, ?)",
-                (seq, revision_id, committed_at, origin, message),
+                "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (seq, revision_id, committed_at, origin, message, max(marks, default=None)),
             )
-            self._raise_high_water(high_water)
             self.conn.execute("COMMIT")
         return True
 
-    def _capture_snapshots(self) -> None:
+    def _capture_snapshots(self, activity_ids: list[bytes]) -> None:
         """Record each new edge's representation fingerprints as they are at this commit."""
+        marks = ",".join("?" * len(activity_ids))
         self.conn.execute(
-            "UPDATE activity_edges SET snapshot_sequence = :seq, snapshot_fingerprints = ("
+            "UPDATE activity_edges SET snapshot_sequence = ?, snapshot_fingerprints = ("
             "SELECT json_group_array(json_array(algorithm, version, hex(value))) FROM ("
             "SELECT algorithm, version, value FROM representation_fingerprints f "
             "WHERE f.representation_id = activity_edges.representation_id ORDER BY algorithm, version)) "
-            "WHERE activity_id IN (SELECT id FROM activities WHERE created_sequence = :seq)",
-            {"seq": self.sequence},
+            f"WHERE activity_id IN ({marks})",
+            [self.sequence, *activity_ids],
         )
 
     def rollback(self, high_water: int | None) -> None:

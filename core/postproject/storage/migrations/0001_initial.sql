@@ -8,7 +8,10 @@ CREATE TABLE production (
     cursor_key  BLOB NOT NULL CHECK (length(cursor_key) = 32)
 ) STRICT;
 
--- The durable high-water mark of the job authority clock (notes §2.2).
+-- The durable high-water mark of the job authority clock (notes §2.2) is the larger of
+-- job_clock.high_water (written only when a guarded edit fails) and the clock_mark of the
+-- newest revision (every revision carries the mark forward), so successful commits pay no
+-- extra write for it.
 CREATE TABLE job_clock (
     singleton   INTEGER PRIMARY KEY CHECK (singleton = 1),
     high_water  INTEGER
@@ -20,10 +23,12 @@ CREATE TABLE revisions (
     id              BLOB NOT NULL CHECK (length(id) = 16),
     committed_at    INTEGER NOT NULL,
     origin          TEXT CHECK (origin IS NULL OR length(CAST(origin AS BLOB)) BETWEEN 1 AND 512),
-    message         TEXT CHECK (message IS NULL OR length(CAST(message AS BLOB)) BETWEEN 1 AND 4096)
+    message         TEXT CHECK (message IS NULL OR length(CAST(message AS BLOB)) BETWEEN 1 AND 4096),
+    clock_mark      INTEGER
 ) STRICT;
 
--- Semantic events in staging order. subject = the id of the main object (for histories).
+-- Semantic events in staging order. subject = the id of the main object; the partial index
+-- answers "the history of a job" without costing other events a write.
 CREATE TABLE revision_events (
     sequence    INTEGER NOT NULL REFERENCES revisions (sequence) DEFERRABLE INITIALLY DEFERRED,
     position    INTEGER NOT NULL CHECK (position >= 0),
@@ -32,8 +37,9 @@ CREATE TABLE revision_events (
     payload     TEXT NOT NULL CHECK (json_valid(payload)),
     PRIMARY KEY (sequence, position)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX revision_events_by_kind ON revision_events (kind, sequence);
-CREATE INDEX revision_events_by_subject ON revision_events (subject, sequence) WHERE subject IS NOT NULL;
+CREATE INDEX revision_events_by_job ON revision_events (subject, sequence)
+    WHERE kind IN ('job_cancelled','job_claim_released','job_claim_renewed','job_claimed','job_failed',
+                   'job_requested','job_succeeded');
 
 CREATE TABLE media_roots (
     id          BLOB PRIMARY KEY CHECK (length(id) = 16),
@@ -86,7 +92,6 @@ CREATE TABLE activities (
     created_sequence INTEGER NOT NULL,
     CHECK (tool_name IS NOT NULL OR (tool_version IS NULL AND tool_uri IS NULL))
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX activities_by_sequence ON activities (created_sequence);
 
 -- direction: 0 input, 1 output. role '' = no role. Snapshots are captured at commit.
 CREATE TABLE activity_edges (
