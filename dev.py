@@ -74,6 +74,10 @@ def setup(extras: str) -> None:
     STAMP.write_text(digest)
 
 
+# Commands the test suite runs (the spec's shell examples use jq).
+TEST_COMMANDS = {"jq": "jq"}
+
+
 def missing_libraries(libraries: dict[str, str]) -> list[str]:
     """Packages providing the libraries the dynamic loader cannot find."""
     if not sys.platform.startswith("linux"):
@@ -87,13 +91,16 @@ def missing_libraries(libraries: dict[str, str]) -> list[str]:
     return sorted({package for library, package in libraries.items() if library not in cache})
 
 
-def ensure_system_libraries(libraries: dict[str, str]) -> None:
+def ensure_system_packages(libraries: dict[str, str], commands: dict[str, str] | None = None) -> None:
     packages = missing_libraries(libraries)
+    packages += sorted(
+        {package for command, package in (commands or {}).items() if not shutil.which(command)}
+    )
     if not packages:
         return
     apt = shutil.which("apt-get")
     if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
-        say(f"installing system libraries Qt needs: {' '.join(packages)}")
+        say(f"installing system packages: {' '.join(packages)}")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         if (
             run(apt, "update", "-qq", env=env) == 0
@@ -101,7 +108,7 @@ def ensure_system_libraries(libraries: dict[str, str]) -> None:
         ):
             return
     sys.exit(
-        "Qt needs these system packages, which are missing:\n"
+        "These system packages are missing:\n"
         f"    sudo apt-get install {' '.join(packages)}\n"
         "(names for Debian/Ubuntu; other distributions ship the same libraries)"
     )
@@ -109,7 +116,7 @@ def ensure_system_libraries(libraries: dict[str, str]) -> None:
 
 def test(args: list[str]) -> int:
     setup("gui,test,bench")
-    ensure_system_libraries(QT_LIBRARIES)
+    ensure_system_packages(QT_LIBRARIES, TEST_COMMANDS)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
     checks: list[tuple[str, list[str | Path]]] = [
         ("ruff (lint)", [BIN / "ruff", "check", "."]),
@@ -129,9 +136,9 @@ def test(args: list[str]) -> int:
 
 def demo(args: list[str]) -> int:
     setup("gui")
-    ensure_system_libraries(QT_LIBRARIES)
+    ensure_system_packages(QT_LIBRARIES)
     if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        ensure_system_libraries(QT_X11_LIBRARIES)
+        ensure_system_packages(QT_X11_LIBRARIES)
     elif not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith(
         "linux"
     ):
