@@ -1,0 +1,10 @@
+"""``python -m postproject``: the command line."""
+
+from __future__ import annotations
+
+import sys
+
+from postproject.cli.app import main
+
+if __name__ == "__main__":
+    sys.exit(main())

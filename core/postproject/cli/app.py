@@ -1,0 +1,144 @@
+"""``postproject``: the command line over the public core API.
+
+Parses, calls the core, renders. Every error becomes one human line on stderr (and, with
+``--json``, an ``{"error": {"code", "message"}}`` document on stdout) and an exit status from
+:data:`EXIT_CODES`; no traceback reaches a user unless ``POSTPROJECT_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+from postproject import clock as clocks
+from postproject._version import __version__
+from postproject.cli import artifacts, feed, jobs, setup, tokens
+from postproject.cli.common import Context, Parser
+from postproject.cli.output import Renderer
+from postproject.errors import ErrorCode, PostProjectError
+from postproject.executor import commands as executor_commands
+
+EXIT_OK = 0
+EXIT_INTERRUPTED = 130
+EXIT_CODES: dict[ErrorCode, int] = {
+    ErrorCode.INVALID_ARGUMENT: 2,
+    ErrorCode.NOT_FOUND: 3,
+    ErrorCode.ALREADY_EXISTS: 4,
+    ErrorCode.CONFLICT: 4,
+    ErrorCode.IO: 7,
+    ErrorCode.STORAGE: 7,
+    ErrorCode.MIGRATION: 7,
+    ErrorCode.UNSUPPORTED: 8,
+    ErrorCode.INTERNAL: 9,
+}
+
+
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="postproject",
+        description="Production knowledge for media post-production: assets, provenance, jobs and "
+        "the revision feed. Add --json to any command for one JSON document on stdout.",
+        epilog="Exit status: 0 ok, 2 invalid argument, 3 not found, 4 conflict or already exists, "
+        "7 io/storage/migration, 8 unsupported, 9 internal, 130 interrupted, 143 terminated.",
+    )
+    parser.add_argument("--json", action="store_true", help="write exactly one JSON document to stdout")
+    parser.add_argument("--version", action="version", version=f"postproject {__version__}")
+    parser.add_argument(
+        "--root-map",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="this machine's directory for media root NAME (repeatable)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    setup.register(sub)
+    jobs.register(sub)
+    artifacts.register(sub)
+    feed.register(sub)
+    executor_commands.register(sub)
+    return parser
+
+
+def run(
+    argv: list[str] | None = None,
+    *,
+    clock: clocks.Clock | None = None,
+    stdin: BinaryIO | None = None,
+) -> int:
+    """Run one command; ``clock`` and ``stdin`` may be injected (tests)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    source = clock or clocks.SystemClock()
+    out = Renderer(json_mode=bool(args.json), now_micros=lambda: clocks.to_micros(source.now()))
+    if stdin is None:  # a daemon may run without any stdin at all
+        stdin = getattr(sys.stdin, "buffer", None) or io.BytesIO()
+    ctx = Context(args, out, stdin, clock)
+    try:
+        return _dispatch(ctx)
+    finally:
+        for production in ctx.opened:
+            try:
+                production.close()
+            except PostProjectError:
+                pass
+
+
+def _dispatch(ctx: Context) -> int:
+    out = ctx.out
+    try:
+        result = ctx.args.handler(ctx)
+        if isinstance(result, int):  # commands that manage their own output (executor)
+            return result
+        if result is not None:
+            out.emit(result)
+        return EXIT_OK
+    except PostProjectError as exc:
+        extra = {"commit_receipt": exc.receipt} if isinstance(exc, tokens.DeliveryError) else None
+        return _fail(out, exc.code, exc.message, extra)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_CODES[ErrorCode.IO]
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return _fail(out, ErrorCode.IO, f"{exc.strerror or exc}{where}")
+    except KeyboardInterrupt:
+        out.note("postproject: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the documented last resort: a bug, in one line
+        if os.environ.get("POSTPROJECT_DEBUG") == "1":
+            out.note(traceback.format_exc())
+        message = f"internal error ({type(exc).__name__}): {exc}; rerun with POSTPROJECT_DEBUG=1 for details"
+        return _fail(out, ErrorCode.INTERNAL, message)
+
+
+def _fail(out: Renderer, code: ErrorCode, message: str, extra: dict[str, Any] | None = None) -> int:
+    try:
+        out.error(code.value, tokens.redact(message), extra)
+    except BrokenPipeError:
+        _silence_stdout()
+    return EXIT_CODES[code]
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away, point stdout at /dev/null so exit stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point."""
+    return run(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""What every command shares: the context, production opening, ids, receipts and parser helpers."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, TypeVar
+
+from postproject._version import __version__
+from postproject.cli.output import Renderer, Result
+from postproject.cli.views import View, receipt_view
+from postproject.clock import Clock
+from postproject.errors import InvalidArgumentError
+from postproject.ids import _Id
+from postproject.production import Production
+from postproject.transaction import Transaction
+
+ORIGIN = f"postproject-cli {__version__}"
+IdT = TypeVar("IdT", bound=_Id)
+
+
+@dataclass
+class Context:
+    """One invocation: parsed arguments, the renderer, and injectable clock and stdin."""
+
+    args: argparse.Namespace
+    out: Renderer
+    stdin: BinaryIO
+    clock: Clock | None = None
+    opened: list[Production] = field(default_factory=list)
+
+    def root_map(self) -> dict[str, str]:
+        """``--root-map NAME=PATH`` (global, then per command; later wins)."""
+        given = [*getattr(self.args, "root_map", []), *getattr(self.args, "command_root_map", [])]
+        mapping: dict[str, str] = {}
+        for item in given:
+            name, equals, path = item.partition("=")
+            if not equals or not name or not path:
+                raise InvalidArgumentError(f"--root-map must look like NAME=PATH; got {item[:120]!r}")
+            mapping[name] = path
+        return mapping
+
+    def open(self, path: str, *, write: bool = False) -> Production:
+        """Open the production at ``path`` (read-only unless ``write``)."""
+        production = Production.open(
+            path, clock=self.clock, read_only=not write, root_map=self.root_map() or None
+        )
+        self.opened.append(production)
+        return production
+
+
+Handler = Callable[[Context], Result | int | None]
+
+
+def commit(tx: Transaction) -> View:
+    """Commit and return the receipt view (with the new revision's events)."""
+    return receipt_view(tx.production, tx.commit())
+
+
+def edit(production: Production, message: str) -> Transaction:
+    return production.edit(origin=ORIGIN, message=message)
+
+
+def parse_id(kind: type[IdT], text: str) -> IdT:
+    return kind.parse(text)
+
+
+def parse_int(field: str, text: str, *, minimum: int = 0) -> int:
+    if not re.fullmatch(r"[0-9]{1,19}", text) or int(text) < minimum:
+        raise InvalidArgumentError(f"{field} must be a whole number of at least {minimum}; got {text[:40]!r}")
+    return int(text)
+
+
+def choice(field: str, text: str, options: Sequence[str]) -> str:
+    if text not in options:
+        raise InvalidArgumentError(f"{field} must be one of {', '.join(options)}; got {text[:40]!r}")
+    return text
+
+
+# --- parser construction ----------------------------------------------------------------
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors never echo a lease token."""
+
+    def error(self, message: str) -> Any:
+        from postproject.cli.tokens import redact
+
+        return super().error(redact(message))
+
+
+def command_options() -> Parser:
+    """Options every leaf command accepts (also accepted before the command)."""
+    parent = Parser(add_help=False)
+    parent.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="write exactly one JSON document to stdout",
+    )
+    parent.add_argument(
+        "--root-map",
+        dest="command_root_map",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="NAME=PATH",
+        help="this machine's directory for media root NAME (repeatable)",
+    )
+    return parent
+
+
+def group(
+    subparsers: argparse._SubParsersAction[Parser], name: str, help: str
+) -> argparse._SubParsersAction[Parser]:
+    """A command group such as ``job``; returns its sub-command registry."""
+    parser = subparsers.add_parser(name, help=help, description=help)
+    return parser.add_subparsers(dest=f"{name}_command", metavar="COMMAND", required=True)
+
+
+def command(
+    subparsers: argparse._SubParsersAction[Parser],
+    name: str,
+    help: str,
+    handler: Handler,
+    *,
+    production: bool = True,
+) -> Parser:
+    """A leaf command; ``production`` adds the leading PRODUCTION argument."""
+    parser = subparsers.add_parser(name, help=help, description=help, parents=[command_options()])
+    parser.set_defaults(handler=handler)
+    if production:
+        parser.add_argument("production", metavar="PRODUCTION", help="the production file (.pproj)")
+    return parser
+
+
+def add_limit(parser: Parser, *, default: int = 100) -> None:
+    parser.add_argument(
+        "--limit", default=str(default), metavar="N", help=f"page size, 1-1000 (default {default})"
+    )
+    parser.add_argument("--cursor", metavar="C", help="continue from a previous page's next_cursor")

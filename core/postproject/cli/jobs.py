@@ -1,0 +1,121 @@
+"""Job commands that need no lease: request, show, list, counts and cancel (and the ``job`` parser)."""
+
+from __future__ import annotations
+
+import argparse
+
+from postproject.cli import artifacts, job_leases, views
+from postproject.cli.common import (
+    Context,
+    Parser,
+    add_limit,
+    choice,
+    command,
+    commit,
+    edit,
+    group,
+    parse_id,
+    parse_int,
+)
+from postproject.cli.output import Result
+from postproject.cli.setup import parse_value
+from postproject.ids import AssetId, JobId, RepresentationId
+from postproject.lifecycle import JobState
+from postproject.model.assets import RepresentationKind
+from postproject.model.jobs import JobRequest
+from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
+from postproject.model.refs import JobRef
+from postproject.values import MetadataValue, StringValue
+
+STATES = tuple(s.value for s in JobState)
+
+
+def _parameters(args: argparse.Namespace) -> list[tuple[Property, MetadataValue]]:
+    params = [(Property(vocabulary, name), parse_value(value)) for vocabulary, name, value in args.param]
+    if args.profile is not None:
+        params.append((Property(EXECUTOR_VOCABULARY, "profile"), StringValue(args.profile)))
+    return params
+
+
+def job_request(ctx: Context) -> Result:
+    args = ctx.args
+    request = JobRequest(
+        args.kind,
+        tuple(parse_id(RepresentationId, i) for i in args.input),
+        parse_id(AssetId, args.output_asset),
+        RepresentationKind.parse(args.output_kind),
+        args.target_root,
+    )
+    params = _parameters(args)
+    production = ctx.open(args.production, write=True)
+    with edit(production, "Request job") as tx:
+        job_id = tx.request_job(request)
+        for prop, value in params:
+            tx.add_metadata(JobRef(job_id), prop, value)
+        receipt = commit(tx)
+    return Result(views.with_receipt(views.job_view(production.job(job_id)), receipt), "job")
+
+
+def job_show(ctx: Context) -> Result:
+    job_id = parse_id(JobId, ctx.args.job)
+    return Result(views.job_view(ctx.open(ctx.args.production).job(job_id)), "job")
+
+
+def job_list(ctx: Context) -> Result:
+    args = ctx.args
+    state = JobState(choice("--state", args.state, STATES)) if args.state is not None else None
+    limit = parse_int("--limit", args.limit)
+    page = ctx.open(args.production).jobs(limit=limit, cursor=args.cursor, state=state, kind=args.kind)
+    return Result(views.paged(page, views.job_view), "page:job")
+
+
+def job_counts(ctx: Context) -> Result:
+    counts = ctx.open(ctx.args.production).job_counts(ctx.args.kind)
+    by_state = {state.value: counts[state] for state in JobState}
+    return Result({"kind": ctx.args.kind, "counts": by_state, "total": sum(by_state.values())})
+
+
+def job_cancel(ctx: Context) -> Result:
+    job_ids = list(dict.fromkeys(parse_id(JobId, j) for j in ctx.args.job))
+    production = ctx.open(ctx.args.production, write=True)
+    with edit(production, "Cancel job" if len(job_ids) == 1 else "Cancel jobs") as tx:
+        for job_id in job_ids:
+            tx.cancel_job(job_id)
+        receipt = commit(tx)
+    jobs = [views.job_view(production.job(j)) for j in job_ids]
+    if len(ctx.args.job) == 1:
+        return Result(views.with_receipt(jobs[0], receipt), "job")
+    return Result({"jobs": jobs, "commit_receipt": receipt}, "jobs")
+
+
+def register(sub: argparse._SubParsersAction[Parser]) -> None:
+    jobs = group(sub, "job", "request, claim, complete and inspect jobs")
+    p = command(jobs, "request", "request work; prints the new job", job_request)
+    p.add_argument("kind", metavar="KIND", help="namespaced job kind, e.g. org.example:generate-proxy")
+    p.add_argument("output_asset", metavar="OUTPUT_ASSET", help="asset the output will represent")
+    p.add_argument("output_kind", metavar="OUTPUT_KIND", help="original, proxy, optimized or derived")
+    p.add_argument(
+        "--input", action="append", default=[], metavar="REP", help="an input representation (repeatable)"
+    )
+    p.add_argument("--target-root", metavar="NAME", help="the configured media root the output should go to")
+    p.add_argument(
+        "--param",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("VOCABULARY", "PROPERTY", "VALUE_JSON"),
+        help="a typed parameter on the job (repeatable)",
+    )
+    p.add_argument("--profile", metavar="P", help="shorthand for the executor profile parameter")
+    p = command(jobs, "show", "show one job", job_show)
+    p.add_argument("job", metavar="JOB", help="job id")
+    p = command(jobs, "list", "list jobs in request order, optionally filtered", job_list)
+    p.add_argument("--state", metavar="S", help=f"only jobs in this state ({', '.join(STATES)})")
+    p.add_argument("--kind", metavar="K", help="only jobs of this kind")
+    add_limit(p)
+    p = command(jobs, "counts", "count jobs in each state", job_counts)
+    p.add_argument("--kind", metavar="K", help="only jobs of this kind")
+    job_leases.register(jobs)
+    p = command(jobs, "cancel", "cancel requested or claimed jobs (no lease token needed)", job_cancel)
+    p.add_argument("job", metavar="JOB", nargs="+", help="job id (several are cancelled in one transaction)")
+    artifacts.register_job_commands(jobs)

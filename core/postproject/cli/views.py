@@ -1,0 +1,169 @@
+"""Domain values as JSON-able dicts: the CLI's JSON contract (stable snake_case keys).
+
+Times are Unix microseconds in ``*_unix_micros`` keys; ids are canonical lowercase UUID
+text; absent or inapplicable fields are ``null``. No view ever carries a lease secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from postproject import values
+from postproject.clock import to_micros
+from postproject.model.activities import Activity, ActivityEdge
+from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job
+from postproject.model.metadata import Assertion
+from postproject.model.refs import ObjectRef
+from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
+from postproject.pages import Page
+from postproject.production import Production
+
+View = dict[str, Any]
+
+
+def micros(when: datetime | None) -> int | None:
+    return to_micros(when) if when is not None else None
+
+
+def _id(value: object | None) -> str | None:
+    return str(value) if value is not None else None
+
+
+def tool_view(tool: ToolIdentity | None) -> View | None:
+    return None if tool is None else {"name": tool.name, "version": tool.version, "uri": tool.uri}
+
+
+def agent_view(agent: AgentIdentity | None) -> View | None:
+    return None if agent is None else {"name": agent.name}
+
+
+def job_view(job: Job) -> View:
+    claim = job.claim
+    return {
+        "id": str(job.id),
+        "kind": job.kind,
+        "inputs": [str(i) for i in job.inputs],
+        "output_asset_id": str(job.output_asset_id),
+        "output_kind": job.output_representation_kind.value,
+        "target_root": job.target_root,
+        "state": job.state.value,
+        "claim_tool": tool_view(claim.tool) if claim else None,
+        "claim_agent": agent_view(claim.agent) if claim else None,
+        "claimed_at_unix_micros": micros(claim.claimed_at) if claim else None,
+        "claim_expires_at_unix_micros": micros(claim.expires_at) if claim else None,
+        "completion_activity_id": _id(job.completion.activity_id if job.completion else None),
+        "completion_representation_id": _id(job.completion.representation_id if job.completion else None),
+        "failure_diagnostic": job.failure.diagnostic if job.failure else None,
+        "requested_at_unix_micros": micros(job.requested_at),
+    }
+
+
+def event_view(event: RevisionEvent) -> View:
+    return {"position": event.position, "kind": event.kind, **dict(event.payload)}
+
+
+def revision_view(revision: Revision) -> View:
+    return {
+        "id": str(revision.id),
+        "sequence": revision.sequence,
+        "committed_at_unix_micros": micros(revision.committed_at),
+        "origin": revision.origin,
+        "message": revision.message,
+        "events": [event_view(e) for e in revision.events],
+    }
+
+
+def receipt_view(production: Production, receipt: CommitReceipt) -> View:
+    """``{production_id, revision}``; the revision is re-read so its events are included."""
+    revision = receipt.revision
+    if revision is not None:
+        found = production.changes_since(revision.sequence - 1, limit=1)
+        if found and found[0].id == revision.id:
+            revision = found[0]
+    return {
+        "production_id": str(receipt.production_id),
+        "revision": revision_view(revision) if revision is not None else None,
+    }
+
+
+def asset_view(asset: Asset) -> View:
+    return {"id": str(asset.id), "name": asset.name, "created_at_unix_micros": micros(asset.created_at)}
+
+
+def fingerprint_view(fingerprint: Fingerprint) -> View:
+    return {"algorithm": fingerprint.algorithm, "version": fingerprint.version, "hex": fingerprint.hex}
+
+
+def representation_view(rep: Representation) -> View:
+    return {
+        "id": str(rep.id),
+        "asset_id": str(rep.asset_id),
+        "kind": rep.kind.value,
+        "root": rep.root,
+        "path": rep.path.as_posix(),
+        "size": rep.size,
+        "modified_at_unix_micros": micros(rep.modified_at),
+        "fingerprints": [fingerprint_view(f) for f in rep.fingerprints],
+        "created_at_unix_micros": micros(rep.created_at),
+    }
+
+
+def media_root_view(root: MediaRoot) -> View:
+    return {"name": root.name, "path": str(root.path) if root.path is not None else None}
+
+
+def edge_view(edge: ActivityEdge) -> View:
+    snapshot = edge.snapshot
+    return {
+        "representation_id": str(edge.representation_id),
+        "role": edge.role,
+        "snapshot": None
+        if snapshot is None
+        else {
+            "revision_sequence": snapshot.revision_sequence,
+            "fingerprints": [fingerprint_view(f) for f in snapshot.fingerprints],
+        },
+    }
+
+
+def activity_view(activity: Activity) -> View:
+    return {
+        "id": str(activity.id),
+        "kind": activity.kind,
+        "inputs": [edge_view(e) for e in activity.inputs],
+        "outputs": [edge_view(e) for e in activity.outputs],
+        "tool": tool_view(activity.tool),
+        "agent": agent_view(activity.agent),
+        "started_at_unix_micros": micros(activity.started_at),
+        "finished_at_unix_micros": micros(activity.finished_at),
+        "revision_sequence": activity.revision_sequence,
+    }
+
+
+def ref_view(ref: ObjectRef) -> View:
+    return {"kind": ref.kind, "id": str(ref.id)}
+
+
+def assertion_view(assertion: Assertion) -> View:
+    return {
+        "vocabulary": assertion.property.vocabulary,
+        "property": assertion.property.name,
+        "value": values.to_json(assertion.value),
+    }
+
+
+def page_view(items: Iterable[View], next_cursor: str | None = None) -> View:
+    return {"items": list(items), "next_cursor": next_cursor}
+
+
+def paged(page: Page[Any], view: Any) -> View:
+    """A core :class:`Page` through a per-item view function."""
+    return page_view((view(item) for item in page.items), page.next_cursor)
+
+
+def with_receipt(view: Mapping[str, Any], receipt: View) -> View:
+    return {**view, "commit_receipt": receipt}

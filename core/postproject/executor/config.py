@@ -1,0 +1,107 @@
+"""What a worker is told (:class:`WorkerConfig`), what it tells (:class:`WorkerEvent`) and
+its small bookkeeping helpers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from postproject import clock as clocks
+from postproject.executor import jobs
+from postproject.ids import JobId
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.production import Production
+
+
+def default_agent() -> AgentIdentity:
+    """``<hostname>/<pid>``."""
+    return AgentIdentity(f"{socket.gethostname()}/{os.getpid()}")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """How a worker runs. ``renew_interval`` defaults to a third of ``lease``."""
+
+    path: Path
+    kinds: tuple[str, ...] = jobs.KINDS
+    lease: timedelta = timedelta(seconds=60)
+    root_map: Mapping[str, str | os.PathLike[str]] = field(default_factory=dict)
+    concurrency: int = 1
+    once: bool = False
+    watch: bool = False
+    tool: ToolIdentity = jobs.TOOL
+    agent: AgentIdentity = field(default_factory=default_agent)
+    clock: clocks.Clock | None = None
+    proxy_format: str = "mp4"
+    thumbnail_format: str = "jpg"
+    renew_interval: float | None = None
+
+    def open(self) -> Production:
+        """A new handle on the production (one per thread: a handle is not for concurrent edits)."""
+        return Production.open(self.path, clock=self.clock, root_map=dict(self.root_map) or None)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerEvent:
+    """A transition (or progress) of one job, for displays. ``action`` is one of
+    claimed, progress, succeeded, failed, released, skipped, lease_lost."""
+
+    action: str
+    job_id: JobId
+    label: str
+    fraction: float = 0.0
+    detail: str = ""
+
+
+Listener = Callable[[WorkerEvent], None]
+
+
+@dataclass
+class WorkerStats:
+    """What a run did, by outcome (``lease_lost`` counts claims lost while working)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, action: str) -> None:
+        with self._lock:
+            self.counts[action] = self.counts.get(action, 0) + 1
+
+    def __getitem__(self, action: str) -> int:
+        return self.counts.get(action, 0)
+
+
+class Budget:
+    """How many more jobs may be claimed (None: unlimited)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self._left = limit
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._left is None:
+                return True
+            if self._left <= 0:
+                return False
+            self._left -= 1
+            return True
+
+    def give_back(self) -> None:
+        with self._lock:
+            if self._left is not None:
+                self._left += 1
+
+
+def duration_text(duration: timedelta) -> str:
+    """The shortest exact spelling: ``60s`` -> ``1m``, ``250ms``, ``1us``."""
+    micros = duration // timedelta(microseconds=1)
+    for unit, size in (("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000)):
+        if micros % size == 0:
+            return f"{micros // size}{unit}"
+    return f"{micros}us"

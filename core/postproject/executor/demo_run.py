@@ -1,0 +1,270 @@
+"""``postproject demo run``: the monitor on the demo production, with live reference workers.
+
+It (re)creates the demo production when asked or missing, starts ``workers`` reference
+executors as separate processes (``python -m postproject.executor worker run PROD --watch``,
+each logging to ``<stem>-media/logs/worker-N.log``), starts a *producer* thread that
+requests a new proxy or thumbnail every few seconds so there is always something to watch,
+and then runs the monitor. When the monitor closes (or on Ctrl-C) the producer stops and
+each worker receives SIGTERM: it stops its transcode, releases its claim and exits; a worker
+still running after ``grace`` seconds is killed (its claim then expires by itself).
+
+The monitor is, in order of preference: the ``monitor`` argument (tests pass a stand-in);
+the command in ``POSTPROJECT_DEMO_MONITOR_CMD`` (run with the production path appended); the
+PySide6 monitor (``postproject_gui.app.main``) in its own process when the ``gui`` extra is
+installed; otherwise no monitor: the workers' log lines show on the terminal until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from postproject.errors import ConflictError, PostProjectError, StorageError
+from postproject.executor import jobs
+from postproject.executor.demo import STORY, Report, create_demo, media_folder
+from postproject.executor.recipe import Recipe
+from postproject.ids import AssetId, RepresentationId
+from postproject.model.assets import RepresentationKind
+from postproject.model.jobs import JobRequest
+from postproject.model.refs import AssetRef, JobRef
+from postproject.production import Production
+from postproject.values import StringValue
+
+MONITOR_ENV = "POSTPROJECT_DEMO_MONITOR_CMD"
+_GUI_LAUNCH = "import sys; from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
+
+Monitor = Callable[[Path], int]
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class DemoRunResult:
+    """The monitor's exit code and what became of each worker process."""
+
+    exit_code: int
+    worker_pids: tuple[int, ...]
+    worker_exit_codes: tuple[int | None, ...]
+    requested_by_producer: int
+
+
+@dataclass(frozen=True, slots=True)
+class DemoRunOptions:
+    fresh: bool = False
+    assets: int = 6
+    seed: int = 0
+    workers: int = 2
+    lease: str = "30s"
+    producer_interval: float = 3.0
+    producer_cap: int = 60
+    grace: float = 10.0
+
+
+def run_demo(
+    path: Path,
+    options: DemoRunOptions | None = None,
+    *,
+    recipe: Recipe | None = None,
+    monitor: Monitor | None = None,
+    report: Report | None = None,
+    say: Say = lambda text: None,
+) -> DemoRunResult:
+    """Run the demo (see the module docstring) and return once the monitor has closed."""
+    options = options or DemoRunOptions()
+    recipe = recipe or Recipe.load()
+    if options.fresh:
+        remove_demo(path)
+    if not path.exists():
+        create_demo(path, assets=options.assets, seed=options.seed, recipe=recipe, report=report)
+    show, attached = _choose_monitor(monitor, say)
+    producer = Producer(path, recipe, options.producer_interval, options.producer_cap)
+    procs = _start_workers(path, options, attached)
+    producer.start()
+    try:
+        code = show(path)
+    except KeyboardInterrupt:
+        code = 130
+    finally:
+        producer.stop()
+        exit_codes = stop_workers(procs, options.grace)
+    return DemoRunResult(code, tuple(p.pid for p in procs), exit_codes, producer.requested)
+
+
+def remove_demo(path: Path) -> None:
+    """Delete a demo production, its -wal/-shm files and its media folder (demo productions only)."""
+    if path.exists():
+        if not is_demo(path):
+            raise ConflictError(
+                f"{path} is not a demo production; refusing to delete it", reason="not_a_demo"
+            )
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(media_folder(path), ignore_errors=True)
+
+
+def is_demo(path: Path) -> bool:
+    """True for a production made by ``demo create`` (its assets carry a demo story)."""
+    try:
+        with Production.open(path, read_only=True) as production:
+            first = production.assets(limit=1).items
+            return bool(first) and any(
+                a.property == STORY for a in production.metadata[AssetRef(first[0].id)]
+            )
+    except PostProjectError:
+        return False
+
+
+def worker_command(path: Path, number: int, lease: str) -> list[str]:
+    """The command line of demo worker ``number``."""
+    return [
+        sys.executable,
+        "-m",
+        "postproject.executor",
+        "worker",
+        "run",
+        str(path),
+        "--watch",
+        "--lease",
+        lease,
+        "--agent-name",
+        f"demo-worker-{number}",
+    ]
+
+
+def _start_workers(path: Path, options: DemoRunOptions, to_files: bool) -> list[subprocess.Popen[bytes]]:
+    """Start the worker processes; ``to_files`` sends each one's output to its own log file."""
+    procs = []
+    folder = media_folder(path) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(1, options.workers + 1):
+        command = worker_command(path, number, options.lease)
+        if not to_files:
+            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+            continue
+        with open(folder / f"worker-{number}.log", "ab") as out:  # the child keeps its own copy
+            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out))
+    return procs
+
+
+def stop_workers(procs: list[subprocess.Popen[bytes]], grace: float) -> tuple[int | None, ...]:
+    """SIGTERM every worker, wait up to ``grace`` s, then kill.
+
+    A worker handles SIGTERM like Ctrl-C (it stops its work, releases its claim and exits
+    143); one still starting up, before it could claim anything, just ends quietly, which
+    SIGINT would turn into a KeyboardInterrupt traceback in its log.
+    """
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return tuple(proc.returncode for proc in procs)
+
+
+def _choose_monitor(monitor: Monitor | None, say: Say) -> tuple[Monitor, bool]:
+    """(the monitor, whether it owns the screen, so workers should log to files)."""
+    if monitor is not None:
+        return monitor, True
+    command = _env_command()
+    if command is not None:
+        return (lambda path: subprocess.call([*command, str(path)])), True
+    if _gui_installed():
+        return (lambda path: subprocess.call([sys.executable, "-c", _GUI_LAUNCH, str(path)])), True
+    say(
+        "The monitor needs the GUI extra: pip install 'postproject-monitor[gui]'. "
+        "Running the workers without it; press Ctrl-C to stop."
+    )
+    return _wait_for_interrupt, False
+
+
+def _gui_installed() -> bool:
+    """PySide6 and the monitor's entry point are importable (checked without importing Qt)."""
+    try:
+        return importlib.util.find_spec("PySide6") is not None and (
+            importlib.util.find_spec("postproject_gui.app") is not None
+        )
+    except ImportError:
+        return False
+
+
+def _env_command() -> list[str] | None:
+    text = os.environ.get(MONITOR_ENV, "").strip()
+    return shlex.split(text) if text else None
+
+
+def _wait_for_interrupt(path: Path) -> int:
+    threading.Event().wait()  # until KeyboardInterrupt
+    return 0  # pragma: no cover
+
+
+class Producer:
+    """Requests a proxy or a thumbnail of a healthy original every ``interval`` seconds."""
+
+    def __init__(self, path: Path, recipe: Recipe, interval: float, cap: int) -> None:
+        self._path, self._recipe, self._interval, self._cap = path, recipe, interval, cap
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-producer", daemon=True)
+        self.requested = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            with Production.open(self._path) as production:
+                plan = _requests(production, self._recipe)
+                while self.requested < self._cap and not self._halt.wait(self._interval):
+                    original, asset, make, profile = next(plan)
+                    kind, out = (
+                        (jobs.PROXY_KIND, RepresentationKind.PROXY)
+                        if make == "proxy"
+                        else (jobs.THUMBNAIL_KIND, RepresentationKind.DERIVED)
+                    )
+                    with production.edit(origin="postproject demo", message="Request job") as tx:
+                        job = tx.request_job(
+                            JobRequest(kind, (original,), asset, out, self._recipe.outputs_root)
+                        )
+                        tx.add_metadata(JobRef(job), jobs.PROFILE, profile)
+                        tx.commit()
+                    self.requested += 1
+        except (StorageError, StopIteration):
+            return
+
+
+def _requests(production: Production, recipe: Recipe) -> Iterator[tuple[RepresentationId, AssetId, str, str]]:
+    """Endless (original, asset, make, profile) choices over the originals that decode."""
+    damaged = {name for name, story in _stories(recipe).items() if story}
+    originals = []
+    for rep in production.representations(kind=RepresentationKind.ORIGINAL, limit=1000).items:
+        tags = production.metadata[AssetRef(rep.asset_id)]
+        if not any(a.property == STORY and a.value == StringValue(n) for a in tags for n in damaged):
+            originals.append(rep)
+    choices = itertools.cycle(
+        [("proxy", "proxy-720p"), ("thumbnail", "thumbnail-640"), ("proxy", "proxy-1080p")]
+    )
+    for rep, (make, profile) in zip(itertools.cycle(originals), choices, strict=False):
+        yield rep.id, rep.asset_id, make, profile
+
+
+def _stories(recipe: Recipe) -> dict[str, bool]:
+    """Story name -> whether its original is damaged (truncated)."""
+    plans = [*recipe.assets, recipe.extra]
+    return {p.story.name: p.story.truncate is not None for p in plans}

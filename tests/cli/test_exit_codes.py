@@ -1,0 +1,202 @@
+"""Exit codes and error reporting for each error category (acceptance check 61).
+
+With ``--json`` an error is ``{"error": {"code", "message"}}`` on stdout; a one-line human
+message always goes to stderr; no traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from postproject.cli import app, jobs
+from postproject.errors import ERROR_CLASSES, ErrorCode
+from tests.cli.helpers import Cli, Outcome, Scene, script_env
+
+Script = Callable[..., subprocess.CompletedProcess[str]]
+ABSENT = "0190a000-0000-7000-8000-000000000000"
+
+
+def assert_error(outcome: Outcome, code: str, status: int) -> None:
+    assert outcome.code == status, outcome
+    assert outcome.json == {"error": {"code": code, "message": outcome.json["error"]["message"]}}
+    assert outcome.json["error"]["message"]
+    lines = outcome.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("postproject: error: ") and f"({code})" in lines[0]
+    assert "Traceback" not in outcome.stderr
+
+
+def test_invalid_argument_is_2(cli: Cli, scene: Scene) -> None:
+    assert_error(
+        cli("--json", "job", "request", scene.path, "bad", scene.asset, "proxy"), "invalid_argument", 2
+    )
+    assert_error(cli("--json", "job", "show", scene.path, ABSENT.upper()), "invalid_argument", 2)
+
+
+def test_not_found_is_3(cli: Cli, scene: Scene, tmp_path: Path) -> None:
+    assert_error(cli("--json", "job", "show", scene.path, ABSENT), "not_found", 3)
+    assert_error(cli("--json", "job", "list", str(tmp_path / "absent.pproj")), "not_found", 3)
+
+
+def test_already_exists_and_conflict_are_4(cli: Cli, scene: Scene) -> None:
+    assert_error(cli("--json", "init", scene.path), "already_exists", 4)
+    job = scene.request()
+    scene.claim(job)
+    again = cli(
+        "--json",
+        "job",
+        "claim",
+        scene.path,
+        job,
+        "--tool-name",
+        "W",
+        "--lease-token-file",
+        str(scene.dir / "x"),
+    )
+    assert_error(again, "conflict", 4)
+
+
+def test_io_and_storage_are_7(cli: Cli, scene: Scene, tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.mov")
+    assert_error(
+        cli("--json", "representation", "add", scene.path, scene.asset, "original", missing), "io", 7
+    )
+    not_a_production = tmp_path / "notes.txt"
+    not_a_production.write_text("just text, not a production\n" * 100)
+    assert_error(cli("--json", "job", "list", str(not_a_production)), "storage", 7)
+
+
+def test_unsupported_is_8(cli: Cli, scene: Scene) -> None:
+    with sqlite3.connect(scene.path) as conn:
+        conn.execute("PRAGMA user_version = 9999")
+    conn.close()
+    assert_error(cli("--json", "job", "list", scene.path), "unsupported", 8)
+
+
+@pytest.mark.parametrize("code", list(ErrorCode))
+def test_every_category_maps_to_its_documented_status(
+    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch, code: ErrorCode
+) -> None:
+    def raising(ctx: object) -> None:
+        raise ERROR_CLASSES[code](f"simulated {code.value}")
+
+    monkeypatch.setattr(jobs, "job_counts", raising)
+    expected = {"invalid_argument": 2, "not_found": 3, "already_exists": 4, "conflict": 4, "io": 7,
+                "storage": 7, "migration": 7, "unsupported": 8, "internal": 9}  # fmt: skip
+    assert_error(cli("--json", "job", "counts", scene.path), code.value, expected[code.value])
+    assert app.EXIT_CODES[code] == expected[code.value]
+
+
+def test_unexpected_exception_is_internal_without_traceback(
+    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(ctx: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(jobs, "job_counts", broken)
+    outcome = cli("--json", "job", "counts", scene.path)
+    assert_error(outcome, "internal", 9)
+    assert "boom" in outcome.json["error"]["message"]
+
+
+def test_debug_environment_shows_traceback_for_internal_errors(
+    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(ctx: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(jobs, "job_counts", broken)
+    monkeypatch.setenv("POSTPROJECT_DEBUG", "1")
+    outcome = cli("job", "counts", scene.path)
+    assert outcome.code == 9
+    assert "Traceback" in outcome.stderr
+
+
+def test_keyboard_interrupt_is_130(cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(ctx: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(jobs, "job_counts", interrupted)
+    outcome = cli("job", "counts", scene.path)
+    assert (outcome.code, outcome.stdout) == (130, "")
+    assert "Traceback" not in outcome.stderr
+
+
+def test_human_errors_go_to_stderr_only(cli: Cli, scene: Scene) -> None:
+    outcome = cli("job", "show", scene.path, ABSENT)
+    assert (outcome.code, outcome.stdout) == (3, "")
+    assert outcome.stderr == f"postproject: error: job {ABSENT} does not exist (not_found)\n"
+
+
+def test_usage_errors_are_2_on_stderr_only(cli: Cli, scene: Scene) -> None:
+    for argv in (
+        ["--json", "job"],
+        ["--json", "job", "show"],
+        ["--json", "frobnicate"],
+        ["--json", "job", "list", scene.path, "--bogus"],
+    ):
+        outcome = cli(*argv)
+        assert (outcome.code, outcome.stdout) == (2, ""), argv
+        assert "usage:" in outcome.stderr
+
+
+def test_json_flag_is_accepted_after_the_command(cli: Cli, scene: Scene) -> None:
+    outcome = cli("job", "show", scene.path, ABSENT, "--json")
+    assert_error(outcome, "not_found", 3)
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "code"),
+    [
+        (["job", "request", "p.pproj", "bad", ABSENT, "proxy"], 2, "invalid_argument"),
+        (["job", "show", "p.pproj", ABSENT], 3, "not_found"),
+        (["init", "p.pproj"], 4, "already_exists"),
+        (["representation", "add", "p.pproj", ABSENT, "original", "missing.mov"], 7, "io"),
+        (["job", "list", "notes.txt"], 7, "storage"),
+        (["job", "list", "p.pproj", "--limit", "0"], 2, "invalid_argument"),
+        (
+            [
+                "job",
+                "claim",
+                "p.pproj",
+                ABSENT,
+                "--tool-name",
+                "W",
+                "--lease",
+                "25h",
+                "--lease-token-file",
+                "t",
+            ],
+            2,
+            "invalid_argument",
+        ),
+    ],
+)
+def test_real_process_exit_codes(
+    script: Script, tmp_path: Path, args: list[str], status: int, code: str
+) -> None:
+    assert script(["init", "p.pproj"], tmp_path).returncode == 0
+    (tmp_path / "notes.txt").write_text("not a production\n" * 100)
+    done = script(["--json", *args], tmp_path)
+    assert done.returncode == status, done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == code
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "t").exists()
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "postproject", "--version"],
+        capture_output=True,
+        text=True,
+        env=script_env(),
+        check=False,
+    )
+    assert done.returncode == 0
+    assert done.stdout.startswith("postproject ")

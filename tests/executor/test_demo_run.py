@@ -1,0 +1,102 @@
+"""``demo run``: worker processes do live work while the monitor is open and stop cleanly after."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from postproject import JobState, Production, SystemClock
+from postproject.clock import monotonic
+from postproject.executor.demo import create_demo
+from postproject.executor.demo_run import MONITOR_ENV, DemoRunOptions, run_demo
+from postproject.executor.recipe import Recipe
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+SMALL = Recipe.load().with_clip(size=(320, 180), frames=12)
+OPTIONS = DemoRunOptions(workers=2, producer_interval=0.2, producer_cap=3, grace=15)
+
+
+def done_by_demo_workers(production: Production) -> int:
+    activities = production.activities(limit=1000).items
+    return sum(1 for a in activities if a.agent is not None and a.agent.name.startswith("demo-worker-"))
+
+
+def wait_until_workers_finished(count: int, timeout: float = 90) -> tuple[list[int], object]:
+    """A monitor stand-in: returns once demo workers completed ``count`` jobs."""
+    seen: list[int] = []
+
+    def monitor(path: Path) -> int:
+        deadline = monotonic() + timeout
+        with Production.open(path, read_only=True) as production:
+            while monotonic() < deadline:
+                head = production.latest_revision()
+                done = done_by_demo_workers(production)
+                seen.append(done)
+                if done >= count:
+                    return 0
+                production.wait_for_changes(head.sequence if head else 0, min(1.0, deadline - monotonic()))
+        return 1
+
+    return seen, monitor
+
+
+def live_claims_of_demo_workers(path: Path) -> list[str]:
+    now = SystemClock().now()
+    with Production.open(path, read_only=True) as production:
+        claimed = production.jobs(limit=1000, state=JobState.CLAIMED).items
+        return [
+            str(job.id)
+            for job in claimed
+            if job.claim is not None
+            and job.claim.expires_at > now
+            and job.claim.agent is not None
+            and job.claim.agent.name.startswith("demo-worker-")
+        ]
+
+
+def test_demo_run_works_live_and_stops_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "demo.pproj"
+    create_demo(path, assets=6, recipe=SMALL)
+    seen, monitor = wait_until_workers_finished(4)
+    result = run_demo(path, OPTIONS, recipe=SMALL, monitor=monitor)  # type: ignore[arg-type]
+
+    assert result.exit_code == 0
+    assert seen[-1] >= 4
+    assert len(result.worker_pids) == 2
+    assert all(code is not None for code in result.worker_exit_codes)
+    assert 143 in result.worker_exit_codes  # stopped by SIGTERM after releasing their claims
+    assert set(result.worker_exit_codes) <= {143, -15}  # (or ended quietly while still starting up)
+    assert live_claims_of_demo_workers(path) == []
+    for pid in result.worker_pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    logs = sorted(p.name for p in (tmp_path / "demo-media" / "logs").iterdir())
+    assert logs == ["worker-1.log", "worker-2.log"]
+    assert "succeeded job" in "".join(p.read_text() for p in (tmp_path / "demo-media" / "logs").iterdir())
+
+
+def test_monitor_command_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "fresh.pproj"
+    script = "import sys; from pathlib import Path; sys.exit(5 if Path(sys.argv[1]).exists() else 6)"
+    monkeypatch.setenv(MONITOR_ENV, f"{sys.executable} -c '{script}'")
+    options = DemoRunOptions(fresh=True, assets=3, workers=1, producer_cap=0, grace=15)
+    result = run_demo(path, options, recipe=SMALL)
+    assert result.exit_code == 5  # the demo was created first, and the monitor was given its path
+    assert result.requested_by_producer == 0
+    assert all(code is not None for code in result.worker_exit_codes)
+    assert live_claims_of_demo_workers(path) == []
+
+
+def test_without_the_gui_extra_the_user_is_told_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from postproject.executor import demo_run
+
+    monkeypatch.setattr(demo_run, "_gui_installed", lambda: False)
+    said: list[str] = []
+    monitor, owns_screen = demo_run._choose_monitor(None, said.append)
+    assert monitor is demo_run._wait_for_interrupt
+    assert not owns_screen  # the workers' log lines go to the terminal instead
+    assert "postproject-monitor[gui]" in said[0]

@@ -1,0 +1,104 @@
+"""``worker run`` as a real process: Ctrl-C (SIGINT) releases its claim and exits promptly."""
+
+from __future__ import annotations
+
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from postproject import JobState, Production
+from postproject.executor.testclip import generate_test_clip
+from tests.executor.conftest import Studio
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+class Running:
+    """A worker process and a queue of its stderr lines (read by a thread, so waits can time out)."""
+
+    def __init__(self, production: Path, *extra: str) -> None:
+        command = [sys.executable, "-m", "postproject.executor", "worker", "run", str(production), *extra]
+        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        self._pump = threading.Thread(target=self._read, daemon=True)
+        self._pump.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self._pump.join(10)
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., Running]]:
+    running: list[Running] = []
+
+    def start(production: Path, *extra: str) -> Running:
+        running.append(Running(production, *extra))
+        return running[-1]
+
+    yield start
+    for item in running:
+        item.close()
+
+
+def wait_for(found: queue.Queue[str], text: str, timeout: float = 30) -> str:
+    while True:
+        line = found.get(timeout=timeout)
+        if text in line:
+            return line
+
+
+def test_sigint_while_working_releases_the_claim(
+    studio: Studio, tmp_path: Path, spawn: Callable[..., Running]
+) -> None:
+    long_clip = tmp_path / "long.mov"
+    generate_test_clip(long_clip, name="LONG", frames=240, size=(320, 180))
+    asset, original = studio.add_original("long", long_clip)
+    job_id = studio.request(profile="proxy-1080p", inputs=(original,), asset=asset)
+    studio.production.close()  # the worker process uses the wall clock, not the test's fake one
+
+    worker = spawn(studio.path, "--watch", "--lease", "30s", "--agent-name", "proc-test")
+    wait_for(worker.lines, f"claimed job {job_id}")
+    worker.proc.send_signal(signal.SIGINT)
+    assert worker.proc.wait(20) == 130
+    assert "stop requested" in wait_for(worker.lines, f"released job {job_id}", timeout=5)
+
+    with Production.open(studio.path) as production:
+        job = production.job(job_id)
+    assert job.state is JobState.REQUESTED
+    assert job.claim is None
+    assert list(studio.proxies.iterdir()) == []  # no partial or hidden output left
+
+
+def test_sigint_while_idle_exits_promptly(studio: Studio, spawn: Callable[..., Running]) -> None:
+    studio.production.close()
+    worker = spawn(studio.path, "--watch")
+    wait_for(worker.lines, "waiting for new work")
+    worker.proc.send_signal(signal.SIGINT)
+    assert worker.proc.wait(20) == 130
+    worker.close()
+    assert "Traceback" not in "".join(worker.lines.queue)
+
+
+def test_bad_arguments_exit_2_without_touching_the_production(
+    tmp_path: Path, spawn: Callable[..., Running]
+) -> None:
+    worker = spawn(tmp_path / "absent.pproj", "--lease", "25h")
+    assert worker.proc.wait(30) == 2
+    assert "lease duration must be between" in wait_for(worker.lines, "error")
+    assert not (tmp_path / "absent.pproj").exists()
