@@ -51,7 +51,11 @@ metadata_values = st.recursive(
     lambda children: st.one_of(
         st.lists(children, max_size=4).map(lambda items: ListValue(tuple(items))),
         st.dictionaries(
-            st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), min_size=1, max_size=8), children, max_size=4
+            st.text(
+                st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), min_size=1, max_size=8
+            ),
+            children,
+            max_size=4,
         ).map(lambda d: StructValue(tuple(d.items()))),
     ),
     max_leaves=12,
