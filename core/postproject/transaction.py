@@ -591,6 +591,7 @@ class Transaction:
             from_micros(committed_at),
             self._origin,
             self._message,
+            tuple(session.staged),
         )
         return CommitReceipt(self._production.id, revision)
 

@@ -62,6 +62,7 @@ def test_a_failed_operation_leaves_the_transaction_usable(production: Production
     (revision,) = production.changes_since(0)
     assert [e.kind for e in revision.events] == ["asset_imported", "metadata_added_or_replaced"]
     assert [e.position for e in revision.events] == [0, 1]
+    assert receipt.revision.events == revision.events  # the receipt reports what was published
     assert production.jobs().items == ()
 
 

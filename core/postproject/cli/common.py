@@ -56,7 +56,7 @@ Handler = Callable[[Context], Result | int | None]
 
 def commit(tx: Transaction) -> View:
     """Commit and return the receipt view (with the new revision's events)."""
-    return receipt_view(tx.production, tx.commit())
+    return receipt_view(tx.commit())
 
 
 def edit(production: Production, message: str) -> Transaction:

@@ -20,7 +20,6 @@ from postproject.model.metadata import Assertion
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
 from postproject.pages import Page
-from postproject.production import Production
 
 View = dict[str, Any]
 
@@ -77,13 +76,9 @@ def revision_view(revision: Revision) -> View:
     }
 
 
-def receipt_view(production: Production, receipt: CommitReceipt) -> View:
-    """``{production_id, revision}``; the revision is re-read so its events are included."""
+def receipt_view(receipt: CommitReceipt) -> View:
+    """``{production_id, revision}`` (the receipt's revision carries its events)."""
     revision = receipt.revision
-    if revision is not None:
-        found = production.changes_since(revision.sequence - 1, limit=1)
-        if found and found[0].id == revision.id:
-            revision = found[0]
     return {
         "production_id": str(receipt.production_id),
         "revision": revision_view(revision) if revision is not None else None,

@@ -19,6 +19,7 @@ from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
+from postproject.model.revisions import RevisionEvent
 from postproject.storage import connection, rows
 from postproject.storage.errors import translate, translated
 
@@ -52,6 +53,7 @@ class WriteSession:
         self.sequence = 0
         self.stored_high_water: int | None = None
         self.positions = 0
+        self.staged: list[RevisionEvent] = []  # what the receipt reports, in staging order
         self._savepoints = 0
         self.created_activities: list[bytes] = []
 
@@ -80,6 +82,7 @@ class WriteSession:
         """Undo everything since the savepoint, staged events included."""
         self._savepoints -= 1
         name, self.positions = token
+        del self.staged[self.positions :]
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
 
@@ -106,6 +109,7 @@ class WriteSession:
                 json.dumps(payload, separators=(",", ":")),
             ),
         )
+        self.staged.append(RevisionEvent(self.positions, kind, payload))
         self.positions += 1
 
     # --- setup and provenance ----------------------------------------------------------
