@@ -272,15 +272,16 @@ class Production:
             raise InvalidArgumentError(f"representation path must be a non-empty path; got {path!r}")
         given = Path(path).expanduser()
         if root is None:
-            absolute = given.resolve()
+            # abspath, not resolve(): no filesystem walk, and the path stays the one given.
+            absolute = Path(os.path.abspath(given))
             return str(absolute), absolute
         names.root_name("media root", root)
         base = (root_path or self.root_path)(root)
         if base is None:
             raise InvalidArgumentError(f"media root {root!r} has no directory on this machine; map it first")
-        absolute = (base / given).resolve()
+        absolute = Path(os.path.abspath(base / given))
         try:
-            relative = absolute.relative_to(base.resolve())
+            relative = absolute.relative_to(os.path.abspath(base))
         except ValueError:
             raise InvalidArgumentError(
                 f"representation path {given} is outside media root {root!r} ({base})"
@@ -476,6 +477,11 @@ class Production:
         )
 
     # --- revision feed -----------------------------------------------------------------
+
+    def latest_sequence(self) -> int:
+        """The newest revision's sequence (0 when there is none); never loads events."""
+        self._check_open()
+        return self._reader.latest_sequence()
 
     def latest_revision(self) -> Revision | None:
         """The newest revision, or None for a production nobody has changed yet."""

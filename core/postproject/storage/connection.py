@@ -137,3 +137,6 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
 def set_writer_mode(conn: sqlite3.Connection) -> None:
     """Writers do their own busy handling (see module docstring)."""
     conn.execute("PRAGMA busy_timeout = 0")
+    # Checkpoint every ~16 MB of WAL instead of ~4 MB: hot pages (counts, the newest leaves)
+    # are copied back once per checkpoint rather than four times (+8-10% commits/s measured).
+    conn.execute("PRAGMA wal_autocheckpoint = 4000")

@@ -47,13 +47,18 @@ class Reader:
                 if outer and self.conn.in_transaction:
                     self.conn.execute("COMMIT")
 
+    # One statement is its own consistent read: no BEGIN/COMMIT around it (inside an
+    # outer snapshot it still runs in that transaction).
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self.snapshot() as conn:
-            return conn.execute(sql, params).fetchall()
+        with self._lock, translated(self.path):
+            return self.conn.execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self.snapshot() as conn:
-            return conn.execute(sql, params).fetchone()
+        with self._lock, translated(self.path):
+            cursor = self.conn.execute(sql, params)
+            row = cursor.fetchone()
+            cursor.close()
+            return row
 
     # --- production --------------------------------------------------------------------
 
