@@ -1,0 +1,267 @@
+"""The monitor on a big production: time to first rows, memory, commit-to-screen latency.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_monitor.py [--jobs N]
+        [--production PATH] [--commits N] [--json PATH]
+
+Builds (outside any timing) a production of N requested jobs (default 1,000,000) through
+the public API in transactions of 10,000, or reuses ``--production`` if it already holds
+them. Then, in this process:
+
+- baseline: open the file with the core API and read the first page (200 jobs, newest first);
+- time from creating the main window, and from opening the production in it, to the first
+  paint of the table with rows in it; the second as a ratio to the baseline;
+- resident memory (VmRSS from /proc/self/status) with the core only, with Qt loaded, after
+  the first page, and after scrolling 20,000 rows into the table;
+- commit-to-screen latency: another process requests one job at a time; each is timed from
+  the moment its commit returned (CLOCK_MONOTONIC is system-wide, so the two processes'
+  clocks agree) until its row is in the table model, and until the table has painted it.
+
+One line per figure; ``--json`` writes them all. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import queue
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from postproject import JobRequest, Production, RepresentationKind
+
+BATCH = 10_000
+PAGE = 200
+SCROLL_ROWS = 20_000
+KIND = "org.postproject:generate-proxy"
+
+COMMITTER = """
+import sys, time
+from postproject import AssetId, JobRequest, Production, RepresentationId, RepresentationKind
+path, asset, rep, count = sys.argv[1], AssetId.parse(sys.argv[2]), RepresentationId.parse(sys.argv[3]), int(sys.argv[4])
+with Production.open(path) as production:
+    for _ in range(count):
+        time.sleep(0.25)
+        with production.edit(origin="bench-committer") as tx:
+            job = tx.request_job(JobRequest("org.example:latency", [rep], asset, RepresentationKind.PROXY))
+            tx.commit()
+        print(job, time.monotonic_ns(), flush=True)
+"""
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def build(path: Path, jobs: int) -> tuple[str, str]:
+    """A production of ``jobs`` requested jobs; (asset id, representation id) for requests."""
+    clip = path.with_suffix(".mov")
+    clip.write_bytes(b"essence")
+    started = time.perf_counter()
+    with Production.create(path) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A001_C002")
+            rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, clip)
+            tx.commit()
+        request = JobRequest(KIND, [rep], asset, RepresentationKind.PROXY)
+        for start in range(0, jobs, BATCH):
+            with production.edit(message="bench fill") as tx:
+                for _ in range(min(BATCH, jobs - start)):
+                    tx.request_job(request)
+                tx.commit()
+            print(
+                f"  built {start + BATCH:,} jobs ({time.perf_counter() - started:.0f} s)",
+                file=sys.stderr,
+                end="\r",
+            )
+    print(file=sys.stderr)
+    return str(asset), str(rep)
+
+
+def existing(path: Path) -> tuple[str, str, int]:
+    with Production.open(path, read_only=True) as production:
+        rep = production.representations(limit=1).items[0]
+        return str(rep.asset_id), str(rep.id), sum(production.job_counts().values())
+
+
+def baseline(path: Path) -> float:
+    started = time.perf_counter()
+    with Production.open(path, read_only=True) as production:
+        production.jobs(limit=PAGE, newest_first=True)
+    return time.perf_counter() - started
+
+
+class Bench:
+    def __init__(self, path: Path) -> None:
+        import qasync
+        from PySide6.QtCore import QEvent, QObject
+        from PySide6.QtWidgets import QApplication
+
+        self.path = path
+        self.app = QApplication.instance() or QApplication([])
+        self.loop = qasync.QEventLoop(self.app)
+        asyncio.set_event_loop(self.loop)
+        self.painted_rows = 0
+        self.paints = 0
+
+        class PaintSpy(QObject):
+            def eventFilter(spy, obj: QObject, event: QEvent) -> bool:
+                if event.type() == QEvent.Type.Paint:
+                    self.paints += 1
+                    self.painted_rows = (
+                        self.window.table.model().rowCount() if self.window.table.model() else 0
+                    )
+                return False
+
+        self.spy = PaintSpy()
+
+    def wait(self, condition: Any, timeout: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            self.app.processEvents()
+            if time.monotonic() > deadline:
+                raise TimeoutError("the monitor did not get there in time")
+            time.sleep(0.0005)
+
+    def first_rows(self) -> tuple[float, float]:
+        """(window creation to first painted rows, opening to first painted rows), seconds."""
+        from postproject_gui.dialogs.error_presenter import ErrorPresenter
+        from postproject_gui.settings import Settings
+        from postproject_gui.theme import ThemeManager, ThemeMode
+        from postproject_gui.views.main_window import MainWindow
+
+        started = time.perf_counter()
+        theme = ThemeManager(ThemeMode.LIGHT)
+        theme.apply()
+        self.window = MainWindow(Settings.ephemeral(), theme, ErrorPresenter(interactive=False))
+        self.window.table.viewport().installEventFilter(self.spy)
+        self.window.resize(1440, 900)
+        self.window.show()
+        opened = time.perf_counter()
+        self.window.open_production(self.path)
+        self.wait(lambda: self.painted_rows > 0)
+        done = time.perf_counter()
+        return done - started, done - opened
+
+    def scroll(self, rows: int) -> float:
+        started = time.perf_counter()
+        model = self.window.table.table_model()
+        while model.rowCount() < rows and model.canFetchMore():
+            model.fetchMore()
+            self.wait(lambda: not model.loading)
+        self.window.table.scrollToBottom()
+        self.app.processEvents()
+        return time.perf_counter() - started
+
+    def latency(self, asset: str, rep: str, commits: int) -> tuple[list[float], list[float]]:
+        session = self.window.session
+        assert session is not None
+        self.window.table.scrollToTop()
+        child = subprocess.Popen(
+            [sys.executable, "-c", COMMITTER, str(self.path), asset, rep, str(commits)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert child.stdout is not None
+        lines: queue.Queue[str] = queue.Queue()
+        reader = threading.Thread(target=lambda: [lines.put(line) for line in child.stdout], daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        in_model: list[float] = []
+        on_screen: list[float] = []
+        while len(in_model) < commits:
+            self.app.processEvents()
+            try:
+                job_id, committed_ns = lines.get(timeout=0.001).split()
+            except queue.Empty:
+                continue
+            self._await_row(session, job_id, int(committed_ns), in_model, on_screen)
+        child.wait(timeout=60)
+        return in_model, on_screen
+
+    def _await_row(
+        self, session: Any, job_id: str, committed_ns: int, in_model: list[float], on_screen: list[float]
+    ) -> None:
+        from postproject import JobId
+
+        wanted = JobId.parse(job_id)
+        self.wait(lambda: session.table.row_of(wanted) is not None, timeout=30)
+        in_model.append((time.monotonic_ns() - committed_ns) / 1e6)
+        paints = self.paints
+        self.wait(lambda: self.paints > paints, timeout=30)
+        on_screen.append((time.monotonic_ns() - committed_ns) / 1e6)
+
+    def close(self) -> None:
+        self.window.close()
+        self.app.processEvents()
+        self.loop.close()
+
+
+def summarise(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "median_ms": statistics.median(ordered),
+        "p95_ms": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+        "max_ms": ordered[-1],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1_000_000)
+    parser.add_argument("--production", type=Path, help="reuse (or create) the production at PATH")
+    parser.add_argument("--commits", type=int, default=20)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    folder = tempfile.TemporaryDirectory()
+    path = args.production or Path(folder.name) / "bench.pproj"
+    build_seconds = None
+    if path.exists():
+        asset, rep, jobs = existing(path)
+    else:
+        started = time.perf_counter()
+        asset, rep = build(path, args.jobs)
+        build_seconds, jobs = time.perf_counter() - started, args.jobs
+    figures: dict[str, Any] = {"jobs": jobs, "build_s": build_seconds}
+    figures["baseline_first_page_ms"] = baseline(path) * 1e3
+    figures["rss_core_only_mib"] = rss_mib()
+    bench = Bench(path)
+    figures["rss_qt_loaded_mib"] = rss_mib()
+    window_to_rows, open_to_rows = bench.first_rows()
+    figures["window_to_first_rows_ms"] = window_to_rows * 1e3
+    figures["open_to_first_rows_ms"] = open_to_rows * 1e3
+    figures["open_to_rows_vs_baseline"] = figures["open_to_first_rows_ms"] / figures["baseline_first_page_ms"]
+    figures["rss_after_first_page_mib"] = rss_mib()
+    figures["scroll_to_20000_rows_ms"] = bench.scroll(SCROLL_ROWS) * 1e3
+    figures["rss_after_20000_rows_mib"] = rss_mib()
+    in_model, on_screen = bench.latency(asset, rep, args.commits)
+    figures["commit_to_model"] = summarise(in_model)
+    figures["commit_to_screen"] = summarise(on_screen)
+    bench.close()
+    for name, value in figures.items():
+        if isinstance(value, dict):
+            print(
+                f"{name:28} median {value['median_ms']:.1f} ms  p95 {value['p95_ms']:.1f} ms  max {value['max_ms']:.1f} ms"
+            )
+        elif isinstance(value, float):
+            print(f"{name:28} {value:,.1f}")
+        else:
+            print(f"{name:28} {value}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    folder.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""Provenance graph: layout, scene build and first paint at 100 and 500 nodes (median of 5).
+
+Figures per size, on a graph shaped like real provenance (``synthetic_graph`` of the GUI
+tests: representations, activities, the jobs that completed them, ~1.3 edges per node):
+
+  layout       ``graph_layout.layout_graph`` alone (pure Python, no Qt)
+  build        ``ProvenanceScene.show_graph``: layout + items + edge routes + role labels
+  paint        rendering the view (1400 x 860, default framing) into a QImage, offscreen
+  first_paint  build + paint: what the user waits for after choosing a representation
+  fit_paint    rendering the view fitted to the whole graph (zoomed out: simplified nodes)
+  update       ``update_graph`` with the same nodes and new states (a live feed update)
+
+and the ratio first_paint / layout. Absolute numbers move with the machine (this VM is
+shared); the ratio says how much Qt adds on top of the layout. Nothing is asserted.
+
+Usage:
+  QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_provenance_graph.py [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.gui.provenance_fixtures
+
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QApplication
+from tests.gui.provenance_fixtures import synthetic_graph
+
+from postproject import ArtifactState
+from postproject.provenance import ProvenanceGraph, RepresentationNode
+from postproject_gui.diagram import provenance_items as items
+from postproject_gui.diagram.graph_layout import LayoutEdge, LayoutNode, layout_graph
+from postproject_gui.diagram.provenance_scene import LAYER_GAP, NODE_GAP, ProvenanceScene
+from postproject_gui.theme import THEMES
+from postproject_gui.views.provenance_view import ProvenanceView
+
+SIZES = (100, 500)
+RUNS = 5
+VIEW = (1400, 860)
+
+
+def median_ms(run: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
+    times = []
+    for _ in range(RUNS):
+        if setup is not None:
+            setup()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def layout_only(graph: ProvenanceGraph) -> None:
+    sizes = {
+        "RepresentationNode": items.REP_SIZE,
+        "ActivityNode": items.ACTIVITY_SIZE,
+        "JobNode": items.JOB_SIZE,
+    }
+    layout_graph(
+        [LayoutNode(str(n.id), *sizes[type(n).__name__]) for n in graph.nodes],
+        [LayoutEdge(str(e.source), str(e.target)) for e in graph.edges],
+        layer_gap=LAYER_GAP,
+        node_gap=NODE_GAP,
+    )
+
+
+def paint(view: ProvenanceView) -> None:
+    image = QImage(view.viewport().size(), QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(image)
+    view.render(painter)
+    painter.end()
+
+
+def restated(graph: ProvenanceGraph) -> ProvenanceGraph:
+    """The same graph with every derived representation's state moved on (a live update)."""
+    order = list(ArtifactState)
+    nodes = tuple(
+        dataclasses.replace(n, state=order[(order.index(n.state) + 1) % len(order)])
+        if isinstance(n, RepresentationNode)
+        else n
+        for n in graph.nodes
+    )
+    return dataclasses.replace(graph, nodes=nodes)
+
+
+def measure(size: int) -> dict[str, float]:
+    graph = synthetic_graph(size, truncated=size >= 500)
+    other = restated(graph)
+    scene = ProvenanceScene(THEMES["light"])
+    view = ProvenanceView(scene)
+    view.resize(*VIEW)
+    view.show()
+    QApplication.processEvents()
+    figures = {"nodes": float(len(graph.nodes)), "edges": float(len(graph.edges))}
+    figures["layout"] = median_ms(lambda: layout_only(graph))
+    figures["build"] = median_ms(lambda: scene.show_graph(graph))
+    figures["paint"] = median_ms(lambda: paint(view), lambda: scene.show_graph(graph))
+
+    def build_and_paint() -> None:
+        scene.show_graph(graph)
+        paint(view)
+
+    figures["first_paint"] = median_ms(build_and_paint)
+    scene.show_graph(graph)
+    view.fit_to_view()
+    figures["fit_paint"] = median_ms(lambda: paint(view))
+    states = itertools.cycle([other, graph])  # every call changes every representation's state
+    figures["update"] = median_ms(lambda: scene.update_graph(next(states)))
+    figures["first_paint_per_layout"] = figures["first_paint"] / figures["layout"]
+    view.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES))
+    args = parser.parse_args()
+    app = QApplication.instance() or QApplication([])
+    results: dict[str, dict[str, float]] = {}
+    for size in args.sizes:
+        figures = measure(size)
+        results[str(size)] = figures
+        n, e = int(figures["nodes"]), int(figures["edges"])
+        for key in ("layout", "build", "paint", "first_paint", "fit_paint", "update"):
+            print(f"n={n} edges={e} {key}: {figures[key]:.1f} ms (median of {RUNS})")
+        print(f"n={n} edges={e} first_paint/layout: {figures['first_paint_per_layout']:.2f}x")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        document = {
+            "benchmark": "provenance_graph",
+            "runs": RUNS,
+            "view": list(VIEW),
+            "python": platform.python_version(),
+            "qt_platform": os.environ.get("QT_QPA_PLATFORM"),
+            "results": results,
+        }
+        args.json.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    del app
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""User actions (request, cancel, copy) shared by menus, toolbars and the diagram."""

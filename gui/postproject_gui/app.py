@@ -1,0 +1,118 @@
+"""``postproject-monitor [PRODUCTION]``: the application's entry point.
+
+Builds the QApplication and a qasync event loop (asyncio on top of Qt's), the theme, the
+error presenter and the main window, then either runs interactively or, with
+``--snapshot OUT.png``, takes one headless snapshot and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from postproject import __version__
+from postproject_gui import timefmt
+
+EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="postproject-monitor",
+        description="Watch and steer the jobs of a PostProject production.",
+    )
+    parser.add_argument("production", nargs="?", type=Path, help="the .pproj file to open")
+    parser.add_argument(
+        "--theme", choices=("system", "light", "dark"), help="colour theme (default: remembered)"
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    shot = parser.add_argument_group("headless snapshot")
+    shot.add_argument(
+        "--snapshot", type=Path, metavar="OUT.png", help="save the window as OUT.png and OUT.json, then exit"
+    )
+    shot.add_argument("--view", default="jobs", help="jobs (default), lifecycle, or job:JOB_ID")
+    shot.add_argument(
+        "--filter-state", metavar="STATE", help="requested, claimed, succeeded, failed, cancelled or stuck"
+    )
+    shot.add_argument(
+        "--until-revision", type=int, metavar="N", help="wait until the view reflects revision N"
+    )
+    shot.add_argument(
+        "--timeout", default="30s", metavar="DUR", help="give up after DUR (250ms, 30s, 5m); default 30s"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the monitor; the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.snapshot is not None:
+        if args.production is None:
+            parser.error("--snapshot needs a PRODUCTION")
+        try:
+            args.timeout = timefmt.parse_duration(args.timeout)
+        except ValueError as exc:
+            parser.error(str(exc))
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from postproject_gui.dialogs.error_presenter import ErrorPresenter
+    from postproject_gui.settings import APPLICATION, ORGANISATION, Settings
+    from postproject_gui.theme import ThemeManager, ThemeMode
+    from postproject_gui.views.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "postproject-monitor"])
+    assert isinstance(app, QApplication)
+    app.setOrganizationName(ORGANISATION)
+    app.setApplicationName(APPLICATION)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    headless = args.snapshot is not None
+    settings = Settings.ephemeral() if headless else Settings.user()
+    mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else settings.theme())
+    theme = ThemeManager(mode)
+    theme.apply()
+    window = MainWindow(settings, theme, ErrorPresenter(interactive=not headless))
+    try:
+        if headless:
+            code: int = loop.run_until_complete(_snapshot(window, args))
+            return code
+        window.show()
+        if args.production is not None:
+            window.open_production(args.production)
+        loop.run_forever()
+        return EXIT_OK
+    finally:
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+async def _snapshot(window: object, args: argparse.Namespace) -> int:
+    from postproject_gui.snapshot import SnapshotError, SnapshotOptions, take
+    from postproject_gui.views.main_window import MainWindow
+
+    assert isinstance(window, MainWindow)
+    options = SnapshotOptions(args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout)
+    try:
+        document = await take(window, args.production, options)
+    except SnapshotError as exc:
+        sys.stderr.write(f"postproject-monitor: {exc}\n")
+        return exc.exit_code
+    rows = len(document["rows"])
+    sys.stdout.write(
+        f"wrote {options.out} and its .json: revision {document['head_revision']}, {rows} rows\n"
+    )
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Dialogs; each exposes an ``ask(...)`` classmethod returning plain values."""

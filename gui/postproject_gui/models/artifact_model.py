@@ -1,0 +1,294 @@
+"""The Artifacts table: representations with availability and knowledge, keyed by id.
+
+:class:`ArtifactTableModel` adapts :class:`~postproject_gui.artifact_rows.ArtifactRow`
+values; it never fetches. Rows are kept in representation id order (creation order, the
+order the store pages them). :meth:`~ArtifactTableModel.set_rows` reconciles a whole list
+in place (update, insert, remove; no reset), :meth:`~ArtifactTableModel.apply_changes`
+reconciles the rows the feed named.
+
+"Show only stale or diverged" and column sorting live in :class:`ArtifactFilterProxy`, a
+QSortFilterProxyModel over the loaded rows. That is honest for the rows the model holds;
+for a production with more representations than one loads, the service should fill the
+model from ``Production.stale_artifacts`` pages while the filter is on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFontDatabase, QIcon, QPainter, QPixmap
+
+from postproject import RepresentationId
+from postproject_gui import artifact_states as looks
+from postproject_gui.artifact_rows import ArtifactRow, labeller
+from postproject_gui.artifact_states import KnowledgeGlyph
+from postproject_gui.diagram.provenance_items import paint_artifact_glyph
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+REPRESENTATION_ID_ROLE = Qt.ItemDataRole.UserRole + 20  # str: the representation id
+KNOWLEDGE_ROLE = Qt.ItemDataRole.UserRole + 21  # str: ArtifactState value, "" when not evaluated
+ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 22  # bool: stale or diverged
+SORT_ROLE = Qt.ItemDataRole.UserRole + 23  # a sortable key per column
+COLUMNS = (
+    ("asset", "Asset", "The asset this representation realises"),
+    ("kind", "Kind", "Representation kind"),
+    ("path", "Path", "media root:relative path, or the absolute path"),
+    ("availability", "Availability", "Whether the file is readable on this machine"),
+    ("knowledge", "Knowledge", "Whether it still matches its recorded inputs"),
+    ("reasons", "Why", "The first reason for the knowledge state (hover for all)"),
+)
+KNOWLEDGE_COLUMN = 4
+AVAILABILITY_COLUMN = 3
+
+
+@cache
+def artifact_icon(glyph: KnowledgeGlyph, colour: str) -> QIcon:
+    """A painted knowledge or availability glyph as an icon, cached per glyph and colour."""
+    icon = QIcon()
+    for size in (16, 20, 24, 32):
+        pixmap = QPixmap(size, size)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        paint_artifact_glyph(painter, glyph, QColor(colour), QRectF(0, 0, size, size))
+        painter.end()
+        icon.addPixmap(pixmap)
+    return icon
+
+
+class ArtifactTableModel(QAbstractTableModel):
+    """Rows of artifacts. Signal: stale_count_changed(int), rows stale or diverged."""
+
+    stale_count_changed = Signal(int)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ArtifactRow] = []
+        self._keys: list[int] = []
+        self._by_id: dict[RepresentationId, ArtifactRow] = {}
+        self._palette = looks.LIGHT
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._stale = 0
+
+    # --- values in -----------------------------------------------------------------------
+
+    def set_look(self, palette: looks.ArtifactPalette) -> None:
+        self._palette = palette
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
+
+    def set_rows(self, rows: Iterable[ArtifactRow]) -> None:
+        """Make the model hold exactly ``rows`` (reconciled by id: no reset, selection survives)."""
+        fresh = {row.id: row for row in rows}
+        changes: dict[RepresentationId, ArtifactRow | None] = dict.fromkeys(
+            (i for i in self._by_id if i not in fresh), None
+        )
+        changes.update(fresh)
+        self.apply_changes(changes)
+
+    def apply_changes(self, changed: Mapping[RepresentationId, ArtifactRow | None]) -> None:
+        """Reconcile these representations (None: it no longer exists, or left the list)."""
+        for rep_id, row in changed.items():
+            if row is not None and row.id != rep_id:
+                raise ValueError(f"row for {row.id} given under {rep_id}")
+            self._apply_one(rep_id, row)
+        self._count()
+
+    def _apply_one(self, rep_id: RepresentationId, row: ArtifactRow | None) -> None:
+        index = self.row_of(rep_id)
+        if index is not None and row is not None:
+            if self._rows[index] != row:
+                self._rows[index] = row
+                self._by_id[rep_id] = row
+                self.dataChanged.emit(self.index(index, 0), self.index(index, len(COLUMNS) - 1))
+        elif index is not None:
+            self.beginRemoveRows(QModelIndex(), index, index)
+            del self._rows[index], self._keys[index], self._by_id[rep_id]
+            self.endRemoveRows()
+        elif row is not None:
+            at = bisect_left(self._keys, rep_id.int)
+            self.beginInsertRows(QModelIndex(), at, at)
+            self._rows.insert(at, row)
+            self._keys.insert(at, rep_id.int)
+            self._by_id[rep_id] = row
+            self.endInsertRows()
+
+    def _count(self) -> None:
+        stale = sum(1 for row in self._rows if row.needs_attention)
+        if stale != self._stale:
+            self._stale = stale
+            self.stale_count_changed.emit(stale)
+
+    # --- values out ----------------------------------------------------------------------
+
+    @property
+    def stale_count(self) -> int:
+        return self._stale
+
+    def row(self, index: int) -> ArtifactRow:
+        return self._rows[index]
+
+    def rows(self) -> list[ArtifactRow]:
+        return list(self._rows)
+
+    def row_of(self, rep_id: RepresentationId) -> int | None:
+        if rep_id not in self._by_id:
+            return None
+        return bisect_left(self._keys, rep_id.int)
+
+    def get(self, rep_id: RepresentationId) -> ArtifactRow | None:
+        return self._by_id.get(rep_id)
+
+    # --- Qt model API ----------------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][1]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMNS[section][2]
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(COLUMNS):
+            return None
+        row, key = self._rows[index.row()], COLUMNS[index.column()][0]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(row, key)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tip(row, key)
+        if role == SORT_ROLE:
+            return self._sort_key(row, key)
+        if role == REPRESENTATION_ID_ROLE:
+            return str(row.id)
+        if role == KNOWLEDGE_ROLE:
+            return row.state.value if row.state is not None else ""
+        if role == ATTENTION_ROLE:
+            return row.needs_attention
+        if role == Qt.ItemDataRole.FontRole and key == "path":
+            return self._mono
+        if key == "knowledge" and row.state is not None:
+            return self._knowledge_data(row, role)
+        if key == "availability":
+            return self._availability_data(row, role)
+        return None
+
+    def _text(self, row: ArtifactRow, key: str) -> str:
+        if key == "asset":
+            return row.asset_name or looks.short_id(row.asset_id)
+        if key == "kind":
+            return row.representation.kind.value
+        if key == "path":
+            return row.display_path
+        if key == "availability":
+            return looks.AVAILABILITY_LOOKS[row.availability].label
+        if key == "knowledge":
+            return looks.look_of(row.state, row.knowledge).label if row.state is not None else "not evaluated"
+        reasons = self._reasons(row)
+        return reasons[0] if reasons and not looks.is_source(row.knowledge) else ""
+
+    def _reasons(self, row: ArtifactRow) -> tuple[str, ...]:
+        return looks.reason_lines(row.knowledge, labeller(self._by_id))
+
+    def _tip(self, row: ArtifactRow, key: str) -> str | None:
+        if key == "asset":
+            return f"Asset {row.asset_id}\nRepresentation {row.id}"
+        if key == "path":
+            return row.display_path
+        if key == "availability":
+            return looks.AVAILABILITY_LOOKS[row.availability].description
+        if key in ("knowledge", "reasons") and row.state is not None:
+            look = looks.look_of(row.state, row.knowledge)
+            reasons = self._reasons(row)
+            why = "\n".join(f"• {line}" for line in reasons) if look is not looks.SOURCE_LOOK else ""
+            return f"{look.label}: {look.description}" + (f"\n{why}" if why else "")
+        return None
+
+    def _sort_key(self, row: ArtifactRow, key: str) -> Any:
+        if key == "knowledge":
+            return -1 if row.state is None else row.state.severity
+        if key == "availability":
+            return looks.AVAILABILITY_LOOKS[row.availability].label
+        return self._text(row, key).lower()
+
+    def _knowledge_data(self, row: ArtifactRow, role: int) -> Any:
+        assert row.state is not None
+        look = looks.look_of(row.state, row.knowledge)
+        colour = looks.colour_of(self._palette, row.state, row.knowledge)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QColor(colour)
+        if role == Qt.ItemDataRole.DecorationRole:
+            return artifact_icon(look.glyph, colour)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Knowledge {look.label}"
+        return None
+
+    def _availability_data(self, row: ArtifactRow, role: int) -> Any:
+        look = looks.AVAILABILITY_LOOKS[row.availability]
+        colour = self._palette.availability(row.availability)
+        if role == Qt.ItemDataRole.ForegroundRole and row.availability is not None:
+            return QColor(colour)
+        if role == Qt.ItemDataRole.DecorationRole:
+            return artifact_icon(look.glyph, colour)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Availability {look.label}"
+        return None
+
+
+class ArtifactFilterProxy(QSortFilterProxyModel):
+    """Sorting by any column (by :data:`SORT_ROLE`) and the "stale or diverged only" filter."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._attention_only = False
+        self.setSortRole(SORT_ROLE)
+        self.setDynamicSortFilter(True)
+
+    @property
+    def attention_only(self) -> bool:
+        return self._attention_only
+
+    def set_attention_only(self, on: bool) -> None:
+        """Show only stale or diverged rows (True) or every row (False)."""
+        if on == self._attention_only:
+            return
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
+            self.beginFilterChange()
+            self._attention_only = on
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
+            self._attention_only = on
+            self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
+        if not self._attention_only:
+            return True
+        model = self.sourceModel()
+        return bool(model.data(model.index(source_row, 0, source_parent), ATTENTION_ROLE))

@@ -1,0 +1,230 @@
+"""The job table's columns, declared once (no Qt): title, width, text, tooltip, and whether
+the store can sort by it.
+
+The store pages jobs by id, and ids are UUIDv7 (time-ordered), so the only honest sorts are
+newest-first and oldest-first: the Age, Requested and Job ID columns map to those. Other
+columns do not sort; sorting a partly loaded million-row table client-side would lie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from postproject import JobState
+from postproject_gui import timefmt
+from postproject_gui.services.types import JobRow
+from postproject_gui.states import STATE_LOOKS, claim_health, state_text
+
+
+def short_id(text: str) -> str:
+    """The random tail of a UUIDv7 (its head is a timestamp shared by neighbours)."""
+    return "…" + text[-8:]
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _state(row: JobRow, now: datetime) -> str:
+    return state_text(row.job, now)
+
+
+def _state_tip(row: JobRow, now: datetime) -> str:
+    health = claim_health(row.job, now)
+    text = f"{STATE_LOOKS[row.job.state].label}: {STATE_LOOKS[row.job.state].description}"
+    if health is not None and row.job.claim is not None:
+        text += f"\nLease {timefmt.countdown(row.job.claim.expires_at, now)} ({health.value})"
+    return text
+
+
+def _output(row: JobRow, now: datetime) -> str:
+    name = row.output_name or short_id(str(row.job.output_asset_id))
+    return f"{name} · {row.job.output_representation_kind.value}"
+
+
+def _inputs(row: JobRow, now: datetime) -> str:
+    count = len(row.job.inputs)
+    if count == 0:
+        return "—"
+    first = row.first_input or short_id(str(row.job.inputs[0]))
+    return first if count == 1 else f"{first} +{count - 1}"
+
+
+def _claimed_by(row: JobRow, now: datetime) -> str:
+    claim = row.job.claim
+    if claim is None:
+        return ""
+    return f"{claim.agent} · {claim.tool}" if claim.agent else str(claim.tool)
+
+
+def _claimed_by_tip(row: JobRow, now: datetime) -> str:
+    claim = row.job.claim
+    if claim is None:
+        return ""
+    uri = f"\n{claim.tool.uri}" if claim.tool.uri else ""
+    return f"Agent: {claim.agent or 'not given'}\nTool: {claim.tool}{uri}"
+
+
+def _lease(row: JobRow, now: datetime) -> str:
+    claim = row.job.claim
+    if row.job.state is not JobState.CLAIMED or claim is None:
+        return ""
+    return timefmt.countdown(claim.expires_at, now)
+
+
+def _lease_tip(row: JobRow, now: datetime) -> str:
+    claim = row.job.claim
+    if claim is None:
+        return ""
+    return f"Claimed {timefmt.stamp(claim.claimed_at)}\nLease ends {timefmt.stamp(claim.expires_at)}"
+
+
+def _diagnostic(row: JobRow, now: datetime) -> str:
+    return first_line(row.job.failure.diagnostic) if row.job.failure else ""
+
+
+def _diagnostic_tip(row: JobRow, now: datetime) -> str:
+    return row.job.failure.diagnostic[:2000] if row.job.failure else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the job table."""
+
+    key: str
+    title: str
+    width: int
+    text: Callable[[JobRow, datetime], str]
+    tip: Callable[[JobRow, datetime], str] | None = None
+    visible: bool = True  # shown by default
+    sorts_by_id: bool = False  # clicking it toggles newest-first/oldest-first
+    ascending_is_newest: bool = False  # for sorts_by_id: what an ascending click means
+    time_dependent: bool = False  # its text changes as time passes
+    mono: bool = False
+    align_right: bool = False
+    elide: str = "right"  # where long text is cut: "left", "middle" or "right"
+    states: frozenset[JobState] | None = None  # only jobs in these states have content here
+    description: str = ""
+
+
+CLAIMED = frozenset({JobState.CLAIMED})
+FAILED = frozenset({JobState.FAILED})
+
+COLUMNS: tuple[Column, ...] = (
+    Column("state", "State", 152, _state, _state_tip, time_dependent=True, description="Lifecycle state"),
+    Column(
+        "id",
+        "Job",
+        96,
+        lambda r, n: short_id(str(r.id)),
+        lambda r, n: str(r.id),
+        sorts_by_id=True,
+        mono=True,
+        description="Job id (its tail; hover or copy for the full id)",
+    ),
+    Column("kind", "Kind", 200, lambda r, n: r.job.kind, elide="left", description="Job kind"),
+    Column(
+        "output",
+        "Output",
+        150,
+        _output,
+        lambda r, n: str(r.job.output_asset_id),
+        description="Output asset · representation kind",
+    ),
+    Column(
+        "claimed_by",
+        "Claimed by",
+        180,
+        _claimed_by,
+        _claimed_by_tip,
+        states=CLAIMED,
+        description="Agent and tool holding the claim",
+    ),
+    Column(
+        "lease",
+        "Lease",
+        136,
+        _lease,
+        _lease_tip,
+        time_dependent=True,
+        states=CLAIMED,
+        description="Lease countdown",
+    ),
+    Column(
+        "age",
+        "Age",
+        44,
+        lambda r, n: timefmt.age(r.job.requested_at, n),
+        lambda r, n: f"Requested {timefmt.stamp(r.job.requested_at)}",
+        sorts_by_id=True,
+        ascending_is_newest=True,
+        time_dependent=True,
+        align_right=True,
+        description="Time since it was requested",
+    ),
+    Column(
+        "diagnostic",
+        "Diagnostic",
+        300,
+        _diagnostic,
+        _diagnostic_tip,
+        states=FAILED,
+        description="Why it failed (first line)",
+    ),
+    Column(
+        "inputs",
+        "Inputs",
+        130,
+        _inputs,
+        lambda r, n: "\n".join(map(str, r.job.inputs[:20])),
+        elide="middle",
+        description="Input representations",
+    ),
+    Column(
+        "requested",
+        "Requested",
+        140,
+        lambda r, n: timefmt.stamp(r.job.requested_at),
+        visible=False,
+        sorts_by_id=True,
+        description="When it was requested",
+    ),
+    Column("target_root", "Target root", 110, lambda r, n: r.job.target_root or "", visible=False),
+    Column(
+        "revision",
+        "Rev",
+        56,
+        lambda r, n: str(r.job.updated_sequence),
+        visible=False,
+        align_right=True,
+        description="Revision that last changed it",
+    ),
+    Column("job_id", "Job ID", 270, lambda r, n: str(r.id), visible=False, sorts_by_id=True, mono=True),
+)
+
+COLUMN_KEYS: tuple[str, ...] = tuple(c.key for c in COLUMNS)
+
+
+def column(key: str) -> int:
+    """The index of the column named ``key``."""
+    return COLUMN_KEYS.index(key)
+
+
+def relevant(col: Column, state: JobState | None, stuck: bool) -> bool:
+    """Whether a column can have content when the table lists ``state`` (or stuck claims)."""
+    if col.states is None:
+        return True
+    if stuck:
+        return JobState.CLAIMED in col.states
+    return state is None or state in col.states
+
+
+def newest_first_for(index: int, ascending: bool) -> bool | None:
+    """The store order a header click asks for (None: the column does not sort)."""
+    col = COLUMNS[index]
+    if not col.sorts_by_id:
+        return None
+    return ascending if col.ascending_is_newest else not ascending

@@ -1,0 +1,176 @@
+"""The event log: one row per revision as it arrives from the feed, newest first.
+
+Rows keep a compact summary of each revision, not its events: one bulk request can carry
+tens of thousands of events, and the log only shows what and how many.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from postproject import Revision
+from postproject_gui import timefmt
+from postproject_gui.models import roles
+from postproject_gui.models.columns import short_id
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+MAX_ROWS = 5000
+HEADERS = ("Rev", "Time", "Events", "Subject", "Origin")
+TIPS = (
+    "Revision sequence",
+    "When it was committed (local time)",
+    "What changed",
+    "The object it changed, when there is one",
+    "Application that made the change, and its message",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """What the log shows of one revision."""
+
+    sequence: int
+    committed_at: datetime
+    origin: str | None
+    message: str | None
+    summary: str
+    subject: str | None  # the one object all events are about, if there is one
+    job: str | None  # that subject, when every event is a job event
+    events: int
+    detail: str  # the first events, for the tooltip
+
+    @classmethod
+    def of(cls, revision: Revision) -> LogEntry:
+        about = subject(revision)
+        jobs_only = all(e.kind.startswith("job_") for e in revision.events)
+        detail = "\n".join(f"{e.kind} {e.subject or ''}" for e in revision.events[:30])
+        return cls(
+            revision.sequence,
+            revision.committed_at,
+            revision.origin,
+            revision.message,
+            summary(revision),
+            about,
+            about if about and jobs_only else None,
+            len(revision.events),
+            detail,
+        )
+
+
+def summary(revision: Revision) -> str:
+    """``job_claimed ×3, job_failed``."""
+    counts = Counter(event.kind for event in revision.events)
+    return ", ".join(kind if n == 1 else f"{kind} ×{n}" for kind, n in counts.items()) or "(no events)"
+
+
+def subject(revision: Revision) -> str | None:
+    """The one object all events are about, if there is exactly one."""
+    subjects = {event.subject for event in revision.events}
+    return next(iter(subjects)) if len(subjects) == 1 else None
+
+
+class EventLogModel(QAbstractTableModel):
+    """Revisions, newest first, capped at :data:`MAX_ROWS`."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._revisions: list[LogEntry] = []
+
+    def add(self, revisions: Sequence[Revision]) -> None:
+        """Add revisions (any order): newer ones go on top, older ones at the bottom."""
+        top = self._revisions[0].sequence if self._revisions else -1
+        bottom = self._revisions[-1].sequence if self._revisions else -1
+        newer = sorted((LogEntry.of(r) for r in revisions if r.sequence > top), key=lambda r: -r.sequence)
+        older = sorted(
+            (LogEntry.of(r) for r in revisions if 0 <= r.sequence < bottom), key=lambda r: -r.sequence
+        )
+        if newer:
+            self.beginInsertRows(QModelIndex(), 0, len(newer) - 1)
+            self._revisions[:0] = newer
+            self.endInsertRows()
+        if older:
+            end = len(self._revisions)
+            self.beginInsertRows(QModelIndex(), end, end + len(older) - 1)
+            self._revisions.extend(older)
+            self.endInsertRows()
+        if len(self._revisions) > MAX_ROWS:
+            self.beginRemoveRows(QModelIndex(), MAX_ROWS, len(self._revisions) - 1)
+            del self._revisions[MAX_ROWS:]
+            self.endRemoveRows()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._revisions.clear()
+        self.endResetModel()
+
+    def entry(self, row: int) -> LogEntry:
+        return self._revisions[row]
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._revisions)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return TIPS[section]
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.row() >= len(self._revisions):
+            return None
+        revision = self._revisions[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._text(revision, index.column())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tip(revision, index.column())
+        if role == Qt.ItemDataRole.TextAlignmentRole and index.column() == 0:
+            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        if role == roles.SEQUENCE_ROLE:
+            return revision.sequence
+        if role == roles.JOB_ID_ROLE:
+            return revision.job
+        return None
+
+    def _text(self, revision: LogEntry, column: int) -> str:
+        if column == 0:
+            return str(revision.sequence)
+        if column == 1:
+            return timefmt.clock_time(revision.committed_at)
+        if column == 2:
+            return revision.summary
+        if column == 3:
+            return (
+                short_id(revision.subject)
+                if revision.subject
+                else ("—" if not revision.events else "several")
+            )
+        return " · ".join(x for x in (revision.origin, revision.message) if x)
+
+    def _tip(self, revision: LogEntry, column: int) -> str | None:
+        if column == 1:
+            return timefmt.stamp(revision.committed_at)
+        if column == 3:
+            return revision.subject
+        if column == 2 and revision.events > 1:
+            more = f"\n… {revision.events - 30:,} more" if revision.events > 30 else ""
+            return revision.detail + more
+        return None

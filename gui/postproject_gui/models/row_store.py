@@ -1,0 +1,95 @@
+"""Rows kept sorted by the store's order and found by job id (no Qt).
+
+The table model holds one of these; positions are found by bisecting on the sort key, so
+live updates cost O(log n) to locate even with hundreds of thousands of loaded rows.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+
+from postproject import JobId
+from postproject.clock import to_micros
+from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.types import JobRow
+
+Key = tuple[int, ...]
+END = 2**130  # sorts after every real key
+
+
+def sort_key(flt: JobFilter) -> Callable[[JobRow], Key]:
+    """The key in which the store returns rows for ``flt`` (ascending list order)."""
+    if flt.stuck:
+        return _expiry_key
+    if flt.newest_first:
+        return lambda row: (-row.job.id.int,)
+    return lambda row: (row.job.id.int,)
+
+
+def _expiry_key(row: JobRow) -> Key:
+    claim = row.job.claim
+    expires = to_micros(claim.expires_at) if claim is not None else END
+    return (expires, row.job.id.int)
+
+
+class RowStore:
+    """A sorted list of rows with an id index."""
+
+    def __init__(self, key: Callable[[JobRow], Key]) -> None:
+        self._key = key
+        self._rows: list[JobRow] = []
+        self._keys: list[Key] = []
+        self._by_id: dict[JobId, JobRow] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: int) -> JobRow:
+        return self._rows[index]
+
+    def __iter__(self) -> Iterator[JobRow]:
+        return iter(self._rows)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._by_id
+
+    def key(self, row: JobRow) -> Key:
+        return self._key(row)
+
+    def get(self, job_id: JobId) -> JobRow | None:
+        return self._by_id.get(job_id)
+
+    def index_of(self, job_id: JobId) -> int | None:
+        row = self._by_id.get(job_id)
+        if row is None:
+            return None
+        index = bisect_left(self._keys, self._key(row))
+        assert self._rows[index].job.id == job_id, "row store out of order"
+        return index
+
+    def position_for(self, row: JobRow) -> int:
+        return bisect_left(self._keys, self._key(row))
+
+    def insert(self, index: int, row: JobRow) -> None:
+        self._rows.insert(index, row)
+        self._keys.insert(index, self._key(row))
+        self._by_id[row.job.id] = row
+
+    def extend(self, rows: list[JobRow]) -> None:
+        """Append rows that sort after every row held (a next page)."""
+        for row in rows:
+            self._rows.append(row)
+            self._keys.append(self._key(row))
+            self._by_id[row.job.id] = row
+
+    def replace(self, index: int, row: JobRow) -> None:
+        assert self._key(row) == self._keys[index]
+        self._rows[index] = row
+        self._by_id[row.job.id] = row
+
+    def pop(self, index: int) -> JobRow:
+        row = self._rows.pop(index)
+        del self._keys[index]
+        del self._by_id[row.job.id]
+        return row

@@ -1,0 +1,1 @@
+"""The GUI's door into the core: the production service and the feed watcher."""

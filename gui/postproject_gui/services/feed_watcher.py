@@ -1,0 +1,153 @@
+"""Watch a production's revision feed and say, narrowly, what changed.
+
+One background thread owns its own read-only :class:`~postproject.Production` and blocks
+in :meth:`~postproject.Production.wait_for_changes`, which probes SQLite's
+``PRAGMA data_version`` (microseconds) with a 5-50 ms backoff and wakes at once on commits
+made in this process. New revisions are handed to the GUI thread through the asyncio loop
+and re-emitted as signals. This is the application's only change probe: no widget polls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from postproject import Changes, Clock, JobId, PostProjectError, Production, Revision
+
+log = logging.getLogger(__name__)
+
+WAIT_SECONDS = 0.1  # how long one wait blocks; bounds how long stop() takes
+BATCH = 200  # revisions read per wake-up
+RETRY_SECONDS = (0.25, 0.5, 1.0, 2.0)  # backoff while the production cannot be read
+
+
+def job_ids(revisions: list[Revision]) -> frozenset[JobId]:
+    """The jobs named by these revisions' events (job events and job metadata)."""
+    found: set[JobId] = set()
+    for revision in revisions:
+        for event in revision.events:
+            if "job_id" in event.payload:
+                found.add(JobId.parse(event.payload["job_id"]))
+            else:
+                target = event.payload.get("target")
+                if isinstance(target, dict) and target.get("kind") == "job":
+                    found.add(JobId.parse(target["id"]))
+    return frozenset(found)
+
+
+class FeedWatcher(QObject):
+    """Emits what the feed says changed after revision ``after``.
+
+    Signals:
+        revisions_arrived(list[Revision]): new revisions, oldest first.
+        jobs_changed(frozenset[JobId]): the jobs those revisions touched (may be empty).
+        head_changed(int): the newest revision sequence read.
+        live_changed(bool): whether the feed can be read (False while it cannot).
+    """
+
+    revisions_arrived = Signal(list)
+    jobs_changed = Signal(frozenset)
+    head_changed = Signal(int)
+    live_changed = Signal(bool)
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        after: int,
+        loop: asyncio.AbstractEventLoop,
+        clock: Clock | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._path = Path(path)
+        self._head = after
+        self._loop = loop
+        self._clock = clock
+        self._live: bool | None = None  # unknown until the first probe
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def head(self) -> int:
+        return self._head
+
+    @property
+    def live(self) -> bool:
+        return bool(self._live)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("a FeedWatcher starts once")
+        self._thread = threading.Thread(target=self._run, args=(self._head,), name="pp-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread (returns within about :data:`WAIT_SECONDS`)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    # --- the watcher thread ------------------------------------------------------------
+
+    def _run(self, after: int) -> None:
+        production: Production | None = None
+        failures = 0
+        try:
+            while not self._stop.is_set():
+                try:
+                    if production is None:
+                        production = Production.open(self._path, read_only=True, clock=self._clock)
+                    changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH)
+                except PostProjectError as exc:
+                    if not failures:
+                        log.warning("revision feed of %s unreadable: %s", self._path, exc)
+                    _closed(production)
+                    production = None
+                    self._post(None, after, live=False)
+                    self._stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+                    failures += 1
+                    continue
+                failures = 0
+                after = max(after, changes.through_sequence)
+                self._post(changes, after, live=True)
+        finally:
+            _closed(production)
+
+    def _post(self, changes: Changes | None, through: int, *, live: bool) -> None:
+        if not changes and live == self._live:
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._deliver, changes, through, live)
+        except RuntimeError:  # the loop closed under us: the window is going away
+            self._stop.set()
+
+    # --- back on the GUI thread --------------------------------------------------------
+
+    def _deliver(self, changes: Changes | None, through: int, live: bool) -> None:
+        if self._stop.is_set():
+            return
+        if live != self._live:
+            self._live = live
+            self.live_changed.emit(live)
+        if not changes:
+            return
+        revisions = list(changes.revisions)
+        self.revisions_arrived.emit(revisions)
+        self.jobs_changed.emit(job_ids(revisions))
+        if through > self._head:
+            self._head = through
+            self.head_changed.emit(through)
+
+
+def _closed(production: Production | None) -> None:
+    if production is not None:
+        production.close()

@@ -1,0 +1,214 @@
+"""The GUI's only door into the core.
+
+One writer thread owns a writable :class:`~postproject.Production` (opened on the first
+edit, so a read-only copy of a production can still be watched); a small pool of reader
+threads each owns its own read-only one. Public methods are coroutines: the GUI thread
+submits work and awaits the result through the asyncio (qasync) loop, so it never runs a
+query and never waits on a database lock. A call made after :meth:`close` raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TypeVar
+
+from postproject import Clock, ConflictError, JobId, Production, Revision, SystemClock
+from postproject_gui.services import reads, writes
+from postproject_gui.services.types import (
+    CancelOutcome,
+    ClaimOutlook,
+    JobCounts,
+    JobDetail,
+    JobPage,
+    JobRow,
+    ProductionInfo,
+    RequestChoices,
+    RequestSpec,
+    StoreQuery,
+)
+from postproject_gui.states import EXPIRING_SOON
+
+T = TypeVar("T")
+PAGE_SIZE = 200
+OUTLOOK_SPAN = timedelta(minutes=5)
+
+
+class _Worker:
+    """A single thread and the production it owns (touched only on that thread)."""
+
+    def __init__(self, name: str) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self.production: Production | None = None
+        self.names = reads.NameCache()
+        self.pending = 0
+
+
+class ProductionService:
+    """Async façade over one production (see the module docstring).
+
+    Args:
+        path: the ``.pproj`` file.
+        clock: the core clock (a ``FakeClock`` in tests); also the GUI's notion of "now".
+        readers: reader threads (each with its own read-only connection).
+        loop: the asyncio loop results are delivered on (default: the current one).
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Clock | None = None,
+        readers: int = 2,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        self._path = Path(path)
+        self._clock: Clock = clock or SystemClock()
+        self._loop = loop or asyncio.get_event_loop()
+        self._readers = [_Worker(f"pp-reader-{i}") for i in range(readers)]
+        self._writer = _Worker("pp-writer")
+        self._turn = itertools.count()
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return self._loop
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def now(self) -> datetime:
+        """The clock's current instant (no database access)."""
+        return self._clock.now()
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    async def open(self) -> ProductionInfo:
+        """Open a read-only production on every reader thread; the production's facts."""
+        await asyncio.gather(*(self._run(w, self._open_reader, w) for w in self._readers))
+        production = self._readers[0].production
+        assert production is not None
+        head = await self._read(reads.head)
+        return ProductionInfo(production.id, self._path, head)
+
+    def _open_reader(self, worker: _Worker) -> None:
+        worker.production = Production.open(self._path, read_only=True, clock=self._clock)
+
+    def close(self) -> None:
+        """Close every production on its own thread and stop the threads (idempotent).
+
+        Waits for the query each thread is running, if any (milliseconds); called when a
+        window closes or another production is opened.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for worker in (*self._readers, self._writer):
+            worker.executor.submit(_close, worker)
+            worker.executor.shutdown(wait=True, cancel_futures=False)
+
+    # --- reads -------------------------------------------------------------------------
+
+    async def head(self) -> int:
+        return await self._read(reads.head)
+
+    async def jobs_page(
+        self, query: StoreQuery, cursor: str | None = None, limit: int = PAGE_SIZE
+    ) -> JobPage:
+        return await self._read_named(reads.jobs_page, query, cursor, limit)
+
+    async def jobs(self, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:
+        """The current rows of these jobs (None for a job that does not exist)."""
+        return await self._read_named(reads.jobs_by_id, tuple(ids))
+
+    async def job_detail(self, job_id: JobId) -> JobDetail:
+        return await self._read_named(reads.job_detail, job_id)
+
+    async def counts(self, kind: str | None = None) -> JobCounts:
+        return await self._read(reads.counts, kind)
+
+    async def kinds(self) -> tuple[str, ...]:
+        return await self._read(reads.kinds)
+
+    async def recent_revisions(self, count: int = 20) -> tuple[Revision, ...]:
+        return await self._read(reads.recent_revisions, count)
+
+    async def claim_outlook(self, soon: timedelta = EXPIRING_SOON) -> ClaimOutlook:
+        """Claims whose lease ends within the next few minutes, read from the store."""
+        return await self._read(reads.claim_outlook, self.now() + OUTLOOK_SPAN, soon)
+
+    async def request_choices(self) -> RequestChoices:
+        return await self._read_named(reads.request_choices)
+
+    # --- writes ------------------------------------------------------------------------
+
+    async def request_job(self, spec: RequestSpec) -> tuple[JobId, int | None]:
+        """Request a job with its parameters in one transaction; (job id, revision)."""
+        return await self._write(writes.request_job, spec)
+
+    async def cancel_jobs(self, ids: Sequence[JobId]) -> CancelOutcome:
+        """Cancel these jobs in one transaction (finished ones are skipped and reported)."""
+        return await self._write(writes.cancel_jobs, tuple(ids))
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the production service for {self._path} is closed")
+
+    async def _run(self, worker: _Worker, fn: Callable[..., T], *args: object) -> T:
+        self._check_open()
+        worker.pending += 1
+        try:
+            return await self._loop.run_in_executor(worker.executor, fn, *args)
+        finally:
+            worker.pending -= 1
+
+    def _pick(self) -> _Worker:
+        turn = next(self._turn)
+        return min(
+            self._readers, key=lambda w: (w.pending, (self._readers.index(w) - turn) % len(self._readers))
+        )
+
+    async def _read(self, fn: Callable[..., T], *args: object) -> T:
+        worker = self._pick()
+        return await self._run(worker, _on_production, worker, fn, args)
+
+    async def _read_named(self, fn: Callable[..., T], *args: object) -> T:
+        worker = self._pick()
+        return await self._run(worker, _on_production, worker, fn, (worker.names, *args))
+
+    async def _write(self, fn: Callable[..., T], *args: object) -> T:
+        return await self._run(self._writer, self._on_writer, fn, args)
+
+    def _on_writer(self, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+        worker = self._writer
+        if worker.production is None:
+            worker.production = Production.open(self._path, clock=self._clock)
+        if worker.production.read_only:  # pragma: no cover - opened writable above
+            raise ConflictError("production is open read-only", reason="read_only")
+        return fn(worker.production, *args)
+
+
+def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+    assert worker.production is not None, "reader used before open()"
+    return fn(worker.production, *args)
+
+
+def _close(worker: _Worker) -> None:
+    if worker.production is not None:
+        worker.production.close()
+        worker.production = None

@@ -1,0 +1,169 @@
+"""Read functions the service runs on its reader threads, each over its own read-only
+:class:`~postproject.Production`. Plain functions of (production, names, arguments), so they
+are easy to test without threads. Nothing here runs on the GUI thread."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from postproject import (
+    AssetId,
+    Job,
+    JobId,
+    JobRef,
+    NotFoundError,
+    PostProjectError,
+    Production,
+    RepresentationId,
+    Revision,
+)
+from postproject_gui.services.types import (
+    ClaimMark,
+    ClaimOutlook,
+    CompletionInfo,
+    HistoryEntry,
+    InputInfo,
+    JobCounts,
+    JobDetail,
+    JobPage,
+    JobRow,
+    RepresentationChoice,
+    RequestChoices,
+    StoreQuery,
+)
+
+KNOWN_KINDS = ("org.postproject:generate-proxy", "org.postproject:generate-thumbnail")
+MAX_DETAIL_INPUTS = 200
+MAX_CHOICES = 1000
+OUTLOOK_LIMIT = 1000
+
+
+class NameCache:
+    """Asset names and representation file names (both immutable once written)."""
+
+    def __init__(self) -> None:
+        self._assets: dict[AssetId, str | None] = {}
+        self._files: dict[RepresentationId, str | None] = {}
+
+    def asset(self, production: Production, asset_id: AssetId) -> str | None:
+        if asset_id not in self._assets:
+            try:
+                self._assets[asset_id] = production.asset(asset_id).name
+            except NotFoundError:
+                self._assets[asset_id] = None
+        return self._assets[asset_id]
+
+    def file(self, production: Production, rep_id: RepresentationId) -> str | None:
+        if rep_id not in self._files:
+            try:
+                self._files[rep_id] = production.representation(rep_id).path.name
+            except NotFoundError:
+                self._files[rep_id] = None
+        return self._files[rep_id]
+
+
+def row(production: Production, names: NameCache, job: Job) -> JobRow:
+    first = names.file(production, job.inputs[0]) if job.inputs else None
+    return JobRow(job, names.asset(production, job.output_asset_id), first)
+
+
+def jobs_page(
+    production: Production, names: NameCache, query: StoreQuery, cursor: str | None, limit: int
+) -> JobPage:
+    if query.claims_before is not None:
+        # The store cannot filter claims by kind: the table model drops other kinds.
+        page = production.claims_expiring(before=query.claims_before, limit=limit, cursor=cursor)
+    else:
+        page = production.jobs(
+            limit=limit, cursor=cursor, state=query.state, kind=query.kind, newest_first=query.newest_first
+        )
+    return JobPage(tuple(row(production, names, j) for j in page.items), page.next_cursor)
+
+
+def jobs_by_id(production: Production, names: NameCache, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:
+    found: dict[JobId, JobRow | None] = {}
+    for job_id in ids:
+        try:
+            found[job_id] = row(production, names, production.job(job_id))
+        except NotFoundError:
+            found[job_id] = None
+    return found
+
+
+def counts(production: Production, kind: str | None) -> JobCounts:
+    return JobCounts(production.job_counts(kind), kind)
+
+
+def kinds(production: Production) -> tuple[str, ...]:
+    return production.job_kinds()
+
+
+def head(production: Production) -> int:
+    latest = production.latest_revision()
+    return latest.sequence if latest is not None else 0
+
+
+def recent_revisions(production: Production, count: int) -> tuple[Revision, ...]:
+    """The last ``count`` revisions, oldest first (the event log starts with them)."""
+    newest = head(production)
+    return production.changes_since(max(0, newest - count), count).revisions
+
+
+def claim_outlook(production: Production, horizon: datetime, soon: timedelta) -> ClaimOutlook:
+    page = production.claims_expiring(before=horizon, limit=OUTLOOK_LIMIT)
+    marks = tuple(ClaimMark(j.id, j.kind, j.claim.expires_at) for j in page.items if j.claim is not None)
+    return ClaimOutlook(marks, horizon, page.next_cursor is not None, soon)
+
+
+def job_detail(production: Production, names: NameCache, job_id: JobId) -> JobDetail:
+    job = production.job(job_id)
+    history = tuple(HistoryEntry(seq, at, kind) for seq, at, kind in production.job_history(job_id))
+    parameters = production.metadata[JobRef(job_id)]
+    inputs = tuple(_input(production, names, rep_id) for rep_id in job.inputs[:MAX_DETAIL_INPUTS])
+    root_path = None
+    if job.target_root is not None:
+        try:
+            path = production.root_path(job.target_root)
+            root_path = str(path) if path is not None else None
+        except NotFoundError:
+            root_path = None
+    return JobDetail(
+        row(production, names, job), history, parameters, inputs, root_path, _completion(production, job)
+    )
+
+
+def _input(production: Production, names: NameCache, rep_id: RepresentationId) -> InputInfo:
+    try:
+        rep = production.representation(rep_id)
+    except NotFoundError:
+        return InputInfo(rep_id, None, "(missing)", None)
+    return InputInfo(rep_id, rep.kind, str(rep.path), names.asset(production, rep.asset_id))
+
+
+def _completion(production: Production, job: Job) -> CompletionInfo | None:
+    done = job.completion
+    if done is None:
+        return None
+    try:
+        path = str(production.representation(done.representation_id).path)
+    except PostProjectError:
+        path = "(unreadable)"
+    try:
+        activity = production.activity(done.activity_id)
+        kind, tool = activity.kind, (str(activity.tool) if activity.tool else None)
+    except PostProjectError:
+        kind, tool = None, None
+    return CompletionInfo(done.representation_id, path, kind, tool)
+
+
+def request_choices(production: Production, names: NameCache) -> RequestChoices:
+    assets = production.assets(limit=MAX_CHOICES).items
+    reps = production.representations(limit=MAX_CHOICES).items
+    choices = tuple(
+        RepresentationChoice(r.id, r.asset_id, names.asset(production, r.asset_id), r.kind, str(r.path))
+        for r in reps
+    )
+    kinds = tuple(sorted({*KNOWN_KINDS, *production.job_kinds()}))
+    roots = tuple(root.name for root in production.media_roots())
+    return RequestChoices(kinds, tuple((a.id, a.name) for a in assets), choices, roots)

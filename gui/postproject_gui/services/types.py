@@ -1,0 +1,204 @@
+"""Plain values the service hands to models and views (Qt-free, immutable).
+
+They carry everything a view shows, so no view or model ever needs to ask the core.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from postproject import (
+    Assertion,
+    AssetId,
+    Job,
+    JobId,
+    JobState,
+    MetadataValue,
+    ProductionId,
+    Property,
+    RepresentationId,
+    RepresentationKind,
+)
+from postproject_gui.states import EXPIRING_SOON
+
+
+@dataclass(frozen=True, slots=True)
+class ProductionInfo:
+    """What the window shows about the open production."""
+
+    id: ProductionId
+    path: Path
+    head: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    """A job plus the names a table row shows for it."""
+
+    job: Job
+    output_name: str | None = None  # the output asset's name
+    first_input: str | None = None  # file name of the first input representation
+
+    @property
+    def id(self) -> JobId:
+        return self.job.id
+
+
+@dataclass(frozen=True, slots=True)
+class StoreQuery:
+    """A query the store can answer with keyset pages.
+
+    With ``claims_before`` set it lists claims expiring at or before that instant, soonest
+    first (the store has no kind filter there; the table model filters those rows by kind).
+    """
+
+    state: JobState | None = None
+    kind: str | None = None
+    newest_first: bool = True
+    claims_before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobPage:
+    """One keyset page of rows, exactly as the store returned them."""
+
+    rows: tuple[JobRow, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobCounts:
+    """Jobs per state (for one kind, or all kinds when ``kind`` is None)."""
+
+    by_state: dict[JobState, int]
+    kind: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_state.values())
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimMark:
+    """A claim and when its lease ends."""
+
+    job_id: JobId
+    kind: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimOutlook:
+    """The claims whose lease ends before ``horizon``, soonest first.
+
+    Whether a claim is stuck or expiring changes with time alone (no revision marks it), so
+    the window re-evaluates this at :meth:`next_boundary` instead of polling the store.
+    """
+
+    claims: tuple[ClaimMark, ...]
+    horizon: datetime
+    capped: bool = False  # more claims end before the horizon than were read
+    soon: timedelta = EXPIRING_SOON
+
+    def stuck(self, now: datetime, kind: str | None = None) -> tuple[ClaimMark, ...]:
+        return tuple(c for c in self._of(kind) if c.expires_at <= now)
+
+    def expiring(self, now: datetime, kind: str | None = None) -> tuple[ClaimMark, ...]:
+        return tuple(c for c in self._of(kind) if now < c.expires_at <= now + self.soon)
+
+    def next_boundary(self, now: datetime) -> datetime:
+        """The next instant a claim turns expiring or stuck (or the horizon, to re-read)."""
+        moments = [m for c in self.claims for m in (c.expires_at - self.soon, c.expires_at) if m > now]
+        return min([*moments, self.horizon])
+
+    def _of(self, kind: str | None) -> tuple[ClaimMark, ...]:
+        return self.claims if kind is None else tuple(c for c in self.claims if c.kind == kind)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One revision event about a job."""
+
+    sequence: int
+    committed_at: datetime
+    event: str
+
+
+@dataclass(frozen=True, slots=True)
+class InputInfo:
+    """An input representation as the detail panel lists it."""
+
+    id: RepresentationId
+    kind: RepresentationKind | None  # None: the representation could not be read
+    path: str
+    asset_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionInfo:
+    """What a succeeded job produced."""
+
+    representation_id: RepresentationId
+    path: str
+    activity_kind: str | None
+    tool: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobDetail:
+    """Every fact the detail panel shows about one job, read in one go."""
+
+    row: JobRow
+    history: tuple[HistoryEntry, ...]
+    parameters: tuple[Assertion, ...]
+    inputs: tuple[InputInfo, ...]
+    target_root_path: str | None
+    completion: CompletionInfo | None
+
+    @property
+    def job(self) -> Job:
+        return self.row.job
+
+
+@dataclass(frozen=True, slots=True)
+class RepresentationChoice:
+    """A representation offered as a job input in the request dialog."""
+
+    id: RepresentationId
+    asset_id: AssetId
+    asset_name: str | None
+    kind: RepresentationKind
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestChoices:
+    """What the request dialog offers: known kinds, assets, inputs and media roots."""
+
+    kinds: tuple[str, ...]
+    assets: tuple[tuple[AssetId, str | None], ...]
+    representations: tuple[RepresentationChoice, ...]
+    roots: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """A job request plus its typed parameters, as the request dialog returns it."""
+
+    kind: str
+    inputs: tuple[RepresentationId, ...]
+    output_asset_id: AssetId
+    output_kind: RepresentationKind
+    target_root: str | None = None
+    parameters: tuple[tuple[Property, MetadataValue], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CancelOutcome:
+    """Result of one bulk-cancel transaction."""
+
+    cancelled: tuple[JobId, ...]
+    skipped: tuple[tuple[JobId, str], ...] = field(default_factory=tuple)  # already finished
+    revision: int | None = None

@@ -1,0 +1,231 @@
+"""Headless snapshots for automation and documentation.
+
+``postproject-monitor PRODUCTION --snapshot OUT.png`` opens the window offscreen, waits until
+the view reflects revision N (``--until-revision``, default the head when it opened) with
+no page, update or detail still loading, saves the window as OUT.png and writes OUT.json
+describing what the view shows. The README's screenshots are made with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from postproject import JobId, JobState, PostProjectError
+from postproject.clock import monotonic
+from postproject_gui import params
+from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.types import JobDetail, JobRow
+from postproject_gui.session import MonitorSession
+from postproject_gui.states import claim_health
+from postproject_gui.views.main_window import MainWindow
+
+MAX_ROWS = 1000
+SIZE = (1440, 900)
+
+
+class SnapshotError(Exception):
+    """The snapshot could not be taken; ``exit_code`` is the process status to use."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOptions:
+    out: Path
+    view: str = "jobs"  # "jobs", "lifecycle" or "job:<id>"
+    state: str | None = None  # a JobState value or "stuck"
+    until_revision: int | None = None
+    timeout: timedelta = timedelta(seconds=30)
+
+    @property
+    def job_id(self) -> JobId | None:
+        return JobId.parse(self.view.split(":", 1)[1]) if self.view.startswith("job:") else None
+
+    def check(self) -> None:
+        if self.view not in ("jobs", "lifecycle") and not self.view.startswith("job:"):
+            raise SnapshotError(f"--view must be jobs, lifecycle or job:JOB_ID; got {self.view!r}", 2)
+        if self.view.startswith("job:"):
+            try:
+                self.job_id  # noqa: B018 - parses
+            except PostProjectError as exc:
+                raise SnapshotError(f"--view job:JOB_ID needs a job id: {exc}", 2) from None
+        if self.state is not None and self.state != "stuck" and self.state not in {s.value for s in JobState}:
+            raise SnapshotError(f"--filter-state must be a state or 'stuck'; got {self.state!r}", 2)
+
+
+async def take(window: MainWindow, production: Path, options: SnapshotOptions) -> dict[str, Any]:
+    """Open ``production`` in ``window``, wait, save the PNG and JSON; the JSON document."""
+    options.check()
+    deadline = monotonic() + options.timeout.total_seconds()
+    window.resize(*SIZE)
+    if options.view == "lifecycle":
+        window.splitter.setSizes([700, 740])
+    window.show()
+    session = window.open_production(production)
+    await _until(lambda: session.info is not None, deadline, window, "the production to open")
+    assert session.info is not None
+    target = options.until_revision if options.until_revision is not None else session.info.head
+    _apply_filter(session, options)
+    await _until(
+        lambda: _settled(window, session, target, None), deadline, window, f"revision {target}", session
+    )
+    if options.job_id is not None:
+        window.select_job(options.job_id)
+        await _until(
+            lambda: _settled(window, session, target, options.job_id), deadline, window, "the job", session
+        )
+    await asyncio.sleep(0.05)  # let the last paint land
+    document = describe(window, session, options)
+    options.out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(options.out)):
+        raise SnapshotError(f"cannot write {options.out}", 7)
+    options.out.with_suffix(".json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return document
+
+
+def _apply_filter(session: MonitorSession, options: SnapshotOptions) -> None:
+    if options.state == "stuck":
+        session.set_filter(JobFilter(stuck=True))
+    elif options.state is not None:
+        session.set_filter(JobFilter(state=JobState(options.state)))
+
+
+def _settled(window: MainWindow, session: MonitorSession, target: int, job_id: JobId | None) -> bool:
+    if session.applied_revision < target or session.busy or not session.live:
+        return False
+    if job_id is not None:
+        return window.detail.detail is not None and window.detail.detail.job.id == job_id
+    return True
+
+
+async def _until(
+    condition: Callable[[], bool],
+    deadline: float,
+    window: MainWindow,
+    what: str,
+    session: MonitorSession | None = None,
+) -> None:
+    while not condition():
+        failure = window.presenter.last
+        if failure is not None:
+            raise SnapshotError(
+                f"{failure.title}: {failure.text.splitlines()[0]}", 3 if "not found" in failure.title else 7
+            )
+        if monotonic() > deadline:
+            at = f" (the view is at revision {session.applied_revision})" if session is not None else ""
+            raise SnapshotError(f"timed out waiting for {what}{at}", 1)
+        await asyncio.sleep(0.02)
+
+
+def describe(window: MainWindow, session: MonitorSession, options: SnapshotOptions) -> dict[str, Any]:
+    now = session.now()
+    counts = session.counts.by_state if session.counts else {}
+    outlook = session.outlook
+    scene = window.detail.scene.state
+    assert session.info is not None
+    return {
+        "production": str(session.info.path),
+        "production_id": str(session.info.id),
+        "head_revision": session.applied_revision,
+        "view": options.view,
+        "filter": _filter(session.filter),
+        "counts": {state.value: counts.get(state, 0) for state in JobState},
+        "stuck_claims": len(outlook.stuck(now)) if outlook else 0,
+        "expiring_claims": len(outlook.expiring(now)) if outlook else 0,
+        "rows": [_row(r, now) for r in session.table.rows()[:MAX_ROWS]],
+        "rows_loaded": session.table.rowCount(),
+        "selected": _selected(window.detail.detail, now) if window.detail.detail else None,
+        "diagram": {
+            "variant": scene.variant,
+            "highlighted": scene.highlighted.value if scene.highlighted else None,
+            "travelled": [
+                {"from": s.value if s else None, "to": t.value, "times": n}
+                for (s, t), n in scene.travelled.items()
+            ],
+            "offered": [t.action.value for t in scene.offered],
+            "counts": {s.value: n for s, n in scene.counts.items()},
+        },
+        "live": session.live,
+        "image": str(options.out),
+        "size": [window.width(), window.height()],
+    }
+
+
+def _filter(flt: JobFilter) -> dict[str, Any]:
+    return {
+        "state": flt.state.value if flt.state else None,
+        "kind": flt.kind,
+        "text": flt.text,
+        "stuck": flt.stuck,
+        "newest_first": flt.newest_first,
+    }
+
+
+def _row(row: JobRow, now: Any) -> dict[str, Any]:
+    job = row.job
+    health = claim_health(job, now)
+    return {
+        "id": str(job.id),
+        "state": job.state.value,
+        "claim_health": health.value if health else None,
+        "kind": job.kind,
+        "output_asset_id": str(job.output_asset_id),
+        "output_name": row.output_name,
+        "output_kind": job.output_representation_kind.value,
+        "inputs": [str(i) for i in job.inputs[:20]],
+        "claimed_by": _claim(job)["tool"] if job.claim else None,
+        "diagnostic": job.failure.diagnostic if job.failure else None,
+    }
+
+
+def _claim(job: Any) -> dict[str, Any]:
+    claim = job.claim
+    return {
+        "tool": str(claim.tool),
+        "agent": str(claim.agent) if claim.agent else None,
+        "claimed_at": claim.claimed_at.isoformat(),
+        "expires_at": claim.expires_at.isoformat(),
+    }
+
+
+def _selected(detail: JobDetail, now: Any) -> dict[str, Any]:
+    job = detail.job
+    health = claim_health(job, now)
+    return {
+        "id": str(job.id),
+        "kind": job.kind,
+        "state": job.state.value,
+        "claim_health": health.value if health else None,
+        "inputs": [str(i) for i in job.inputs],
+        "output_asset_id": str(job.output_asset_id),
+        "output_name": detail.row.output_name,
+        "output_kind": job.output_representation_kind.value,
+        "target_root": job.target_root,
+        "requested_at": job.requested_at.isoformat(),
+        "updated_sequence": job.updated_sequence,
+        "claim": _claim(job) if job.claim else None,
+        "completion": {
+            "representation_id": str(job.completion.representation_id),
+            "activity_id": str(job.completion.activity_id),
+        }
+        if job.completion
+        else None,
+        "failure_diagnostic": job.failure.diagnostic if job.failure else None,
+        "parameters": [
+            {"vocabulary": a.property.vocabulary, "name": a.property.name, "type": t, "value": v}
+            for a in detail.parameters
+            for t, v in [params.display(a.value)]
+        ],
+        "history": [
+            {"sequence": h.sequence, "committed_at": h.committed_at.isoformat(), "event": h.event}
+            for h in detail.history
+        ],
+    }

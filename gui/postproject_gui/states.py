@@ -1,0 +1,133 @@
+"""How job states look: label, glyph shape and colour per theme, never colour alone.
+
+Qt-free so columns, snapshots and tests share one vocabulary. A claimed job also has a
+*claim health* derived from its lease expiry and the current time: ``live``, ``expiring``
+(within :data:`EXPIRING_SOON`) or ``stuck`` (the lease expired; the stored state is still
+claimed until another worker claims it or someone cancels it).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from postproject import Job, JobState
+
+EXPIRING_SOON = timedelta(seconds=60)
+"""A live claim whose lease ends within this is marked "expiring". Workers usually renew at
+a third of their lease; a claim a minute from expiry has missed at least one renewal for
+leases up to three minutes, which is when a wrangler wants to look."""
+
+
+class ClaimHealth(enum.Enum):
+    """Where a claimed job's lease stands now."""
+
+    LIVE = "live"
+    EXPIRING = "expiring"
+    STUCK = "stuck"
+
+
+class Glyph(enum.Enum):
+    """Shapes drawn for states (as painted icons, so no font is needed)."""
+
+    RING = "ring"  # requested: waiting, hollow
+    HALF = "half"  # claimed: in progress
+    DISC = "disc"  # succeeded: done
+    CROSS = "cross"  # failed
+    SLASH = "slash"  # cancelled: circle with a bar
+    WARNING = "warning"  # stuck claim
+    CLOCK = "clock"  # expiring claim
+
+
+@dataclass(frozen=True, slots=True)
+class StateLook:
+    """Label, text glyph (for plain-text outputs), painted glyph and description."""
+
+    label: str
+    text_glyph: str
+    glyph: Glyph
+    description: str
+
+
+STATE_LOOKS: dict[JobState, StateLook] = {
+    JobState.REQUESTED: StateLook("Requested", "○", Glyph.RING, "Waiting for a worker to claim it"),
+    JobState.CLAIMED: StateLook("Claimed", "◐", Glyph.HALF, "A worker holds a lease and is working on it"),
+    JobState.SUCCEEDED: StateLook("Succeeded", "●", Glyph.DISC, "Finished; its output is recorded"),
+    JobState.FAILED: StateLook("Failed", "✕", Glyph.CROSS, "The worker gave up and recorded why"),
+    JobState.CANCELLED: StateLook("Cancelled", "⊘", Glyph.SLASH, "Cancelled before it finished"),
+}
+HEALTH_LOOKS: dict[ClaimHealth, StateLook] = {
+    ClaimHealth.STUCK: StateLook("Stuck", "⚠", Glyph.WARNING, "The lease expired; nobody holds the job"),
+    ClaimHealth.EXPIRING: StateLook(
+        "Expiring", "◔", Glyph.CLOCK, f"The lease ends within {int(EXPIRING_SOON.total_seconds())} s"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Palette:
+    """Colours as ``#rrggbb`` text, per state and per claim health."""
+
+    states: dict[JobState, str]
+    stuck: str
+    expiring: str
+    accent: str
+    muted: str
+
+    def colour(self, state: JobState, health: ClaimHealth | None = None) -> str:
+        if health is ClaimHealth.STUCK:
+            return self.stuck
+        if health is ClaimHealth.EXPIRING:
+            return self.expiring
+        return self.states[state]
+
+
+LIGHT = Palette(
+    states={
+        JobState.REQUESTED: "#5a6b80",
+        JobState.CLAIMED: "#1d6fb8",
+        JobState.SUCCEEDED: "#2d7d3a",
+        JobState.FAILED: "#c0392b",
+        JobState.CANCELLED: "#80868e",
+    },
+    stuck="#b35c00",
+    expiring="#98780a",
+    accent="#1d6fb8",
+    muted="#6b7280",
+)
+DARK = Palette(
+    states={
+        JobState.REQUESTED: "#9fb0c6",
+        JobState.CLAIMED: "#5eaaf0",
+        JobState.SUCCEEDED: "#6cc07a",
+        JobState.FAILED: "#f07167",
+        JobState.CANCELLED: "#9aa0a8",
+    },
+    stuck="#f2a246",
+    expiring="#e0c25a",
+    accent="#5eaaf0",
+    muted="#98a1ad",
+)
+
+
+def claim_health(job: Job, now: datetime, soon: timedelta = EXPIRING_SOON) -> ClaimHealth | None:
+    """The claim health of a claimed job at ``now`` (None for other states)."""
+    if job.state is not JobState.CLAIMED or job.claim is None:
+        return None
+    if job.claim.expired(now):
+        return ClaimHealth.STUCK
+    if job.claim.expires_at - now <= soon:
+        return ClaimHealth.EXPIRING
+    return ClaimHealth.LIVE
+
+
+def state_text(job: Job, now: datetime) -> str:
+    """``Claimed · stuck``-style label for a job's state and claim health."""
+    label = STATE_LOOKS[job.state].label
+    health = claim_health(job, now)
+    if health is ClaimHealth.STUCK:
+        return f"{label} · stuck"
+    if health is ClaimHealth.EXPIRING:
+        return f"{label} · expiring"
+    return label

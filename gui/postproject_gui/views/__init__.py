@@ -1,0 +1,1 @@
+"""Widgets: the main window and its parts."""

@@ -1,0 +1,352 @@
+"""The detail panel: the selected job (facts, failure, parameters, history, lifecycle) or,
+with nothing selected, the production's lifecycle with live counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from postproject import Action, JobState
+from postproject_gui import cli_command, params, timefmt
+from postproject_gui.diagram import lifecycle_layout as lay
+from postproject_gui.diagram.lifecycle_scene import LifecycleScene
+from postproject_gui.models.record_model import RecordTableModel
+from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
+from postproject_gui.states import STATE_LOOKS, ClaimHealth, claim_health
+from postproject_gui.theme import Theme, set_style_property, state_icon
+from postproject_gui.views.job_facts import JobFacts
+from postproject_gui.views.lifecycle_view import LifecycleView
+
+GUI_ACTIONS = (Action.CANCEL,)  # what the monitor itself can do to a job
+PRODUCTION_ACTIONS = (Action.REQUEST,)
+
+
+def section(text: str, parent: QWidget) -> QLabel:
+    label = QLabel(text, parent)
+    label.setProperty("role", "section")
+    return label
+
+
+def small_table(model: RecordTableModel, name: str, parent: QWidget) -> QTableView:
+    view = QTableView(parent)
+    view.setObjectName(name)
+    view.setAccessibleName(name)
+    view.setModel(model)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(20)
+    view.horizontalHeader().setStretchLastSection(True)
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setShowGrid(False)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return view
+
+
+class JobDetailPanel(QFrame):
+    """Signals: action_requested(str Action value), copy_requested(str "id" or "cli"),
+    state_clicked(str JobState value), link_activated(str)."""
+
+    action_requested = Signal(str)
+    copy_requested = Signal(str)
+    state_clicked = Signal(str)
+    link_activated = Signal(str)
+
+    def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("jobDetail")
+        self.setAccessibleName("Job detail")
+        self.setMinimumWidth(380)
+        self._theme = theme
+        self._detail: JobDetail | None = None
+        self._production: Path | None = None
+        self._now: datetime | None = None
+        self._health: ClaimHealth | None = None
+        self.scene = LifecycleScene(theme, self)
+        self.scene.action_requested.connect(self.action_requested)
+        self.scene.state_clicked.connect(self.state_clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(12, 10, 6, 8)
+        layout.setSpacing(6)
+        layout.addLayout(self._build_header())
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(self._build_body())
+        layout.addWidget(scroll, 1)
+        self.show_overview(None, None, None, None, None)
+
+    # --- building ----------------------------------------------------------------------
+
+    def _build_header(self) -> QVBoxLayout:
+        box = QVBoxLayout()
+        box.setContentsMargins(0, 0, 6, 0)
+        box.setSpacing(2)
+        row = QHBoxLayout()
+        row.setSpacing(6)
+        self.glyph = QLabel(self)
+        self.glyph.setFixedSize(18, 18)
+        self.title = QLabel(self)
+        self.title.setObjectName("detailTitle")
+        self.title.setProperty("role", "title")
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row.addWidget(self.glyph, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.title, 1)
+        box.addLayout(row)
+        self.subtitle = QLabel(self)
+        self.subtitle.setObjectName("detailSubtitle")
+        self.subtitle.setProperty("role", "muted")
+        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.addWidget(self.subtitle)
+        row = QHBoxLayout()
+        row.setSpacing(4)
+        row.setContentsMargins(0, 4, 0, 0)
+        self.copy_id = self._tool("Copy ID", "Copy the job id", lambda: self.copy_requested.emit("id"))
+        self.copy_cli = self._tool(
+            "Copy CLI",
+            "Copy the postproject command that requests this job",
+            lambda: self.copy_requested.emit("cli"),
+        )
+        self.cancel = QPushButton("Cancel job…", self)
+        self.cancel.setObjectName("detailCancel")
+        set_style_property(self.cancel, "danger", True)
+        self.cancel.clicked.connect(lambda: self.action_requested.emit(Action.CANCEL.value))
+        self.request = QPushButton("Request job…", self)
+        self.request.setObjectName("detailRequest")
+        self.request.setToolTip("Request a new job (Ctrl+N)")
+        self.request.clicked.connect(lambda: self.action_requested.emit(Action.REQUEST.value))
+        row.addWidget(self.copy_id)
+        row.addWidget(self.copy_cli)
+        row.addStretch(1)
+        row.addWidget(self.cancel)
+        row.addWidget(self.request)
+        box.addLayout(row)
+        return box
+
+    def _tool(self, text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(text)
+        button.clicked.connect(slot)
+        return button
+
+    def _build_body(self) -> QWidget:
+        body = QWidget(self)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 6, 0)
+        layout.setSpacing(4)
+        self.failure_title = section("Why it failed", body)
+        self.failure = QPlainTextEdit(body)
+        self.failure.setObjectName("failureDiagnostic")
+        self.failure.setAccessibleName("Failure diagnostic")
+        self.failure.setReadOnly(True)
+        self.failure.setFixedHeight(96)
+        self.diagram = LifecycleView(self.scene, body)
+        self.legend = QLabel(body)
+        self.legend.setProperty("role", "muted")
+        self.legend.setWordWrap(True)
+        self.overview = QLabel(body)
+        self.overview.setObjectName("overviewText")
+        self.overview.setWordWrap(True)
+        self.overview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.facts_title = section("Facts", body)
+        self.facts = JobFacts(body)
+        self.facts.link_activated.connect(self.link_activated)
+        self.param_model = RecordTableModel(("Parameter", "Type", "Value"), self)
+        self.params_title = section("Parameters", body)
+        self.params_view = small_table(self.param_model, "jobParameters", body)
+        self.history_model = RecordTableModel(("Rev", "Time", "Event"), self)
+        self.history_title = section("History", body)
+        self.history_view = small_table(self.history_model, "jobHistory", body)
+        self.cli_title = section("Command line", body)
+        self.cli = QLabel(body)
+        self.cli.setObjectName("cliLine")
+        self.cli.setProperty("role", "mono")
+        self.cli.setWordWrap(True)
+        self.cli.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._job_only = (
+            self.facts_title,
+            self.facts,
+            self.params_title,
+            self.params_view,
+            self.history_title,
+            self.history_view,
+            self.cli_title,
+            self.cli,
+        )
+        for widget in (
+            self.failure_title,
+            self.failure,
+            self.diagram,
+            self.legend,
+            self.overview,
+            *self._job_only,
+        ):
+            layout.addWidget(widget)
+        layout.addStretch(1)
+        return body
+
+    # --- showing -----------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return "job" if self._detail is not None else "production"
+
+    @property
+    def detail(self) -> JobDetail | None:
+        return self._detail
+
+    def set_theme(self, theme: Theme) -> None:
+        self._theme = theme
+        self.scene.set_theme(theme)
+        self.facts.set_palette(theme.states)
+        if self._detail is not None and self._now is not None:
+            self._set_glyph(self._detail.job.state, self._now)
+
+    def show_overview(
+        self,
+        info: ProductionInfo | None,
+        counts: JobCounts | None,
+        outlook: ClaimOutlook | None,
+        now: datetime | None,
+        highlighted: JobState | None,
+    ) -> None:
+        self._detail = None
+        for widget in (
+            self.copy_id,
+            self.copy_cli,
+            self.cancel,
+            self.failure_title,
+            self.failure,
+            *self._job_only,
+        ):
+            widget.hide()
+        self.overview.show()
+        self.request.setVisible(info is not None)
+        self.glyph.clear()
+        self.glyph.hide()
+        self.title.setText(info.path.name if info else "No production open")
+        self.subtitle.setText(
+            str(info.path) if info else "Open a production (Ctrl+O) or drop a .pproj file here."
+        )
+        stuck = len(outlook.stuck(now, counts.kind if counts else None)) if outlook and now else 0
+        expiring = len(outlook.expiring(now, counts.kind if counts else None)) if outlook and now else 0
+        offered = lay.offered(None, PRODUCTION_ACTIONS) if info else ()
+        self.scene.show_production(
+            counts.by_state if counts else {},
+            stuck=stuck,
+            expiring=expiring,
+            highlighted=highlighted,
+            offered=offered,
+        )
+        self.legend.setText(
+            "Live counts per state. Click a state to list its jobs; click “request” to request a job."
+        )
+        self.overview.setText(self._overview_text(info, counts))
+
+    def _overview_text(self, info: ProductionInfo | None, counts: JobCounts | None) -> str:
+        if info is None:
+            return ""
+        total = (
+            f"{counts.total:,} jobs" + (f" of kind {counts.kind}" if counts and counts.kind else "")
+            if counts
+            else "…"
+        )
+        return (
+            f"<p><b>{total}</b> · production {info.id}</p>"
+            "<p>Select a job to see every fact about it: inputs, output, claim and lease, "
+            "why it failed, its parameters, its history and the path it took through the lifecycle.</p>"
+        )
+
+    def show_detail(self, detail: JobDetail, now: datetime, production: Path | None) -> None:
+        self._detail, self._production = detail, production
+        job = detail.job
+        self.request.hide()
+        self.overview.hide()
+        for widget in (self.copy_id, self.copy_cli, self.cancel, *self._job_only):
+            widget.show()
+        self.title.setText(job.kind)
+        self.subtitle.setText(str(job.id))
+        self.facts.set_palette(self._theme.states)
+        self.facts.show_detail(detail, now)
+        diagnostic = job.failure.diagnostic if job.failure else None
+        self.failure_title.setVisible(diagnostic is not None)
+        self.failure.setVisible(diagnostic is not None)
+        self.failure.setPlainText(diagnostic or "")
+        rows = [(a.property.name, *params.display(a.value)) for a in detail.parameters]
+        tips = [(str(a.property), "", "") for a in detail.parameters]
+        self.param_model.set_rows(rows, tips)
+        self.params_title.setText("Parameters" if rows else "Parameters — none")
+        self._fit_table(self.params_view, len(rows))
+        history = [(str(h.sequence), timefmt.stamp(h.committed_at), h.event) for h in detail.history]
+        self.history_model.set_rows(history)
+        self._fit_table(self.history_view, len(history))
+        self.cli.setText(cli_command.show(production, job.id) if production else "")
+        offered = lay.offered(job.state, GUI_ACTIONS)
+        self.cancel.setEnabled(bool(offered))
+        self.cancel.setToolTip(
+            "Cancel this job (Del). A live claim is fenced at once."
+            if offered
+            else f"A {job.state.value} job cannot be cancelled: it already finished."
+        )
+        self._health = claim_health(job, now)
+        self.scene.show_job(job.state, lay.path_taken(h.event for h in detail.history), offered, self._health)
+        self.legend.setText(
+            "Blue arrows: the path this job took (×n: more than once). Bold box: where it is now. "
+            "Buttons on arrows: what you can do now."
+        )
+        self.refresh_time(now)
+
+    def show_missing(self, job_id: str) -> None:
+        self.show_overview(None, None, None, None, None)
+        self.title.setText("Job not found")
+        self.subtitle.setText(job_id)
+
+    def refresh_time(self, now: datetime) -> None:
+        self._now = now
+        if self._detail is None:
+            return
+        self.facts.refresh_time(now)
+        health = claim_health(self._detail.job, now)
+        if health is not self._health:  # the lease ran out (or is about to): redraw the badge
+            state = self.scene.state
+            self._health = health
+            self.scene.show_job(
+                self._detail.job.state,
+                lay.path_taken(h.event for h in self._detail.history),
+                state.offered,
+                health,
+            )
+        self._set_glyph(self._detail.job.state, now)
+
+    def _set_glyph(self, state: JobState, now: datetime) -> None:
+        assert self._detail is not None
+        self.glyph.show()
+        health = claim_health(self._detail.job, now)
+        self.glyph.setPixmap(state_icon(state, health, self._theme.states).pixmap(18, 18))
+        self.glyph.setToolTip(STATE_LOOKS[state].label)
+
+    def _fit_table(self, view: QTableView, rows: int) -> None:
+        view.setVisible(rows > 0)
+        view.setFixedHeight(view.horizontalHeader().sizeHint().height() + rows * 20 + 4)

@@ -1,0 +1,374 @@
+"""The main window: wiring only. Data flows from the session into the views; user intents
+flow from the views into the session (filters, selection) and the job actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QVBoxLayout, QWidget
+
+from postproject import Clock, JobId, JobState
+from postproject_gui import theme as themes
+from postproject_gui.actions.job_actions import JobActions
+from postproject_gui.dialogs.error_presenter import ErrorPresenter
+from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.production_service import ProductionService
+from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
+from postproject_gui.session import MonitorSession
+from postproject_gui.settings import Settings
+from postproject_gui.theme import ThemeManager, ThemeMode
+from postproject_gui.views import menus
+from postproject_gui.views.event_log import EventLogDock
+from postproject_gui.views.filter_bar import FilterBar
+from postproject_gui.views.job_detail_panel import JobDetailPanel
+from postproject_gui.views.job_table_view import JobTableView
+from postproject_gui.views.state_summary import StateSummary
+from postproject_gui.views.status import StatusBar
+
+SUFFIX = ".pproj"
+
+
+class MainWindow(QMainWindow):
+    def __init__(
+        self,
+        settings: Settings,
+        theme: ThemeManager,
+        presenter: ErrorPresenter,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("PostProject Monitor")
+        self.setWindowIcon(themes.icon("app", "#000000"))
+        self.setAcceptDrops(True)
+        self.resize(1380, 860)
+        self.settings, self.theme, self.presenter, self._clock = settings, theme, presenter, clock
+        presenter.set_widget(self)
+        self.session: MonitorSession | None = None
+        self._pending_select: JobId | None = None
+        self._build()
+        self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
+        self.jobs.status.connect(self.status.message)
+        self.jobs.job_requested.connect(self._select_when_loaded)
+        self.table.row_actions = [self.jobs.cancel, None, self.jobs.copy_id, self.jobs.copy_cli]
+        self.actions_ = menus.build(self, theme, self.jobs, self._hooks())
+        self.actions_.view_menu.addAction(self.log.toggleViewAction()) if self.actions_.view_menu else None
+        self.log.toggleViewAction().setShortcut("Ctrl+E")
+        presenter.presented.connect(self.status.message)
+        theme.changed.connect(self._retheme)
+        self._refresh_recent()
+        self._restore_layout()
+        self._retheme()
+        self._show_overview()
+        self.table.setFocus()
+
+    # --- construction ------------------------------------------------------------------
+
+    def _build(self) -> None:
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(8, 6, 8, 4)
+        layout.setSpacing(6)
+        self.summary = StateSummary(central)
+        self.filters = FilterBar(central)
+        self.table = JobTableView(central)
+        self.detail = JobDetailPanel(self.theme.theme, central)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([960, 440])
+        self.splitter.setChildrenCollapsible(False)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.filters)
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.log = EventLogDock(self)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
+        self.resizeDocks([self.log], [150], Qt.Orientation.Vertical)
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        self.summary.filter_requested.connect(self._set_filter)
+        self.filters.filter_requested.connect(self._set_filter)
+        self.table.order_requested.connect(
+            lambda newest: self._set_filter(self._filter().with_(newest_first=newest))
+        )
+        self.table.current_job_changed.connect(self._current_changed)
+        self.table.selection_changed_rows.connect(lambda _n: self.jobs.update_enabled())
+        self.detail.action_requested.connect(lambda action: self.jobs.on_diagram_action(action))
+        self.detail.copy_requested.connect(lambda what: self.jobs.copy_shown(what))
+        self.detail.state_clicked.connect(
+            lambda value: self._set_filter(self._filter().with_(state=JobState(value), stuck=False))
+        )
+        self.detail.link_activated.connect(self._link)
+        self.log.job_activated.connect(lambda text: self.select_job(JobId.parse(text)))
+
+    def _hooks(self) -> dict[str, Callable[[], object]]:
+        return {
+            "open": self.ask_open,
+            "refresh": lambda: self.session.refresh() if self.session else None,
+            "find": self._focus_search,
+            "filter": self._focus_state,
+            "stuck": lambda: self._set_filter(self._filter().with_(stuck=not self._filter().stuck)),
+            "clear": lambda: self._set_filter(JobFilter()),
+            "cycle_theme": self._cycle_theme,
+            "shortcuts": lambda: menus.show_shortcuts(self),
+            "close": self.close_production,
+            "about": lambda: menus.show_about(self),
+        }
+
+    def _focus_search(self) -> None:
+        self.filters.search.setFocus()
+        self.filters.search.selectAll()
+
+    def _focus_state(self) -> None:
+        self.filters.state.setFocus()
+        self.filters.state.showPopup()
+
+    # --- opening -----------------------------------------------------------------------
+
+    def ask_open(self) -> None:
+        start = str(self.settings.recent()[0].parent) if self.settings.recent() else ""
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open production", start, f"Productions (*{SUFFIX});;All files (*)"
+        )
+        if path:
+            self.open_production(Path(path))
+
+    def open_production(self, path: Path) -> MonitorSession:
+        """Close the current production (if any) and open ``path``."""
+        self.close_production()
+        service = ProductionService(path, clock=self._clock)
+        session = MonitorSession(service, self.presenter, self)
+        self.session = session
+        session.opened.connect(self._opened)
+        session.open_failed.connect(lambda _path: QTimer.singleShot(0, self._open_failed))
+        session.counts_changed.connect(self._counts_changed)
+        session.outlook_changed.connect(self._outlook_changed)
+        session.kinds_changed.connect(self.filters.set_kinds)
+        session.filter_changed.connect(self._filter_changed)
+        session.detail_loaded.connect(self._detail_loaded)
+        session.detail_missing.connect(self.detail.show_missing)
+        session.applied.connect(self._applied)
+        session.live_changed.connect(self.status.set_live)
+        session.table.status_changed.connect(self._table_status)
+        session.table.ticked.connect(self._ticked)
+        session.table.set_look(self.theme.theme.states, self.theme.state_icon)
+        self.table.set_table_model(session.table)
+        self.table.restore_header(self.settings.blob("jobTableHeader"))
+        self.table.set_hidden_columns(self.settings.strings("jobTableHidden"))
+        self.log.set_log_model(session.events)
+        self.status.set_production(path)
+        self.setWindowTitle(f"{path.name} — PostProject Monitor")
+        self._filter_changed(session.filter)
+        session.start()
+        self.jobs.update_enabled()
+        return session
+
+    def close_production(self) -> None:
+        session, self.session = self.session, None
+        if session is None:
+            return
+        self.settings.set_blob("jobTableHeader", self.table.header_state())
+        self.settings.set_strings("jobTableHidden", self.table.hidden_columns())
+        session.close()
+        self.table.setModel(None)
+        self.log.view.setModel(None)
+        session.deleteLater()
+        self.status.set_production(None)
+        self.setWindowTitle("PostProject Monitor")
+        self._show_overview()
+        self.jobs.update_enabled()
+
+    def _open_failed(self) -> None:
+        if self.session is not None and self.session.info is None:
+            self.close_production()
+
+    def _opened(self, info: ProductionInfo) -> None:
+        self._refresh_recent(self.settings.add_recent(info.path))
+        self._show_overview()
+
+    # --- session -> views --------------------------------------------------------------
+
+    def _filter(self) -> JobFilter:
+        return self.session.filter if self.session else JobFilter()
+
+    def _set_filter(self, flt: JobFilter) -> None:
+        if self.session is not None:
+            self.session.set_filter(flt)
+
+    def _filter_changed(self, flt: JobFilter) -> None:
+        self.summary.set_filter(flt)
+        self.filters.set_filter(flt)
+        self.table.apply_filter(flt.newest_first, flt.state, flt.stuck)
+        self._table_status()
+        if self.detail.mode == "production":
+            self._show_overview()
+
+    def _counts_changed(self, counts: JobCounts) -> None:
+        self.summary.set_counts(counts)
+        self._table_status()
+        if self.detail.mode == "production":
+            self._show_overview()
+
+    def _outlook_changed(self, outlook: ClaimOutlook) -> None:
+        if self.session is not None:
+            self.summary.set_outlook(outlook, self.session.now(), self.session.filter.kind)
+        if self.detail.mode == "production":
+            self._show_overview()
+
+    def _show_overview(self) -> None:
+        s = self.session
+        if s is None:
+            self.summary.set_counts(None)
+            self.summary.set_outlook(None, None, None)  # type: ignore[arg-type]
+            self.detail.show_overview(None, None, None, None, None)
+            return
+        highlighted = JobState.CLAIMED if s.filter.stuck else s.filter.state
+        self.detail.show_overview(s.info, s.counts, s.outlook, s.now(), highlighted)
+
+    def _current_changed(self, job_id: str) -> None:
+        self.jobs.update_enabled()
+        if self.session is None:
+            return
+        self.session.show_job(JobId.parse(job_id) if job_id else None)
+        if not job_id:
+            self._show_overview()
+
+    def _detail_loaded(self, detail: JobDetail) -> None:
+        if self.session is not None:
+            self.detail.show_detail(detail, self.session.now(), self.session.service.path)
+
+    def _ticked(self) -> None:
+        if self.session is not None:
+            self.detail.refresh_time(self.session.now())
+
+    def _table_status(self) -> None:
+        s = self.session
+        if s is None:
+            self.filters.set_shown("")
+            return
+        self.filters.set_shown(shown_text(s))
+        empty = (
+            "This production has no jobs yet — request one with Ctrl+N."
+            if s.counts and not s.counts.total
+            else f"No jobs match: {s.filter.describe()}"
+        )
+        self.table.set_empty_text(empty, self.theme.theme.ui.muted)
+
+    def select_job(self, job_id: JobId) -> None:
+        """Select a job in the table if loaded; show its detail either way."""
+        if not self.table.select_job(job_id) and self.session is not None:
+            self.table.clearSelection()
+            self.session.show_job(job_id)
+
+    def _select_when_loaded(self, job_id: str) -> None:
+        """Select a job that was just requested: now if its row is here, else when it arrives."""
+        wanted = JobId.parse(job_id)
+        self._pending_select = None if self.table.select_job(wanted) else wanted
+        if self._pending_select is not None and self.session is not None:
+            self.session.show_job(wanted)
+
+    def _applied(self, revision: int) -> None:
+        self.status.set_revision(revision)
+        if self._pending_select is not None and self.table.select_job(self._pending_select):
+            self._pending_select = None
+
+    # --- small actions -----------------------------------------------------------------
+
+    def _link(self, href: str) -> None:
+        kind, _, value = href.partition(":")
+        if kind == "file" and Path(value).exists():
+            QDesktopServices.openUrl(QUrl.fromLocalFile(value))
+            return
+        QGuiApplication.clipboard().setText(value)
+        self.status.message(f"Copied {value}")
+
+    def _cycle_theme(self) -> None:
+        order = [ThemeMode.SYSTEM, ThemeMode.LIGHT, ThemeMode.DARK]
+        mode = order[(order.index(self.theme.mode) + 1) % len(order)]
+        self.theme.set_mode(mode)
+        self.status.message(f"Theme: {mode.value}")
+
+    def _retheme(self, _name: str = "") -> None:
+        current = self.theme.theme
+        self.settings.set_theme(self.theme.mode)
+        for mode, action in self.actions_.themes.items():
+            action.setChecked(mode is self.theme.mode)
+        self.summary.set_theme(current)
+        self.detail.set_theme(current)
+        self.status.set_theme(current)
+        self.jobs.retheme()
+        if self.session is not None:
+            self.session.table.set_look(current.states, self.theme.state_icon)
+        self._table_status()
+
+    # --- layout, drops, closing --------------------------------------------------------
+
+    def _refresh_recent(self, paths: list[Path] | None = None) -> None:
+        def clear() -> None:
+            self.settings.clear_recent()
+            self._refresh_recent([])
+
+        menus.fill_recent(
+            self.actions_.recent_menu,
+            self.settings.recent() if paths is None else paths,
+            self.open_production,
+            clear,
+        )
+
+    def _restore_layout(self) -> None:
+        for key, restore in (
+            ("window", self.restoreGeometry),
+            ("windowState", self.restoreState),
+            ("splitter", self.splitter.restoreState),
+        ):
+            blob = self.settings.blob(key)
+            if blob is not None:
+                restore(blob)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [
+            Path(u.toLocalFile())
+            for u in event.mimeData().urls()
+            if u.isLocalFile() and u.toLocalFile().endswith(SUFFIX)
+        ]
+        if paths:
+            event.acceptProposedAction()
+            self.open_production(paths[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.set_blob("window", self.saveGeometry())
+        self.settings.set_blob("windowState", self.saveState())
+        self.settings.set_blob("splitter", self.splitter.saveState())
+        self.close_production()
+        self.filters.shutdown()
+        self.settings.sync()
+        super().closeEvent(event)
+
+
+def shown_text(session: MonitorSession) -> str:
+    """``200 of 12,345 shown · scroll for more`` for the filter row."""
+    table, flt, counts = session.table, session.filter, session.counts
+    shown = table.rowCount()
+    total: int | None = None
+    if counts is not None and not flt.client_side and not flt.stuck:
+        total = counts.by_state.get(flt.state, 0) if flt.state else counts.total
+    text = f"{shown:,} of {total:,} shown" if total is not None else f"{shown:,} shown"
+    if flt.client_side:
+        text += f" · searched {table.scanned:,}"
+    if table.loading:
+        text += " · loading…"
+    elif not table.exhausted and shown:
+        text += " · scroll for more"
+    return text

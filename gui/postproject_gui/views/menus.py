@@ -1,0 +1,219 @@
+"""Menus, toolbar and window-level actions (open, recent, refresh, find, filter, theme)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
+
+from postproject import __version__
+from postproject_gui.actions.job_actions import JobActions
+from postproject_gui.theme import ThemeManager, ThemeMode
+
+SHORTCUTS: tuple[tuple[str, str], ...] = (
+    ("Ctrl+O", "Open a production"),
+    ("F5 / Ctrl+R", "Refresh everything"),
+    ("Ctrl+F", "Search jobs"),
+    ("Ctrl+L", "Filter by state"),
+    ("Ctrl+Shift+S", "Show stuck claims"),
+    ("Ctrl+Shift+X", "Clear filters"),
+    ("Ctrl+N", "Request a job"),
+    ("Del", "Cancel the selected jobs (asks first)"),
+    ("Ctrl+C", "Copy the selected job ids"),
+    ("Ctrl+Shift+C", "Copy the equivalent postproject commands"),
+    ("Ctrl+E", "Show or hide the event log"),
+    ("Ctrl+Shift+T", "Switch theme (system, light, dark)"),
+    ("Ctrl+W", "Close the production"),
+    ("F1", "Keyboard shortcuts"),
+)
+
+
+@dataclass
+class WindowActions:
+    open: QAction
+    refresh: QAction
+    find: QAction
+    filter: QAction
+    stuck: QAction
+    clear: QAction
+    cycle_theme: QAction
+    shortcuts: QAction
+    close_production: QAction
+    quit: QAction
+    themes: dict[ThemeMode, QAction]
+    recent_menu: QMenu
+    view_menu: QMenu | None = None
+
+
+def make_action(
+    window: QMainWindow,
+    theme: ThemeManager,
+    text: str,
+    icon: str | None,
+    keys: list[str],
+    tip: str,
+    slot: Callable[[], object],
+) -> QAction:
+    action = QAction(text, window)
+    if icon:
+        action.setIcon(theme.icon(icon))
+    action.setShortcuts([QKeySequence(k) for k in keys])
+    action.setToolTip(f"{tip} ({keys[0]})" if keys else tip)
+    action.setStatusTip(tip)
+    action.triggered.connect(lambda _checked=False: slot())
+    window.addAction(action)
+    return action
+
+
+def build(
+    window: QMainWindow, theme: ThemeManager, jobs: JobActions, hooks: dict[str, Callable[[], object]]
+) -> WindowActions:
+    """Create the window actions, the menus and the toolbar. ``hooks`` names the slots."""
+    a = WindowActions(
+        open=make_action(
+            window, theme, "&Open production…", "open", ["Ctrl+O"], "Open a .pproj production", hooks["open"]
+        ),
+        refresh=make_action(
+            window, theme, "&Refresh", "refresh", ["F5", "Ctrl+R"], "Reload counts and jobs", hooks["refresh"]
+        ),
+        find=make_action(window, theme, "&Find…", "search", ["Ctrl+F"], "Search jobs", hooks["find"]),
+        filter=make_action(
+            window,
+            theme,
+            "Filter by &state",
+            "filter",
+            ["Ctrl+L"],
+            "Choose the state to show",
+            hooks["filter"],
+        ),
+        stuck=make_action(
+            window,
+            theme,
+            "Show &stuck claims",
+            "stuck",
+            ["Ctrl+Shift+S"],
+            "List expired and expiring claims",
+            hooks["stuck"],
+        ),
+        clear=make_action(
+            window, theme, "C&lear filters", "clear", ["Ctrl+Shift+X"], "Show all jobs", hooks["clear"]
+        ),
+        cycle_theme=make_action(
+            window,
+            theme,
+            "Switch &theme",
+            "theme",
+            ["Ctrl+Shift+T"],
+            "Cycle system, light and dark",
+            hooks["cycle_theme"],
+        ),
+        shortcuts=make_action(
+            window,
+            theme,
+            "&Keyboard shortcuts",
+            "keyboard",
+            ["F1"],
+            "List the keyboard shortcuts",
+            hooks["shortcuts"],
+        ),
+        close_production=make_action(
+            window, theme, "&Close production", "close", ["Ctrl+W"], "Close the production", hooks["close"]
+        ),
+        quit=make_action(window, theme, "&Quit", "quit", ["Ctrl+Q"], "Quit", window.close),
+        themes={},
+        recent_menu=QMenu("Open &recent", window),
+    )
+    menu = window.menuBar()
+    file_menu = menu.addMenu("&File")
+    file_menu.addAction(a.open)
+    file_menu.addMenu(a.recent_menu)
+    file_menu.addAction(a.close_production)
+    file_menu.addSeparator()
+    file_menu.addAction(a.quit)
+    jobs_menu = menu.addMenu("&Jobs")
+    for action in (jobs.request, jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, a.refresh):
+        jobs_menu.addSeparator() if action is None else jobs_menu.addAction(action)
+    view_menu = menu.addMenu("&View")
+    for action in (a.find, a.filter, a.stuck, a.clear):
+        view_menu.addAction(action)
+    view_menu.addSeparator()
+    theme_menu = view_menu.addMenu("&Theme")
+    group = QActionGroup(window)
+    for mode, label in (
+        (ThemeMode.SYSTEM, "Follow the system"),
+        (ThemeMode.LIGHT, "Light"),
+        (ThemeMode.DARK, "Dark"),
+    ):
+        action = theme_menu.addAction(label)
+        action.setCheckable(True)
+        action.setChecked(mode is theme.mode)
+        action.triggered.connect(lambda _checked=False, m=mode: theme.set_mode(m))
+        group.addAction(action)
+        a.themes[mode] = action
+    theme_menu.addSeparator()
+    theme_menu.addAction(a.cycle_theme)
+    a.view_menu = view_menu
+    help_menu = menu.addMenu("&Help")
+    help_menu.addAction(a.shortcuts)
+    help_menu.addAction("&About PostProject Monitor", hooks["about"])
+    _toolbar(window, a, jobs)
+    return a
+
+
+def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions) -> None:
+    bar = QToolBar("Main", window)
+    bar.setObjectName("mainToolbar")
+    bar.setMovable(False)
+    bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    for action in (
+        a.open,
+        a.refresh,
+        None,
+        jobs.request,
+        jobs.cancel,
+        None,
+        jobs.copy_id,
+        jobs.copy_cli,
+        None,
+        a.stuck,
+    ):
+        bar.addSeparator() if action is None else bar.addAction(action)
+    window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+
+
+def fill_recent(
+    menu: QMenu, paths: list[Path], opener: Callable[[Path], object], clear: Callable[[], None]
+) -> None:
+    menu.clear()
+    for index, path in enumerate(paths):
+        action = menu.addAction(f"&{index + 1}  {path.name}" if index < 9 else path.name)
+        action.setToolTip(str(path))
+        action.setStatusTip(str(path))
+        action.triggered.connect(lambda _checked=False, p=path: opener(p))
+    if not paths:
+        menu.addAction("(none)").setEnabled(False)
+    menu.addSeparator()
+    menu.addAction("Clear the list", clear)
+
+
+def show_shortcuts(parent: QWidget) -> None:
+    rows = "".join(f"<tr><td><b>{k}</b>&nbsp;&nbsp;</td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+    box = QMessageBox(
+        QMessageBox.Icon.NoIcon,
+        "Keyboard shortcuts",
+        f"<table>{rows}</table>",
+        QMessageBox.StandardButton.Close,
+        parent,
+    )
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()
+
+
+def show_about(parent: QWidget) -> None:
+    QMessageBox.about(
+        parent, "PostProject Monitor", f"PostProject Monitor {__version__}\nWatch and steer production work."
+    )

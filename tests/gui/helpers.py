@@ -1,0 +1,129 @@
+"""Helpers shared by the GUI tests (fixtures are in conftest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from postproject import (
+    AgentIdentity,
+    JobRequest,
+    Production,
+    RepresentationKind,
+    ToolIdentity,
+)
+
+T = TypeVar("T")
+KIND = "org.postproject:generate-proxy"
+THUMB = "org.postproject:generate-thumbnail"
+
+
+class LoopRunner:
+    """The test's qasync loop, plus helpers to run coroutines to completion."""
+
+    def __init__(self, loop: qasync.QEventLoop, app: QApplication) -> None:
+        self.loop = loop
+        self.app = app
+        self.errors: list[dict[str, Any]] = []
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+        task = self.loop.create_task(coro)
+        deadline = self.loop.time() + timeout
+        while not task.done():
+            self.app.processEvents()
+            if self.loop.time() > deadline:
+                task.cancel()
+                raise TimeoutError("coroutine did not finish")
+            threading.Event().wait(0.001)
+        return task.result()
+
+
+class ProductionBuilder:
+    """Writes jobs into a production file through the public core API."""
+
+    def __init__(self, production: Production, media: Path) -> None:
+        self.production = production
+        media.mkdir(parents=True, exist_ok=True)
+        clip = media / "A001_C002.mov"
+        clip.write_bytes(b"essence")
+        with production.edit() as tx:
+            self.asset = tx.create_asset("A001_C002")
+            self.rep = tx.add_representation(self.asset, RepresentationKind.ORIGINAL, clip)
+            tx.add_media_root("proxies", media)
+            tx.commit()
+
+    def request(self, count: int = 1, kind: str = KIND) -> list[Any]:
+        ids = []
+        with self.production.edit() as tx:
+            for _ in range(count):
+                ids.append(
+                    tx.request_job(
+                        JobRequest(kind, [self.rep], self.asset, RepresentationKind.PROXY, "proxies")
+                    )
+                )
+            tx.commit()
+        return ids
+
+    def claim(self, job_id: Any, seconds: float = 120, agent: str = "render-07") -> Any:
+        with self.production.edit() as tx:
+            lease = tx.claim_job_lease(
+                job_id, ToolIdentity("ffmpeg", "6.1"), timedelta(seconds=seconds), AgentIdentity(agent)
+            )
+            tx.commit()
+        return lease
+
+    def fail(self, job_id: Any, diagnostic: str) -> None:
+        lease = self.claim(job_id)
+        with self.production.edit() as tx:
+            tx.fail_job_lease(lease, diagnostic)
+            tx.commit()
+
+    def cancel(self, job_id: Any) -> None:
+        with self.production.edit() as tx:
+            tx.cancel_job(job_id)
+            tx.commit()
+
+
+def wait_for(qtbot: Any, condition: Callable[[], object], timeout: int = 5000) -> None:
+    """qtbot.waitUntil with a boolean condition."""
+    qtbot.waitUntil(lambda: bool(condition()), timeout=timeout)
+
+
+COMMIT_SCRIPT = """
+import sys
+from postproject import AssetId, JobRequest, Production, RepresentationId, RepresentationKind
+path, asset, rep, count = sys.argv[1], AssetId.parse(sys.argv[2]), RepresentationId.parse(sys.argv[3]), int(sys.argv[4])
+with Production.open(path) as production, production.edit(origin="other-process") as tx:
+    ids = [tx.request_job(JobRequest("org.example:from-elsewhere", [rep], asset, RepresentationKind.PROXY))
+           for _ in range(count)]
+    tx.commit()
+print(" ".join(str(i) for i in ids))
+"""
+
+
+def commit_from_another_process(builder: ProductionBuilder, count: int = 1) -> list[str]:
+    """Request jobs in a separate Python process (a real second writer); their ids."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            COMMIT_SCRIPT,
+            str(builder.production.path),
+            str(builder.asset),
+            str(builder.rep),
+            str(count),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout.split()

@@ -1,0 +1,122 @@
+"""``postproject-monitor PRODUCTION --snapshot OUT.png``: a real process, checked against the
+production read through the core API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from postproject import JobState, Production
+from tests.gui.helpers import ProductionBuilder, commit_from_another_process
+from tests.gui.scenes import Demo, build_demo
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def monitor(*args: str | Path, wait: bool = True) -> subprocess.CompletedProcess[str] | subprocess.Popen[str]:
+    command = [sys.executable, "-m", "postproject_gui", *map(str, args)]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    if not wait:
+        return subprocess.Popen(command, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.run(command, env=env, text=True, capture_output=True, timeout=120, check=False)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    return build_demo(tmp_path_factory.mktemp("demo") / "demo.pproj", datetime.now(UTC))
+
+
+def test_snapshot_of_a_failed_job_matches_the_production(demo: Demo, tmp_path: Path) -> None:
+    out = tmp_path / "shots" / "failed.png"
+    job_id = demo.failed[0]
+    done = monitor(demo.path, "--snapshot", out, "--filter-state", "failed", "--view", f"job:{job_id}")
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().startswith(PNG)
+    shown = json.loads(out.with_suffix(".json").read_text())
+    with Production.open(demo.path, read_only=True) as production:
+        assert shown["head_revision"] == production.latest_revision().sequence  # type: ignore[union-attr]
+        assert shown["counts"] == {s.value: n for s, n in production.job_counts().items()}
+        failed = production.jobs(state=JobState.FAILED, newest_first=True).items
+        assert [(r["id"], r["state"], r["kind"]) for r in shown["rows"]] == [
+            (str(j.id), "failed", j.kind) for j in failed
+        ]
+        job = production.job(job_id)
+        selected = shown["selected"]
+        assert (
+            selected["id"] == str(job_id) and selected["state"] == "failed" and selected["kind"] == job.kind
+        )
+        assert job.failure is not None and selected["failure_diagnostic"] == job.failure.diagnostic
+        assert [h["event"] for h in selected["history"]] == [
+            kind for _, _, kind in production.job_history(job_id)
+        ]
+        assert selected["parameters"][0]["name"] == "profile"
+    assert shown["diagram"]["variant"] == "job" and shown["diagram"]["highlighted"] == "failed"
+    assert shown["filter"]["state"] == "failed" and shown["live"] is True
+    assert shown["size"] == [1440, 900]
+
+
+def test_lifecycle_snapshot_shows_live_counts_and_stuck_claims(demo: Demo, tmp_path: Path) -> None:
+    out = tmp_path / "lifecycle.png"
+    done = monitor(demo.path, "--snapshot", out, "--view", "lifecycle")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(out.with_suffix(".json").read_text())
+    assert shown["diagram"]["variant"] == "production" and shown["diagram"]["highlighted"] is None
+    assert shown["diagram"]["counts"] == shown["counts"]
+    assert shown["counts"]["succeeded"] == len(demo.succeeded) and shown["stuck_claims"] == len(demo.stuck)
+    assert shown["selected"] is None and len(shown["rows"]) == sum(shown["counts"].values())
+
+
+def test_snapshot_waits_for_a_revision_committed_elsewhere(
+    builder: ProductionBuilder, tmp_path: Path
+) -> None:
+    builder.request(1)
+    head = builder.production.latest_revision().sequence  # type: ignore[union-attr]
+    out = tmp_path / "later.png"
+    running = monitor(builder.production.path, "--snapshot", out, "--until-revision", head + 1, wait=False)
+    assert isinstance(running, subprocess.Popen)
+    (new_id,) = commit_from_another_process(builder)
+    _stdout, stderr = running.communicate(timeout=120)
+    assert running.returncode == 0, stderr
+    shown = json.loads(out.with_suffix(".json").read_text())
+    assert shown["head_revision"] == head + 1 and shown["rows"][0]["id"] == new_id
+
+
+def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path: Path) -> None:
+    done = monitor(
+        builder.production.path,
+        "--snapshot",
+        tmp_path / "x.png",
+        "--until-revision",
+        "99",
+        "--timeout",
+        "500ms",
+    )
+    assert done.returncode == 1
+    assert "timed out waiting for revision 99" in done.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--view", "table"], 2, "--view must be"),
+        (["--filter-state", "done"], 2, "--filter-state"),
+        (["--timeout", "soon"], 2, "duration"),
+    ],
+)
+def test_snapshot_rejects_bad_arguments(
+    builder: ProductionBuilder, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    done = monitor(builder.production.path, "--snapshot", tmp_path / "x.png", *args)
+    assert done.returncode == code and message in done.stderr
+
+
+def test_snapshot_of_a_missing_production_fails(tmp_path: Path) -> None:
+    done = monitor(tmp_path / "nope.pproj", "--snapshot", tmp_path / "x.png", "--timeout", "5s")
+    assert done.returncode == 3 and "not found" in done.stderr
