@@ -58,7 +58,14 @@ from postproject.model.refs import (
     ObjectRef,
     RepresentationRef,
 )
-from postproject.model.revisions import Changes, CommitReceipt, Revision, RevisionEvent
+from postproject.model.revisions import (
+    Changes,
+    CommitReceipt,
+    JobHistoryEntry,
+    Revision,
+    RevisionEvent,
+    RevisionSummary,
+)
 from postproject.pages import Page
 from postproject.production import Production
 from postproject.provenance import ProvenanceGraph
@@ -124,6 +131,7 @@ __all__ = [
     "JobClaim",
     "JobCompletion",
     "JobFailure",
+    "JobHistoryEntry",
     "JobId",
     "JobLease",
     "JobRef",
@@ -155,6 +163,7 @@ __all__ = [
     "Revision",
     "RevisionEvent",
     "RevisionId",
+    "RevisionSummary",
     "StalePage",
     "StorageError",
     "StringValue",

@@ -23,7 +23,7 @@ from postproject.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
+from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
 from postproject.lifecycle import JobState
 from postproject.model import names
 from postproject.model.activities import Activity
@@ -37,7 +37,7 @@ from postproject.model.assets import (
 from postproject.model.jobs import Job
 from postproject.model.metadata import Assertion, Property
 from postproject.model.refs import ObjectRef, check_ref
-from postproject.model.revisions import Changes, Revision, event_kind
+from postproject.model.revisions import Changes, JobHistoryEntry, Revision, RevisionSummary, event_kind
 from postproject.pages import CursorCodec, Page, check_limit
 from postproject.storage import connection
 from postproject.storage.errors import translated
@@ -430,29 +430,37 @@ class Production:
         before: datetime | None = None,
         limit: int = 100,
         cursor: str | None = None,
+        *,
+        kind: str | None = None,
     ) -> Page[Job]:
-        """Claimed jobs whose lease expires at or before ``before`` (default: now, i.e. stuck
-        claims), soonest-expired first."""
+        """Claimed jobs whose lease expires at or before ``before``, soonest-expired first.
+
+        The default bound is now: the stuck claims. A cursor keeps the bound of its first page,
+        so paging with the default does not drift as time passes.
+        """
         self._check_open()
         check_limit(limit)
-        bound = clocks.to_micros(before) if before is not None else self._now_micros()
-        params = (str(bound),)
+        if kind is not None:
+            names.namespaced("job kind", kind)
+        params = (kind or "*",)
         position = None
         if cursor is not None:
-            expiry, last = self._cursors.decode(cursor, "claims", params, 2)
+            bound_text, expiry, last = self._cursors.decode(cursor, "claims", params, 3)
+            bound = int(bound_text)
+            if before is not None and clocks.to_micros(before) != bound:
+                raise InvalidArgumentError("query cursor does not match this query and its parameters")
             position = (int(expiry), JobId.parse(last).bytes)
-        items = self._reader.claims_expiring(bound, position, limit + 1)
+        else:
+            bound = clocks.to_micros(before) if before is not None else self._now_micros()
+        items = self._reader.claims_expiring(bound, kind, position, limit + 1)
         more = len(items) > limit
         items = items[:limit]
         next_cursor = None
         if more:
             last_job = items[-1]
             assert last_job.claim is not None
-            next_cursor = self._cursors.encode(
-                "claims",
-                params,
-                (str(clocks.to_micros(last_job.claim.expires_at)), str(last_job.id)),
-            )
+            expires = clocks.to_micros(last_job.claim.expires_at)
+            next_cursor = self._cursors.encode("claims", params, (str(bound), str(expires), str(last_job.id)))
         return Page(tuple(items), next_cursor)
 
     def job_counts(self, kind: str | None = None) -> dict[JobState, int]:
@@ -468,12 +476,13 @@ class Production:
         self._check_open()
         return tuple(self._reader.job_kinds())
 
-    def job_history(self, job_id: JobId) -> tuple[tuple[int, datetime, str], ...]:
-        """(revision sequence, committed at, event kind) of every event about a job."""
+    def job_history(self, job_id: JobId) -> tuple[JobHistoryEntry, ...]:
+        """Every lifecycle event of a job, oldest first, with its revision's time, origin and message."""
         self._check_open()
         _typed("job_id", job_id, JobId)
         return tuple(
-            (seq, clocks.from_micros(at), kind) for seq, at, kind, _ in self._reader.job_history(job_id)
+            JobHistoryEntry(seq, clocks.from_micros(at), kind, origin, message)
+            for seq, at, kind, origin, message in self._reader.job_history(job_id)
         )
 
     # --- revision feed -----------------------------------------------------------------
@@ -482,6 +491,18 @@ class Production:
         """The newest revision's sequence (0 when there is none); never loads events."""
         self._check_open()
         return self._reader.latest_sequence()
+
+    def revisions(self, limit: int = 100, before: int | None = None) -> tuple[RevisionSummary, ...]:
+        """Revision headers, newest first (those before sequence ``before``), with event counts
+        per kind instead of the events themselves (a bulk edit may hold millions)."""
+        self._check_open()
+        check_limit(limit)
+        if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 1):
+            raise InvalidArgumentError(f"before must be a positive sequence; got {before!r}")
+        return tuple(
+            RevisionSummary(RevisionId(id_), seq, clocks.from_micros(at), origin, message, counts)
+            for seq, id_, at, origin, message, counts in self._reader.revision_summaries(limit, before)
+        )
 
     def latest_revision(self) -> Revision | None:
         """The newest revision, or None for a production nobody has changed yet."""
@@ -514,8 +535,10 @@ class Production:
         *,
         limit: int = 100,
         kinds: Iterable[str] | None = None,
+        stop: threading.Event | None = None,
     ) -> Changes:
-        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes).
+        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
+        ``stop`` is set by another thread).
 
         Another process's commit is noticed within a few tens of milliseconds: the wait polls
         ``PRAGMA data_version`` (microseconds per probe) with a 5-50 ms backoff; commits from
@@ -532,9 +555,9 @@ class Production:
             version = self._reader.data_version()
             changes = self.changes_since(after_sequence, limit, kinds)
             remaining = deadline - clocks.monotonic()
-            if changes or remaining <= 0:
+            if changes or remaining <= 0 or (stop is not None and stop.is_set()):
                 return changes
-            while remaining > 0:
+            while remaining > 0 and not (stop is not None and stop.is_set()):
                 feed.wait(self._path, seen, min(delay, remaining))
                 if feed.generation(self._path) != seen or self._reader.data_version() != version:
                     delay = 0.005

@@ -756,3 +756,58 @@ def test_47_claimed_filter_includes_expired_claims(s: Setup) -> None:
     assert [j.id for j in s.production.jobs(state=JobState.CLAIMED).items] == [job]
     stuck = s.production.claims_expiring()
     assert [j.id for j in stuck.items] == [job]
+
+
+# --- reads the monitor relies on ----------------------------------------------------------
+
+
+def test_claims_expiring_pages_keep_their_bound_and_filter_by_kind(s: Setup) -> None:
+    jobs = [s.request() for _ in range(3)] + [s.request(kind="org.example:other")]
+    for index, job in enumerate(jobs):
+        at(s.clock, index)
+        s.claim(job, 100)
+    at(s.clock, 102)  # the first three have expired, the fourth (expires at 103) has not
+    first = s.production.claims_expiring(limit=2)
+    assert [j.id for j in first.items] == jobs[:2] and first.next_cursor is not None
+    at(s.clock, 10_000)  # time moves on; the cursor keeps the first page's bound
+    rest = s.production.claims_expiring(limit=2, cursor=first.next_cursor)
+    assert [j.id for j in rest.items] == [jobs[2]] and rest.next_cursor is None
+    other = s.production.claims_expiring(kind="org.example:other")
+    assert [j.id for j in other.items] == [jobs[3]]
+    with pytest.raises(InvalidArgumentError):
+        s.production.claims_expiring(limit=2, cursor=first.next_cursor, kind="org.example:other")
+
+
+def test_job_history_names_who_and_why(s: Setup) -> None:
+    job = s.request()
+    lease = s.claim(job, 1000)
+    with s.production.edit(origin="supervisor-console 2", message="Stuck on render-07") as tx:
+        tx.cancel_job(job)
+        tx.commit()
+    history = s.production.job_history(job)
+    assert [entry.kind for entry in history] == ["job_requested", "job_claimed", "job_cancelled"]
+    assert (history[-1].origin, history[-1].message) == ("supervisor-console 2", "Stuck on render-07")
+    assert [entry.sequence for entry in history] == sorted(entry.sequence for entry in history)
+    del lease
+
+
+def test_revision_summaries_count_events_instead_of_loading_them(s: Setup) -> None:
+    with s.production.edit(message="Bulk request") as tx:
+        for _ in range(5):
+            tx.request_job(JobRequest(KIND, (s.original,), s.asset, RepresentationKind.PROXY))
+        tx.commit()
+    newest, previous = s.production.revisions(limit=2)
+    assert newest.sequence == s.head() and newest.message == "Bulk request"
+    assert dict(newest.event_counts) == {"job_requested": 5}
+    assert previous.sequence == s.head() - 1
+    assert [r.sequence for r in s.production.revisions(before=newest.sequence)] == list(
+        range(newest.sequence - 1, 0, -1)
+    )
+
+
+def test_a_waiter_can_be_stopped(s: Setup) -> None:
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    assert s.production.wait_for_changes(s.head(), 30, stop=stop).revisions == ()

@@ -340,6 +340,6 @@ def test_renewals_keep_a_short_lease_alive_on_the_wall_clock(studio: Studio, tmp
         worker = Worker(WorkerConfig(production.path, agent=AGENT, lease=lease))
         worker.run()
         assert production.job(job_id).state is JobState.SUCCEEDED
-        events = [kind for _, _, kind in production.job_history(job_id)]
+        events = [entry.kind for entry in production.job_history(job_id)]
     assert events.count("job_claim_renewed") >= 1
     assert worker.stats["succeeded"] == 1

@@ -53,7 +53,7 @@ def test_snapshot_of_a_failed_job_matches_the_production(demo: Demo, tmp_path: P
         )
         assert job.failure is not None and selected["failure_diagnostic"] == job.failure.diagnostic
         assert [h["event"] for h in selected["history"]] == [
-            kind for _, _, kind in production.job_history(job_id)
+            entry.kind for entry in production.job_history(job_id)
         ]
         assert selected["parameters"][0]["name"] == "profile"
     assert shown["diagram"]["variant"] == "job" and shown["diagram"]["highlighted"] == "failed"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from postproject.errors import InvalidArgumentError
 from postproject.ids import ProductionId, RevisionId
@@ -72,6 +72,28 @@ class Revision:
     origin: str | None
     message: str | None
     events: tuple[RevisionEvent, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionSummary:
+    """A revision's header with how many events of each kind it holds."""
+
+    id: RevisionId
+    sequence: int
+    committed_at: datetime
+    origin: str | None
+    message: str | None
+    event_counts: Mapping[str, int]
+
+
+class JobHistoryEntry(NamedTuple):
+    """One lifecycle event of a job and the revision that made it."""
+
+    sequence: int
+    committed_at: datetime
+    kind: str
+    origin: str | None
+    message: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -217,14 +217,19 @@ class Reader:
         )
         return [rows.job(r) for r in self._all(sql, [*params, limit])]
 
-    def claims_expiring(self, before: int, after: tuple[int, bytes] | None, limit: int) -> list[Job]:
-        """Claimed jobs whose lease expires at or before ``before``, by expiry then id."""
+    def claims_expiring(
+        self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
+    ) -> list[Job]:
+        """Claimed jobs (of ``kind``) whose lease expires at or before ``before``, by expiry then id."""
         sql = (
             f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.state = 2 AND j.claim_expires_at <= ?"
+            + (" AND j.kind = ?" if kind else "")
             + (" AND (j.claim_expires_at, j.id) > (?, ?)" if after else "")
             + " ORDER BY j.claim_expires_at, j.id LIMIT ?"
         )
-        return [rows.job(r) for r in self._all(sql, (before, *(after or ()), limit))]
+        return [
+            rows.job(r) for r in self._all(sql, (before, *([kind] if kind else []), *(after or ()), limit))
+        ]
 
     def job_counts(self, kind: str | None) -> dict[int, int]:
         sql = (
@@ -244,17 +249,39 @@ class Reader:
             (job_id.bytes,),
         )
 
-    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, int]]:
-        """(sequence, committed_at, event kind, position) of a job's lifecycle events."""
+    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
+        """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
         kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
         return self._all(
-            "SELECT e.sequence, r.committed_at, e.kind, e.position FROM revision_events e "
+            "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
             f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({kinds}) "
             "ORDER BY e.sequence, e.position LIMIT 1000",
             (job_id.bytes,),
         )
 
     # --- revisions ---------------------------------------------------------------------
+
+    def revision_summaries(
+        self, limit: int, before: int | None
+    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int]]]:
+        """Newest-first revision headers with per-kind event counts."""
+        with self.snapshot() as conn:
+            heads = conn.execute(
+                "SELECT sequence, id, committed_at, origin, message FROM revisions"
+                + (" WHERE sequence < ?" if before is not None else "")
+                + " ORDER BY sequence DESC LIMIT ?",
+                (*([before] if before is not None else []), limit),
+            ).fetchall()
+            if not heads:
+                return []
+            counts: dict[int, dict[str, int]] = {}
+            for seq, kind, count in conn.execute(
+                "SELECT sequence, kind, count(*) FROM revision_events WHERE sequence BETWEEN ? AND ? "
+                "GROUP BY sequence, kind",
+                (heads[-1][0], heads[0][0]),
+            ):
+                counts.setdefault(seq, {})[kind] = count
+        return [(*head, counts.get(head[0], {})) for head in heads]
 
     def latest_sequence(self) -> int:
         return int(self._one("SELECT coalesce(max(sequence), 0) FROM revisions")[0])

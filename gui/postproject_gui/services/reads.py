@@ -118,7 +118,7 @@ def claim_outlook(production: Production, horizon: datetime, soon: timedelta) ->
 
 def job_detail(production: Production, names: NameCache, job_id: JobId) -> JobDetail:
     job = production.job(job_id)
-    history = tuple(HistoryEntry(seq, at, kind) for seq, at, kind in production.job_history(job_id))
+    history = tuple(HistoryEntry(e.sequence, e.committed_at, e.kind) for e in production.job_history(job_id))
     parameters = production.metadata[JobRef(job_id)]
     inputs = tuple(_input(production, names, rep_id) for rep_id in job.inputs[:MAX_DETAIL_INPUTS])
     root_path = None
