@@ -213,14 +213,18 @@ class Transaction:
             True when a change was recorded (with a ``representation_fingerprint_observed`` event).
         """
         _typed("representation_id", representation_id, RepresentationId)
-        rep = self._production.representation(representation_id)
-        absolute = self._production.resolve(rep)
-        if absolute is None:
+        located = self._session.location(representation_id.bytes) if self._session else None
+        if located is None:  # not staged here: the committed representation
+            rep = self._production.representation(representation_id)
+            located = (rep.path.as_posix() if rep.root else str(rep.path), rep.root)
+        path, root = located
+        base = self._root_path(root) if root is not None else None
+        if root is not None and base is None:
             raise InvalidArgumentError(
-                f"representation {representation_id} lives under media root {rep.root!r}, which has no "
+                f"representation {representation_id} lives under media root {root!r}, which has no "
                 "directory on this machine (configure it or pass root_map)"
             )
-        facts = files.read_facts(absolute)
+        facts = files.read_facts(base / path if base is not None else Path(path))
         with self._op() as s:
             if not s.set_fingerprint(representation_id.bytes, facts.fingerprint):
                 return False

@@ -253,3 +253,17 @@ def test_provenance_cycles_are_refused(production: Production, media: Media) -> 
             tx.create_activity(ActivitySpec("org.x:t", inputs=(c,), outputs=(a,)))
         tx.commit()
     assert len(production.activities().items) == 2
+
+
+def test_a_representation_can_be_observed_in_the_edit_that_added_it(
+    production: Production, media: Media
+) -> None:
+    path = media("fresh.mov", b"one")
+    with production.edit() as tx:
+        asset = tx.create_asset()
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, path)
+        assert tx.observe_representation(rep) is False
+        path.write_bytes(b"two")
+        assert tx.observe_representation(rep) is True
+        tx.commit()
+    assert production.representation(rep).fingerprints == (read_facts(path).fingerprint,)

@@ -143,6 +143,10 @@ class WriteSession:
             (rep_id, asset_id, kind, path, root, size, mtime, now, self.sequence),
         )
 
+    def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
+        """(stored path, root name) of a representation as this edit sees it, or None."""
+        return self.one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))  # type: ignore[no-any-return]
+
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self._exec(
             "UPDATE representations SET size = ?, mtime = ? WHERE id = ?",
