@@ -72,6 +72,12 @@ def test_every_command_is_documented(path: tuple[str, ...]) -> None:
     )
 
 
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
+    readme = (DOCS.parents[1] / "README.md").read_text(encoding="utf-8")
+    assert f"`{' '.join(path)}`" in readme, f"README.md does not list {' '.join(path)}"
+
+
 def test_version(cli: Cli) -> None:
     outcome = cli("--version")
     assert outcome.code == 0 and outcome.stdout.startswith("postproject ")
