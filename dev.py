@@ -52,7 +52,13 @@ def say(message: str) -> None:
 
 
 def run(*args: str | Path, env: dict[str, str] | None = None) -> int:
-    return subprocess.call([str(a) for a in args], cwd=ROOT, env=env)
+    """Run a command; Ctrl-C reaches it too (same process group): wait for it to finish."""
+    process = subprocess.Popen([str(a) for a in args], cwd=ROOT, env=env)
+    while True:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            continue  # the child got the same Ctrl-C and is shutting down cleanly
 
 
 def setup(extras: str) -> None:
@@ -144,6 +150,7 @@ def demo(args: list[str]) -> int:
     ):
         say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
     production = ROOT / "demo" / "demo.pproj"
     return run(BIN / "postproject", "demo", "run", production, "--fresh", *args)
 
@@ -163,4 +170,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
