@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import venv
@@ -58,7 +59,8 @@ def run(*args: str | Path, env: dict[str, str] | None = None) -> int:
         try:
             return process.wait()
         except KeyboardInterrupt:
-            continue  # the child got the same Ctrl-C and is shutting down cleanly
+            # A terminal's Ctrl-C reaches the child too; pass it on in case it did not.
+            process.send_signal(signal.SIGINT)
 
 
 def setup(extras: str) -> None:

@@ -10,7 +10,15 @@ tests: representations, activities, the jobs that completed them, ~1.3 edges per
   fit_paint    rendering the view fitted to the whole graph (zoomed out: simplified nodes)
   update       ``update_graph`` with the same nodes and new states (a live feed update)
 
-and the ratio first_paint / layout. Absolute numbers move with the machine (this VM is
+and the ratio first_paint / layout. Then, on a real production (a camera original that
+300 renders were made from, then re-delivered, so every render is stale), what the monitor's
+reader thread does before the scene gets a graph:
+
+  service_read the Provenance tab's read (``knowledge_reads.provenance``): the 500-node
+               neighbourhood and the knowledge, with reasons, of each representation
+  stale_count  the summary bar's bounded stale count
+  change       the representations a re-observed original touches (rows to read again)
+ Absolute numbers move with the machine (this VM is
 shared); the ratio says how much Qt adds on top of the layout. Nothing is asserted.
 
 Usage:
@@ -27,6 +35,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,11 +47,12 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 from tests.gui.provenance_fixtures import synthetic_graph
 
-from postproject import ArtifactState
+from postproject import ActivitySpec, ArtifactState, Production, RepresentationKind, ToolIdentity
 from postproject.provenance import ProvenanceGraph, RepresentationNode
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import LayoutEdge, LayoutNode, layout_graph
 from postproject_gui.diagram.provenance_scene import LAYER_GAP, NODE_GAP, ProvenanceScene
+from postproject_gui.services import knowledge_reads
 from postproject_gui.theme import THEMES
 from postproject_gui.views.provenance_view import ProvenanceView
 
@@ -123,6 +133,43 @@ def measure(size: int) -> dict[str, float]:
     return figures
 
 
+def measure_reads(renders: int = 300) -> dict[str, float]:
+    """The reader-thread side, on a real production (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as folder:
+        media = Path(folder)
+        original = media / "A001_C001.mov"
+        original.write_bytes(b"camera original" * 64)
+        with Production.create(media / "bench.pproj") as production:
+            with production.edit() as tx:
+                asset = tx.create_asset("A001_C001")
+                source = tx.add_representation(asset, RepresentationKind.ORIGINAL, original)
+                for n in range(renders):
+                    out = media / f"A001_C001_render_{n:03d}.mov"
+                    out.write_bytes(b"render %d" % n)
+                    rep = tx.add_representation(asset, RepresentationKind.DERIVED, out)
+                    tx.create_activity(
+                        ActivitySpec(
+                            "org.example:render",
+                            inputs=(source,),
+                            outputs=(rep,),
+                            tool=ToolIdentity("r", "1"),
+                        )
+                    )
+                tx.commit()
+            original.write_bytes(b"re-delivered original" * 64)
+            with production.edit() as tx:
+                tx.observe_representation(source)
+                tx.commit()
+        with Production.open(media / "bench.pproj", read_only=True) as production:
+            read = knowledge_reads.provenance(production, source)
+            return {
+                "nodes": float(len(read.graph.nodes)),
+                "service_read": median_ms(lambda: knowledge_reads.provenance(production, source)),
+                "stale_count": median_ms(lambda: knowledge_reads.stale_count(production)),
+                "change": median_ms(lambda: knowledge_reads.knowledge_change(production, [source], [], [])),
+            }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -137,6 +184,12 @@ def main() -> None:
         for key in ("layout", "build", "paint", "first_paint", "fit_paint", "update"):
             print(f"n={n} edges={e} {key}: {figures[key]:.1f} ms (median of {RUNS})")
         print(f"n={n} edges={e} first_paint/layout: {figures['first_paint_per_layout']:.2f}x")
+    reads = measure_reads()
+    results["reads"] = reads
+    for key in ("service_read", "stale_count", "change"):
+        print(
+            f"real production, {int(reads['nodes'])}-node graph: {key}: {reads[key]:.1f} ms (median of {RUNS})"
+        )
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         document = {

@@ -34,9 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument(
         "--snapshot", type=Path, metavar="OUT.png", help="save the window as OUT.png and OUT.json, then exit"
     )
-    shot.add_argument("--view", default="jobs", help="jobs (default), lifecycle, or job:JOB_ID")
     shot.add_argument(
-        "--filter-state", metavar="STATE", help="requested, claimed, succeeded, failed, cancelled or stuck"
+        "--view",
+        default="jobs",
+        help="jobs (default), lifecycle, job:JOB_ID, artifacts or provenance:REP_ID",
+    )
+    shot.add_argument(
+        "--filter-state",
+        metavar="STATE",
+        help="requested, claimed, succeeded, failed, cancelled or stuck; stale with --view artifacts",
     )
     shot.add_argument(
         "--until-revision", type=int, metavar="N", help="wait until the view reflects revision N"
@@ -44,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument(
         "--timeout", default="30s", metavar="DUR", help="give up after DUR (250ms, 30s, 5m); default 30s"
     )
+    shot.add_argument("--size", default="1440x900", metavar="WxH", help="window size; default 1440x900")
     return parser
 
 
@@ -56,10 +63,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--snapshot needs a PRODUCTION")
         try:
             args.timeout = timefmt.parse_duration(args.timeout)
+            args.size = _size(args.size)
         except ValueError as exc:
             parser.error(str(exc))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     return _run(args)
+
+
+def _size(text: str) -> tuple[int, int]:
+    """``1440x900`` -> (1440, 900); 400x300 to 7680x4320."""
+    width, _, height = text.lower().partition("x")
+    try:
+        size = (int(width), int(height))
+    except ValueError:
+        raise ValueError(f"--size must look like 1440x900; got {text!r}") from None
+    if not (400 <= size[0] <= 7680 and 300 <= size[1] <= 4320):
+        raise ValueError(f"--size must be between 400x300 and 7680x4320; got {text!r}")
+    return size
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -73,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "postproject-monitor"])
     assert isinstance(app, QApplication)
+    _quiet_offscreen_notices()
     app.setOrganizationName(ORGANISATION)
     app.setApplicationName(APPLICATION)
     loop = qasync.QEventLoop(app)
@@ -100,19 +121,43 @@ def _run(args: argparse.Namespace) -> int:
         asyncio.set_event_loop(None)
 
 
+OFFSCREEN_NOTICE = "This plugin does not support propagateSizeHints()"
+
+
+def _quiet_offscreen_notices() -> None:
+    """Drop the one warning Qt's offscreen platform prints each time a window with size limits
+    is shown (it cannot pass size hints to a window system it does not have); every other
+    message still reaches stderr."""
+    from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.platformName() != "offscreen":
+        return
+
+    def handler(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if message != OFFSCREEN_NOTICE:
+            sys.stderr.write(f"{message}\n")
+
+    qInstallMessageHandler(handler)
+
+
 async def _snapshot(window: object, args: argparse.Namespace) -> int:
     from postproject_gui.snapshot import SnapshotError, SnapshotOptions, take
     from postproject_gui.views.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
-    options = SnapshotOptions(args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout)
+    options = SnapshotOptions(
+        args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout, args.size
+    )
     try:
         document = await take(window, args.production, options)
     except SnapshotError as exc:
         sys.stderr.write(f"postproject-monitor: {exc}\n")
         return exc.exit_code
-    rows = len(document["rows"])
-    sys.stdout.write(
-        f"wrote {options.out} and its .json: revision {document['head_revision']}, {rows} rows\n"
+    what = next(
+        f"{len(document[key]):,} {noun}"
+        for key, noun in (("rows", "rows"), ("items", "artifacts"), ("nodes", "nodes"))
+        if key in document
     )
+    sys.stdout.write(f"wrote {options.out} and its .json: revision {document['head_revision']}, {what}\n")
     return EXIT_OK

@@ -1,10 +1,11 @@
 """The ``postproject`` command lines equivalent to what the monitor shows or does (no Qt).
 
-Follows the CLI conventions (design §4, notes §6): ``postproject job request PROD KIND
-OUTPUT_ASSET OUTPUT_KIND [--input REP]... [--target-root NAME] [--profile P]``,
-``job show PROD JOB`` and ``job cancel PROD JOB``. A job's typed parameters become
-``--profile P`` for the executor's string ``profile`` parameter, and otherwise
-``--param [VOCABULARY#]NAME=TAGGED_JSON`` (the vocabulary is left out for the executor's).
+Follows ``docs/cli.md``: ``postproject job request PROD KIND OUTPUT_ASSET OUTPUT_KIND
+[--input REP]... [--target-root NAME] [--param VOCABULARY PROPERTY VALUE_JSON]...
+[--profile P]``, ``job show PROD JOB`` and ``job cancel PROD JOB``. A job's typed parameters
+become ``--profile P`` for the (first) string ``profile`` parameter of the executor
+vocabulary, and otherwise ``--param VOCABULARY PROPERTY VALUE_JSON`` with the tagged JSON of
+:func:`postproject.values.to_json`. Every argument is quoted with :func:`shlex.quote`.
 """
 
 from __future__ import annotations
@@ -69,13 +70,20 @@ def request_line(
     parts += [f"--input {rep}" for rep in inputs]
     if target_root:
         parts.append(f"--target-root {_q(target_root)}")
-    parts += [_parameter(prop, value) for prop, value in parameters]
+    profile: str | None = None
+    for prop, value in parameters:
+        if profile is None and _is_profile(prop, value):
+            assert isinstance(value, StringValue)
+            profile = value.value
+        else:
+            parts.append(f"--param {_q(prop.vocabulary)} {_q(prop.name)} {_q(tagged_json(value))}")
+    if profile is not None:
+        parts.append(f"--profile {_q(profile)}")
     return " ".join(parts)
 
 
-def _parameter(prop: Property, value: MetadataValue) -> str:
-    executor = prop.vocabulary == EXECUTOR_VOCABULARY
-    if executor and prop.name == "profile" and isinstance(value, StringValue):
-        return f"--profile {_q(value.value)}"
-    name = prop.name if executor else f"{prop.vocabulary}#{prop.name}"
-    return f"--param {_q(f'{name}={tagged_json(value)}')}"
+def _is_profile(prop: Property, value: MetadataValue) -> bool:
+    """The executor profile, which the CLI spells ``--profile P``."""
+    return (
+        prop.vocabulary == EXECUTOR_VOCABULARY and prop.name == "profile" and isinstance(value, StringValue)
+    )

@@ -5,6 +5,9 @@ revisions, the counts, the claim outlook and the job shown in the detail panel. 
 runs at a time; ids that arrive meanwhile are merged into the next round, so a burst of
 commits costs a few reads, not one per commit. ``applied(N)`` says the view now reflects
 revision N (rows, counts and detail were read after revision N was seen).
+
+What is known about artifacts (the Artifacts and Provenance tabs, the stale count) is kept
+by :attr:`MonitorSession.knowledge`, a :class:`KnowledgeSession` fed the same revisions.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import JobId, NotFoundError, PostProjectError, Revision
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
-from postproject_gui.models.event_log_model import EventLogModel
+from postproject_gui.knowledge_session import KnowledgeSession
+from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.feed_watcher import FeedWatcher
@@ -61,6 +65,8 @@ class MonitorSession(QObject):
         self._runner = TaskRunner(service.loop, presenter.present)
         self.table = JobTableModel(service.now, self)  # its loader is set once the service is open
         self.events = EventLogModel(self)
+        self.knowledge = KnowledgeSession(service, self.spawn, self)
+        self.knowledge.settled.connect(self._notify_idle)
         self.info: ProductionInfo | None = None
         self._watcher: FeedWatcher | None = None
         self._filter = JobFilter()
@@ -117,13 +123,13 @@ class MonitorSession(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._updating or self.table.loading or self._reads > 0
+        return self._updating or self.table.loading or self._reads > 0 or self.knowledge.busy
 
     def now(self) -> datetime:
         return self.service.now()
 
-    def spawn(self, coro: object, what: str) -> asyncio.Task[object] | None:
-        return self._runner.spawn(coro, what)  # type: ignore[arg-type]
+    def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any] | None:
+        return self._runner.spawn(coro, what)
 
     # --- opening and closing -----------------------------------------------------------
 
@@ -152,8 +158,10 @@ class MonitorSession(QObject):
         self._watcher = watcher
         watcher.start()
         self.opened.emit(info)
+        self.knowledge.start()
         await self._reload_all(info.head)
-        self.events.add(await self.service.recent_revisions(SEED_REVISIONS))
+        self.events.add(await self.service.revisions(SEED_REVISIONS))
+        self.events.set_loader(self._load_older)
 
     def close(self) -> None:
         """Stop the watcher, the timers, background work and the service's threads."""
@@ -162,6 +170,8 @@ class MonitorSession(QObject):
             self._watcher.stop()
         self._runner.cancel_all()
         self.table.shutdown()
+        self.knowledge.close()
+        self.events.set_loader(None)
         for waiter in (*self._idle, *self._table_idle):
             waiter.cancel()
         self._idle.clear()
@@ -189,6 +199,7 @@ class MonitorSession(QObject):
     def refresh(self) -> None:
         """Reload everything (the user asked; live updates never do this)."""
         self.spawn(self._reload_all(self._feed_head), "Refreshing")
+        self.knowledge.refresh()
 
     async def until_idle(self) -> None:
         """Wait until no page is loading and no update is running."""
@@ -285,7 +296,19 @@ class MonitorSession(QObject):
 
     def _on_revisions(self, revisions: list[Revision]) -> None:
         self.events.add(revisions)
+        self.knowledge.on_revisions(revisions)
         self.revisions_arrived.emit(revisions)
+
+    def _load_older(self, before: int) -> None:
+        self.spawn(self._fetch_older(before), "Reading older revisions")
+
+    async def _fetch_older(self, before: int) -> None:
+        try:
+            older = await self.service.revisions(OLDER_PAGE, before)
+        except BaseException:
+            self.events.older_failed()
+            raise
+        self.events.older_loaded(older, before)
 
     def _on_jobs_changed(self, ids: frozenset[JobId]) -> None:
         self._dirty |= ids

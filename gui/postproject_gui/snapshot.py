@@ -4,6 +4,10 @@
 the view reflects revision N (``--until-revision``, default the head when it opened) with
 no page, update or detail still loading, saves the window as OUT.png and writes OUT.json
 describing what the view shows. The README's screenshots are made with it.
+
+Views: ``jobs``, ``lifecycle``, ``job:JOB_ID`` (the Jobs tab), ``artifacts`` (the Artifacts
+tab; ``--filter-state stale`` lists only stale or diverged ones) and ``provenance:REP_ID``
+(the Provenance tab: the graph of that representation, framed, its focus selected).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from postproject import JobId, JobState, PostProjectError
+from postproject import ArtifactState, JobId, JobState, PostProjectError, RepresentationId
 from postproject.clock import monotonic
 from postproject_gui import params
 from postproject_gui.models.filters import JobFilter
+from postproject_gui.provenance_export import artifacts_document
 from postproject_gui.services.types import JobDetail, JobRow
 from postproject_gui.session import MonitorSession
 from postproject_gui.states import claim_health
+from postproject_gui.views.knowledge_tabs import ARTIFACTS, PROVENANCE
 from postproject_gui.views.main_window import MainWindow
 
 MAX_ROWS = 1000
@@ -37,27 +43,51 @@ class SnapshotError(Exception):
         self.exit_code = exit_code
 
 
+VIEWS = "jobs, lifecycle, job:JOB_ID, artifacts or provenance:REP_ID"
+
+
 @dataclass(frozen=True, slots=True)
 class SnapshotOptions:
     out: Path
-    view: str = "jobs"  # "jobs", "lifecycle" or "job:<id>"
-    state: str | None = None  # a JobState value or "stuck"
+    view: str = "jobs"  # see VIEWS
+    state: str | None = None  # a JobState value or "stuck"; "stale" for the artifacts view
     until_revision: int | None = None
     timeout: timedelta = timedelta(seconds=30)
+    size: tuple[int, int] = SIZE
 
     @property
     def job_id(self) -> JobId | None:
         return JobId.parse(self.view.split(":", 1)[1]) if self.view.startswith("job:") else None
 
+    @property
+    def rep_id(self) -> RepresentationId | None:
+        prefix = "provenance:"
+        return RepresentationId.parse(self.view[len(prefix) :]) if self.view.startswith(prefix) else None
+
+    @property
+    def tab(self) -> str:
+        return (
+            self.view.split(":", 1)[0]
+            if self.view.split(":", 1)[0] in ("artifacts", "provenance")
+            else "jobs"
+        )
+
     def check(self) -> None:
-        if self.view not in ("jobs", "lifecycle") and not self.view.startswith("job:"):
-            raise SnapshotError(f"--view must be jobs, lifecycle or job:JOB_ID; got {self.view!r}", 2)
-        if self.view.startswith("job:"):
-            try:
-                self.job_id  # noqa: B018 - parses
-            except PostProjectError as exc:
-                raise SnapshotError(f"--view job:JOB_ID needs a job id: {exc}", 2) from None
-        if self.state is not None and self.state != "stuck" and self.state not in {s.value for s in JobState}:
+        kind = self.view.split(":", 1)[0]
+        if self.view not in ("jobs", "lifecycle", "artifacts") and kind not in ("job", "provenance"):
+            raise SnapshotError(f"--view must be {VIEWS}; got {self.view!r}", 2)
+        try:
+            self.job_id  # noqa: B018 - parses
+            self.rep_id  # noqa: B018 - parses
+        except PostProjectError as exc:
+            raise SnapshotError(f"--view {kind}: needs an id: {exc}", 2) from None
+        states = {s.value for s in JobState} | {"stuck"}
+        if self.tab == "artifacts":
+            if self.state not in (None, "stale"):
+                raise SnapshotError(
+                    f"--filter-state with --view artifacts must be 'stale'; got {self.state!r}", 2
+                )
+        elif self.state is not None and self.state not in states:
             raise SnapshotError(f"--filter-state must be a state or 'stuck'; got {self.state!r}", 2)
 
 
@@ -65,7 +95,7 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
     """Open ``production`` in ``window``, wait, save the PNG and JSON; the JSON document."""
     options.check()
     deadline = monotonic() + options.timeout.total_seconds()
-    window.resize(*SIZE)
+    window.resize(*options.size)
     if options.view == "lifecycle":
         window.splitter.setSizes([700, 740])
     window.show()
@@ -82,8 +112,17 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
         await _until(
             lambda: _settled(window, session, target, options.job_id), deadline, window, "the job", session
         )
+    if options.tab == "artifacts":
+        await _artifacts(window, session, options, target, deadline)
+    elif options.rep_id is not None:
+        await _provenance(window, session, options.rep_id, target, deadline)
     await asyncio.sleep(0.05)  # let the last paint land
-    document = describe(window, session, options)
+    if options.tab == "artifacts":
+        document = describe_artifacts(window, session, options)
+    elif options.tab == "provenance":
+        document = describe_provenance(window, session, options)
+    else:
+        document = describe(window, session, options)
     options.out.parent.mkdir(parents=True, exist_ok=True)
     if not window.grab().save(str(options.out)):
         raise SnapshotError(f"cannot write {options.out}", 7)
@@ -92,14 +131,54 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
 
 
 def _apply_filter(session: MonitorSession, options: SnapshotOptions) -> None:
+    if options.tab == "artifacts":
+        return  # "stale" is the Artifacts tab's filter
     if options.state == "stuck":
         session.set_filter(JobFilter(stuck=True))
     elif options.state is not None:
         session.set_filter(JobFilter(state=JobState(options.state)))
 
 
+async def _artifacts(
+    window: MainWindow, session: MonitorSession, options: SnapshotOptions, target: int, deadline: float
+) -> None:
+    window.tabs.setCurrentIndex(ARTIFACTS)
+    window.knowledge.artifacts.set_attention(options.state == "stale")
+    model = session.knowledge.artifacts
+
+    def loaded() -> bool:
+        if model.started and not model.loading and not model.exhausted and model.rowCount() < MAX_ROWS:
+            model.fetchMore()
+        return _settled(window, session, target, None) and model.started and not model.loading
+
+    await _until(loaded, deadline, window, "the artifacts", session)
+
+
+async def _provenance(
+    window: MainWindow, session: MonitorSession, rep_id: RepresentationId, target: int, deadline: float
+) -> None:
+    window.knowledge.show_graph(rep_id)
+    knowledge, tab = session.knowledge, window.knowledge.provenance
+
+    def drawn() -> bool:
+        read = knowledge.graph
+        return (
+            _settled(window, session, target, None)
+            and read is not None
+            and read.graph.focus == rep_id
+            and read.revision >= target
+            and tab.read is read
+        )
+
+    await _until(drawn, deadline, window, "the provenance graph", session)
+    assert window.tabs.currentIndex() == PROVENANCE
+    tab.view.frame()
+
+
 def _settled(window: MainWindow, session: MonitorSession, target: int, job_id: JobId | None) -> bool:
     if session.applied_revision < target or session.busy or not session.live:
+        return False
+    if session.knowledge.stale is None:
         return False
     if job_id is not None:
         return window.detail.detail is not None and window.detail.detail.job.id == job_id
@@ -153,9 +232,71 @@ def describe(window: MainWindow, session: MonitorSession, options: SnapshotOptio
             "offered": [t.action.value for t in scene.offered],
             "counts": {s.value: n for s, n in scene.counts.items()},
         },
+        "stale_count": _stale(session),
         "live": session.live,
         "image": str(options.out),
         "size": [window.width(), window.height()],
+    }
+
+
+def _head(session: MonitorSession, options: SnapshotOptions, window: MainWindow) -> dict[str, Any]:
+    assert session.info is not None
+    return {
+        "production": str(session.info.path),
+        "production_id": str(session.info.id),
+        "head_revision": session.applied_revision,
+        "view": options.view,
+    }
+
+
+def _tail(session: MonitorSession, options: SnapshotOptions, window: MainWindow) -> dict[str, Any]:
+    return {"live": session.live, "image": str(options.out), "size": [window.width(), window.height()]}
+
+
+def _stale(session: MonitorSession) -> dict[str, Any] | None:
+    stale = session.knowledge.stale
+    if stale is None:
+        return None
+    return {"count": stale.count, "complete": stale.complete, "examined": stale.examined}
+
+
+def describe_artifacts(
+    window: MainWindow, session: MonitorSession, options: SnapshotOptions
+) -> dict[str, Any]:
+    """The Artifacts tab: the rows shown (in the table's order) and the counts."""
+    model, proxy = session.knowledge.artifacts, session.knowledge.proxy
+    shown = [model.row(proxy.mapToSource(proxy.index(r, 0)).row()) for r in range(proxy.rowCount())]
+    loaded = model.rows()
+    by_state = {state.value: sum(1 for row in loaded if row.state is state) for state in ArtifactState}
+    return {
+        **_head(session, options, window),
+        "filter": {"stale_only": proxy.attention_only},
+        "items": artifacts_document(shown)["items"],
+        "counts": {
+            "artifacts": len(loaded),
+            "shown": len(shown),
+            "complete": model.exhausted,
+            "by_state": by_state,
+            "stale_or_diverged": model.stale_count,
+        },
+        "stale_count": _stale(session),
+        **_tail(session, options, window),
+    }
+
+
+def describe_provenance(
+    window: MainWindow, session: MonitorSession, options: SnapshotOptions
+) -> dict[str, Any]:
+    """The Provenance tab: the scene's nodes (with knowledge states and reasons) and edges."""
+    tab = window.knowledge.provenance
+    selected = tab.scene.selected_id()
+    return {
+        **_head(session, options, window),
+        **tab.scene.describe(),
+        "selected_node": tab.scene.node_document(selected) if selected else None,
+        "zoom": round(tab.view.zoom(), 4),
+        "stale_count": _stale(session),
+        **_tail(session, options, window),
     }
 
 
@@ -225,7 +366,13 @@ def _selected(detail: JobDetail, now: Any) -> dict[str, Any]:
             for t, v in [params.display(a.value)]
         ],
         "history": [
-            {"sequence": h.sequence, "committed_at": h.committed_at.isoformat(), "event": h.event}
+            {
+                "sequence": h.sequence,
+                "committed_at": h.committed_at.isoformat(),
+                "event": h.event,
+                "origin": h.origin,
+                "message": h.message,
+            }
             for h in detail.history
         ],
     }

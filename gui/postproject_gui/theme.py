@@ -1,5 +1,6 @@
 """Light and dark themes: Fusion palette, QSS from ``resources/themes``, tinted SVG icons
-from ``resources/icons`` and painted state glyphs (no font needed for ○ ◐ ● ✕ ⊘).
+from ``resources/icons`` and painted glyphs (no font needed for ○ ◐ ● ✕ ⊘ or ✓ ↻ ◆): job
+states, and the knowledge and availability of artifacts.
 
 ``ThemeManager`` follows the system colour scheme unless the user picks light or dark, and
 tells its listeners through ``changed(str)`` (the resolved theme name).
@@ -8,15 +9,27 @@ tells its listeners through ``changed(str)`` (the resolved theme name).
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 from PySide6.QtCore import QByteArray, QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPainterPath, QPalette, QPen, QPixmap
+from PySide6.QtGui import (
+    QColor,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPainterPath,
+    QPalette,
+    QPen,
+    QPixmap,
+    QPolygonF,
+)
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from postproject import JobState
 from postproject_gui import resources
+from postproject_gui.artifact_states import KnowledgeGlyph
 from postproject_gui.states import DARK, HEALTH_LOOKS, LIGHT, STATE_LOOKS, ClaimHealth, Glyph, Palette
 
 ICON_SIZES = (16, 20, 24, 32, 48)
@@ -174,13 +187,32 @@ def set_style_property(widget: QWidget, name: str, value: object) -> None:
 
 
 _ICONS: dict[tuple[str, str], QIcon] = {}
+_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 16 16" fill="none" '
+    'stroke="currentColor" stroke-width="1.4" stroke-linecap="round" stroke-linejoin="round">{}</svg>'
+)
+INLINE_ICONS = {  # the provenance actions' icons, in the style of resources/icons
+    "downstream": _SVG.format(
+        '<circle cx="3.5" cy="8" r="2"/><path d="M5.5 8h2.5M8 8l3-3.6M8 8l3 3.6"/>'
+        '<circle cx="12.8" cy="3.6" r="1.6"/><circle cx="12.8" cy="12.4" r="1.6"/>'
+    ),
+    "image": _SVG.format(
+        '<rect x="1.5" y="2.5" width="13" height="11" rx="1.2"/><circle cx="5.5" cy="6.2" r="1.3"/>'
+        '<path d="M14.5 11l-4-4-7 6.5"/>'
+    ),
+    "export": _SVG.format(
+        '<path d="M8 10V2M5 5l3-3 3 3"/><path d="M2.5 9v4a1 1 0 0 0 1 1h9a1 1 0 0 0 1-1V9"/>'
+    ),
+}
 
 
 def icon(name: str, colour: str) -> QIcon:
-    """An icon from ``resources/icons/<name>.svg``, its ``currentColor`` set to ``colour``."""
+    """An icon from ``resources/icons/<name>.svg`` (or :data:`INLINE_ICONS`), its
+    ``currentColor`` set to ``colour``."""
     key = (name, colour)
     if key not in _ICONS:
-        svg = resources.text("icons", f"{name}.svg").replace("currentColor", colour)
+        text = INLINE_ICONS.get(name) or resources.text("icons", f"{name}.svg")
+        svg = text.replace("currentColor", colour)
         renderer = QSvgRenderer(QByteArray(svg.encode()))
         result = QIcon()
         for size in ICON_SIZES:
@@ -263,3 +295,81 @@ def _warning(painter: QPainter, colour: QColor, c: QPointF, s: float) -> None:
     painter.setPen(QPen(QColor("#ffffff"), max(1.2, s * 0.1)))
     painter.drawLine(QPointF(c.x(), c.y() - s * 0.12), QPointF(c.x(), c.y() + s * 0.12))
     painter.drawPoint(QPointF(c.x(), c.y() + s * 0.23))
+
+
+def polygon(*points: tuple[float, float]) -> QPolygonF:
+    return QPolygonF([QPointF(x, y) for x, y in points])
+
+
+def paint_artifact_glyph(painter: QPainter, glyph: KnowledgeGlyph, colour: QColor, box: QRectF) -> None:
+    """Draw a knowledge or availability glyph inside ``box`` (see artifact_states)."""
+    s = min(box.width(), box.height())
+    c = box.center()
+    pen = QPen(colour, max(1.2, s * 0.13))
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+    painter.setPen(pen)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    r = s * 0.38
+    circle = QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r)
+    x, y = c.x(), c.y()
+    if glyph is KnowledgeGlyph.CHECK:
+        painter.drawPolyline(
+            polygon((x - r * 0.85, y + r * 0.05), (x - r * 0.25, y + r * 0.65), (x + r * 0.9, y - r * 0.6))
+        )
+    elif glyph is KnowledgeGlyph.REFRESH:
+        painter.drawArc(circle, 60 * 16, 280 * 16)
+        tx, ty = x + r * 0.5, y - r * math.sin(math.radians(60))
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawPolygon(
+            polygon(
+                (tx - s * 0.05, ty - s * 0.22), (tx + s * 0.2, ty + s * 0.04), (tx - s * 0.2, ty + s * 0.1)
+            )
+        )
+    elif glyph is KnowledgeGlyph.DIAMOND:
+        painter.setBrush(colour)
+        d = r * 1.1
+        painter.drawPolygon(polygon((x, y - d), (x + d, y), (x, y + d), (x - d, y)))
+    elif glyph is KnowledgeGlyph.DOTTED:
+        pen.setStyle(Qt.PenStyle.DotLine)
+        painter.setPen(pen)
+        painter.drawEllipse(circle)
+        _dot(painter, colour, c, s * 0.08)
+    elif glyph is KnowledgeGlyph.SOURCE:
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(QRectF(x - r * 0.7, y - r * 0.7, r * 1.4, r * 1.4), s * 0.08, s * 0.08)
+    elif glyph is KnowledgeGlyph.ONLINE:
+        _dot(painter, colour, c, r * 0.62)
+    elif glyph is KnowledgeGlyph.OFFLINE:
+        painter.drawEllipse(circle)
+        painter.drawLine(QPointF(x - r * 0.7, y + r * 0.7), QPointF(x + r * 0.7, y - r * 0.7))
+    else:
+        painter.drawLine(QPointF(x - r * 0.6, y), QPointF(x + r * 0.6, y))
+
+
+def _dot(painter: QPainter, colour: QColor, centre: QPointF, radius: float) -> None:
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(colour)
+    painter.drawEllipse(centre, radius, radius)
+
+
+def panel_style(object_name: str, theme: Theme) -> str:
+    """The detail-panel look of the theme's ``#jobDetail`` rules, for another panel (applied as
+    that widget's own style sheet)."""
+    ui = theme.ui
+    line = "#262c33" if theme.dark else "#eef0f3"
+    frame = "#2c333b" if theme.dark else "#dfe2e7"
+    name = f"#{object_name}"
+    return "\n".join(
+        (
+            f"{name} {{ background: {ui.base}; border: 1px solid {frame}; border-radius: 6px; }}",
+            f"{name} QLabel {{ color: {ui.text}; }}",
+            f'{name} QLabel[role="title"] {{ font-size: 12pt; font-weight: 600; }}',
+            f'{name} QLabel[role="section"] {{ color: {ui.muted}; font-weight: 600; padding-top: 8px;'
+            f" border-bottom: 1px solid {line}; }}",
+            f'{name} QLabel[role="key"], {name} QLabel[role="muted"] {{ color: {ui.muted}; }}',
+            f'{name} QLabel[role="mono"] {{ font-family: "DejaVu Sans Mono", monospace; }}',
+        )
+    )

@@ -100,3 +100,36 @@ def test_without_the_gui_extra_the_user_is_told_how_to_get_it(monkeypatch: pytes
     assert monitor is demo_run._wait_for_interrupt
     assert not owns_screen  # the workers' log lines go to the terminal instead
     assert "postproject-monitor[gui]" in said[0]
+
+
+def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    path = tmp_path / "demo.pproj"
+    create_demo(path, assets=3, recipe=SMALL)
+    monitor_pid = tmp_path / "monitor.pid"
+    stand_in = (
+        "import os, sys, time; from pathlib import Path; "
+        f"Path({str(monitor_pid)!r}).write_text(str(os.getpid())); time.sleep(120)"
+    )
+    env = dict(os.environ, **{MONITOR_ENV: f"{sys.executable} -c {stand_in!r}"})
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "postproject", "demo", "run", str(path), "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = monotonic() + 60
+    while not monitor_pid.exists() and monotonic() < deadline:
+        assert demo.poll() is None, demo.stderr.read() if demo.stderr else ""
+        time.sleep(0.05)  # waiting for another process to start, not for time to pass
+    assert monitor_pid.exists(), "the monitor stand-in never started"
+    demo.send_signal(signal.SIGTERM)
+    _, stderr = demo.communicate(timeout=60)
+    assert demo.returncode == 130, stderr
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(monitor_pid.read_text()), 0)
+    assert live_claims_of_demo_workers(path) == []
+    assert b"Traceback" not in stderr

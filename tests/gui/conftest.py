@@ -10,7 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import asyncio
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,12 @@ from postproject import (
     Production,
 )
 from postproject_gui.dialogs.error_presenter import ErrorPresenter, Presentation
-from tests.gui.helpers import LoopRunner, ProductionBuilder
+from postproject_gui.settings import Settings
+from postproject_gui.theme import ThemeManager, ThemeMode
+from postproject_gui.views.main_window import MainWindow
+from tests.gui.helpers import LoopRunner, ProductionBuilder, ready, wait_for
+
+WindowFactory = Callable[..., MainWindow]
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +117,26 @@ def big_copy(ten_thousand: Path, tmp_path: Path) -> Path:
     target = tmp_path / "big.pproj"
     shutil.copy(ten_thousand, target)
     return target
+
+
+@pytest.fixture
+def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Presentation]) -> Iterator[WindowFactory]:
+    """Main windows (light theme, 1400 x 860) opening ``path`` and waiting until it is ready;
+    fails the test when anything reached the error presenter."""
+
+    def make(
+        path: Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
+    ) -> MainWindow:
+        theme = ThemeManager(ThemeMode.LIGHT)
+        theme.apply()
+        window = MainWindow(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
+        qtbot.addWidget(window)
+        window.resize(1400, 860)
+        window.show()
+        if path is not None:
+            window.open_production(path)
+            wait_for(qtbot, lambda: ready(window))
+        return window
+
+    yield make
+    assert not presented, presented

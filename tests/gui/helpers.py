@@ -92,6 +92,12 @@ class ProductionBuilder:
             tx.commit()
 
 
+def ready(window: Any, revision: int = 1) -> bool:
+    """The window shows revision ``revision`` or later, with nothing loading, and is live."""
+    s = window.session
+    return s is not None and s.applied_revision >= revision and not s.busy and s.live
+
+
 def wait_for(qtbot: Any, condition: Callable[[], object], timeout: int = 5000) -> None:
     """qtbot.waitUntil with a boolean condition."""
     qtbot.waitUntil(lambda: bool(condition()), timeout=timeout)

@@ -10,6 +10,8 @@ without a database (for scale tests and benchmarks), deterministically from a se
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -195,3 +197,56 @@ def add_ambiguous(chain: Chain) -> RepresentationId:
             )
         tx.commit()
     return conform
+
+
+def complete_thumbnail_of_proxy(chain: Chain) -> tuple[JobId, RepresentationId]:
+    """A job that makes a new proxy-derived representation, claimed and completed (a live change)."""
+    production = chain.production
+    with production.edit() as tx:
+        job = tx.request_job(
+            JobRequest(PROXY_KIND, (chain.proxy,), chain.asset, RepresentationKind.OPTIMIZED)
+        )
+        tx.commit()
+    with production.edit() as tx:
+        lease = tx.claim_job_lease(job, FFMPEG, timedelta(minutes=5), AgentIdentity("render-02"))
+        tx.commit()
+    out = chain.media / "A001_C002_optimized.mov"
+    out.write_bytes(b"optimized")
+    with lease, production.edit() as tx:
+        rep = tx.add_representation(chain.asset, RepresentationKind.OPTIMIZED, out)
+        activity = tx.create_activity(
+            ActivitySpec(PROXY_KIND, inputs=(chain.proxy,), outputs=(rep,), tool=FFMPEG)
+        )
+        tx.complete_job_lease(lease, rep, activity)
+        tx.commit()
+    return job, rep
+
+
+CHANGE_SCRIPT = """
+import sys
+from pathlib import Path
+from postproject import Production, RepresentationId
+path, original, file = sys.argv[1], RepresentationId.parse(sys.argv[2]), Path(sys.argv[3])
+file.write_bytes(b"camera original v3, from another process" * 32)
+with Production.open(path) as production, production.edit(origin="conform 1.2", message="Re-delivered") as tx:
+    assert tx.observe_representation(original)
+    tx.commit()
+"""
+
+
+def change_original_elsewhere(chain: Chain) -> None:
+    """Rewrite the original and record its new fingerprint in a separate Python process."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHANGE_SCRIPT,
+            str(chain.production.path),
+            str(chain.original),
+            str(chain.original_file),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -20,9 +20,9 @@ from postproject_gui.models.artifact_model import (
     KNOWLEDGE_COLUMN,
     KNOWLEDGE_ROLE,
     REPRESENTATION_ID_ROLE,
-    ArtifactFilterProxy,
     ArtifactTableModel,
 )
+from postproject_gui.models.artifact_proxy import ArtifactFilterProxy
 from postproject_gui.provenance_export import artifacts_document
 from tests.gui.provenance_fixtures import Chain
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QWidget
@@ -18,34 +16,8 @@ from postproject_gui.models.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views.main_window import MainWindow
-from tests.gui.helpers import LoopRunner, ProductionBuilder, commit_from_another_process, wait_for
-
-WindowFactory = Callable[..., MainWindow]
-
-
-@pytest.fixture
-def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Any]) -> Iterator[WindowFactory]:
-    def make(
-        path: Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
-    ) -> MainWindow:
-        theme = ThemeManager(ThemeMode.LIGHT)
-        theme.apply()
-        window = MainWindow(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
-        qtbot.addWidget(window)
-        window.resize(1400, 860)
-        window.show()
-        if path is not None:
-            window.open_production(path)
-            wait_for(qtbot, lambda: ready(window))
-        return window
-
-    yield make
-    assert not presented, presented
-
-
-def ready(window: MainWindow, revision: int = 1) -> bool:
-    s = window.session
-    return s is not None and s.applied_revision >= revision and not s.busy and s.live
+from tests.gui.conftest import WindowFactory
+from tests.gui.helpers import LoopRunner, ProductionBuilder, commit_from_another_process, ready, wait_for
 
 
 def test_main_widgets_have_object_and_accessible_names(

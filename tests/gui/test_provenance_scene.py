@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -13,22 +12,17 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from postproject import (
-    ActivitySpec,
-    AgentIdentity,
     ArtifactState,
     JobId,
-    JobRequest,
     JobState,
     Production,
-    RepresentationId,
-    RepresentationKind,
 )
 from postproject_gui.artifact_states import KNOWLEDGE_LOOKS, SOURCE_LOOK
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 from postproject_gui.theme import THEMES
 from postproject_gui.views.provenance_view import ProvenanceView, nearest
-from tests.gui.provenance_fixtures import FFMPEG, PICTURE, PROXY_KIND, Chain, synthetic_graph
+from tests.gui.provenance_fixtures import PICTURE, Chain, complete_thumbnail_of_proxy, synthetic_graph
 
 
 @pytest.fixture
@@ -114,29 +108,6 @@ def test_changed_original_shows_stale_proxy_and_render_keeping_selection_and_vie
     assert (view.horizontalScrollBar().value(), view.verticalScrollBar().value()) == (h, v)
     view.grab().save(str(tmp_path / "stale.png"))
     assert not QImage(str(tmp_path / "stale.png")).isNull()
-
-
-def complete_thumbnail_of_proxy(chain: Chain) -> tuple[JobId, RepresentationId]:
-    """A job that makes a new proxy-derived representation, claimed and completed (a live change)."""
-    production = chain.production
-    with production.edit() as tx:
-        job = tx.request_job(
-            JobRequest(PROXY_KIND, (chain.proxy,), chain.asset, RepresentationKind.OPTIMIZED)
-        )
-        tx.commit()
-    with production.edit() as tx:
-        lease = tx.claim_job_lease(job, FFMPEG, timedelta(minutes=5), AgentIdentity("render-02"))
-        tx.commit()
-    out = chain.media / "A001_C002_optimized.mov"
-    out.write_bytes(b"optimized")
-    with lease, production.edit() as tx:
-        rep = tx.add_representation(chain.asset, RepresentationKind.OPTIMIZED, out)
-        activity = tx.create_activity(
-            ActivitySpec(PROXY_KIND, inputs=(chain.proxy,), outputs=(rep,), tool=FFMPEG)
-        )
-        tx.complete_job_lease(lease, rep, activity)
-        tx.commit()
-    return job, rep
 
 
 def test_live_completion_adds_nodes_without_losing_zoom_or_selection(

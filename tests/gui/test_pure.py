@@ -196,9 +196,9 @@ def test_cli_lines_quote_and_map_parameters() -> None:
     )
     assert f"--input {job.inputs[0]}" in line and "--target-root proxies" in line
     assert "--profile proxy-720p" in line
-    assert (
-        """--param 'https://x.example/ns#fps={"type":"rational","numerator":24000,"denominator":1001}'"""
-        in line
+    assert line.endswith(
+        """--param https://x.example/ns fps '{"type":"rational","numerator":24000,"denominator":1001}'"""
+        " --profile proxy-720p"
     )
     assert cli_command.show(prod, job.id) == f"postproject job show '/prod/day 3.pproj' {job.id}"
 

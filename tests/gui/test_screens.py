@@ -66,6 +66,13 @@ def test_every_view_renders(
     save(window, tmp_path / f"stuck-{mode.value}.png")
     save(window.detail.diagram, tmp_path / f"lifecycle-production-{mode.value}.png")
     assert window.detail.scene.state.variant == "production"
+    window.actions_.tabs[1].trigger()  # Artifacts
+    wait_for(qtbot, lambda: session.knowledge.artifacts.rowCount() > 0 and not session.busy)
+    save(window, tmp_path / f"artifacts-{mode.value}.png")
+    window.knowledge.show_job_graph(demo.succeeded[0])
+    wait_for(qtbot, lambda: window.knowledge.provenance.read is not None and not session.busy)
+    assert window.tabs.currentIndex() == 2 and window.knowledge.provenance.scene.selected_id()
+    save(window, tmp_path / f"provenance-{mode.value}.png")
     choices = qloop.run(session.service.request_choices())
     request = RequestJobDialog(choices, demo.path)
     qtbot.addWidget(request)

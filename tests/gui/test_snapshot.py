@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from postproject import JobState, Production
+from postproject.provenance import RepresentationNode
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process
+from tests.gui.provenance_fixtures import Chain
 from tests.gui.scenes import Demo, build_demo
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -106,6 +108,8 @@ def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path:
     ("args", "code", "message"),
     [
         (["--view", "table"], 2, "--view must be"),
+        (["--view", "provenance:nope"], 2, "--view provenance: needs an id"),
+        (["--view", "artifacts", "--filter-state", "failed"], 2, "must be 'stale'"),
         (["--filter-state", "done"], 2, "--filter-state"),
         (["--timeout", "soon"], 2, "duration"),
     ],
@@ -120,3 +124,64 @@ def test_snapshot_rejects_bad_arguments(
 def test_snapshot_of_a_missing_production_fails(tmp_path: Path) -> None:
     done = monitor(tmp_path / "nope.pproj", "--snapshot", tmp_path / "x.png", "--timeout", "5s")
     assert done.returncode == 3 and "not found" in done.stderr
+
+
+@pytest.fixture
+def changed_chain(production: Production, tmp_path: Path) -> Chain:
+    chain = Chain(production, tmp_path / "media")
+    chain.change_original()
+    return chain
+
+
+def test_provenance_snapshot_matches_the_production(changed_chain: Chain, tmp_path: Path) -> None:
+    chain = changed_chain
+    out = tmp_path / "graph.png"
+    done = monitor(chain.production.path, "--snapshot", out, "--view", f"provenance:{chain.render}")
+    assert done.returncode == 0, done.stderr
+    assert out.read_bytes().startswith(PNG) and "6 nodes" in done.stdout  # the thumbnail is a sibling
+    shown = json.loads(out.with_suffix(".json").read_text())
+    with Production.open(chain.production.path, read_only=True) as production:
+        graph = production.provenance(chain.render)
+        assert shown["head_revision"] == production.latest_sequence()
+        assert shown["focus"] == str(chain.render) and shown["truncated"] is False
+        nodes = {n["id"]: n for n in shown["nodes"]}
+        assert set(nodes) == {str(n.id) for n in graph.nodes}
+        for node in graph.nodes:
+            if isinstance(node, RepresentationNode):
+                entry = nodes[str(node.id)]
+                assert entry["state"] == node.state.value and entry["kind"] == node.kind.value
+                known = production.evaluate_artifact(node.id)
+                assert [r["code"] for r in entry["reasons"]] == [r.code for r in known.reasons]
+        assert {(e["source"], e["target"], e["relation"], e["role"]) for e in shown["edges"]} == {
+            (str(e.source), str(e.target), e.relation, e.role) for e in graph.edges
+        }
+        stale = production.stale_artifacts(limit=1000).items
+    assert nodes[str(chain.render)]["state"] == "stale" and nodes[str(chain.original)]["shown_as"] == "source"
+    assert shown["selected"] == str(chain.render) and shown["selected_node"]["state"] == "stale"
+    assert shown["stale_count"] == {"count": len(stale), "complete": True, "examined": 500}
+
+
+def test_artifacts_snapshot_matches_the_production(changed_chain: Chain, tmp_path: Path) -> None:
+    chain = changed_chain
+    out = tmp_path / "artifacts.png"
+    done = monitor(chain.production.path, "--snapshot", out, "--view", "artifacts")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(out.with_suffix(".json").read_text())
+    with Production.open(chain.production.path, read_only=True) as production:
+        assert shown["head_revision"] == production.latest_sequence()
+        expected = [
+            {
+                "id": str(rep.id),
+                "kind": rep.kind.value,
+                "path": f"{rep.root}:{rep.path.as_posix()}",
+                "availability": production.availability(rep.id).value,
+                "state": production.evaluate_artifact(rep.id).state.value,
+            }
+            for rep in production.representations().items
+        ]
+        stale = len(production.stale_artifacts(limit=1000).items)
+    keys = ("id", "kind", "path", "availability", "state")
+    assert [{k: item[k] for k in keys} for item in shown["items"]] == expected
+    assert shown["counts"]["stale_or_diverged"] == stale == shown["stale_count"]["count"] == 3
+    assert shown["counts"]["by_state"] == {"current": 0, "indeterminate": 1, "stale": 3, "diverged": 0}
+    assert shown["counts"]["complete"] is True and shown["filter"] == {"stale_only": False}

@@ -16,6 +16,7 @@ installed; otherwise no monitor: the workers' log lines show on the terminal unt
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import itertools
 import os
@@ -90,7 +91,8 @@ def run_demo(
     procs = _start_workers(path, options, attached)
     producer.start()
     try:
-        code = show(path)
+        with _terminate_as_interrupt():
+            code = show(path)
     except KeyboardInterrupt:
         code = 130
     finally:
@@ -180,14 +182,46 @@ def _choose_monitor(monitor: Monitor | None, say: Say) -> tuple[Monitor, bool]:
         return monitor, True
     command = _env_command()
     if command is not None:
-        return (lambda path: subprocess.call([*command, str(path)])), True
+        return (lambda path: _run_child([*command, str(path)])), True
     if _gui_installed():
-        return (lambda path: subprocess.call([sys.executable, "-c", _GUI_LAUNCH, str(path)])), True
+        return (lambda path: _run_child([sys.executable, "-c", _GUI_LAUNCH, str(path)])), True
     say(
         "The monitor needs the GUI extra: pip install 'postproject-monitor[gui]'. "
         "Running the workers without it; press Ctrl-C to stop."
     )
     return _wait_for_interrupt, False
+
+
+def _run_child(command: list[str]) -> int:
+    """Run the monitor; if we are interrupted or terminated, end it too (never orphan it)."""
+    child = subprocess.Popen(command)
+    try:
+        return child.wait()
+    except BaseException:
+        child.terminate()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        raise
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends the demo like Ctrl-C: the monitor closes and the workers release their claims."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _gui_installed() -> bool:

@@ -1,4 +1,5 @@
-"""Graphics items of the provenance graph: representation, activity and job nodes, edges, banner.
+"""Graphics items of the provenance graph: representation, activity and job nodes (edges and
+the banner are in :mod:`provenance_edges`).
 
 Shapes differ per node type: representations are rounded cards (asset, kind, short id, file,
 knowledge badge and availability badge), activities are hexagons (kind and tool), jobs are
@@ -10,9 +11,6 @@ from a device-coordinate pixmap cache while panning; and when the view is zoomed
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -23,13 +21,12 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
-    QPolygonF,
 )
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from postproject_gui.artifact_states import ArtifactLook, KnowledgeGlyph
+from postproject_gui.artifact_states import ArtifactLook
 from postproject_gui.states import Glyph
-from postproject_gui.theme import paint_glyph
+from postproject_gui.theme import Theme, paint_artifact_glyph, paint_glyph, polygon
 
 REP_SIZE = (228.0, 58.0)
 ACTIVITY_SIZE = (176.0, 40.0)
@@ -54,6 +51,24 @@ class GraphStyle:
     selection: QColor
     warning: QColor
     warning_fill: QColor
+
+
+def graph_style(theme: Theme) -> GraphStyle:
+    ui, dark = theme.ui, theme.dark
+    return GraphStyle(
+        background=QColor("#1d2126" if dark else "#f7f8fa"),
+        node=QColor(ui.diagram_node),
+        activity=QColor("#2a3038" if dark else "#edf1f6"),
+        border=QColor("#48515c" if dark else "#c4cad2"),
+        text=QColor(ui.text),
+        muted=QColor(ui.muted),
+        accent=QColor(theme.states.accent),
+        edge=QColor("#6b7684" if dark else "#9aa3ae"),
+        edge_muted=QColor("#4f5863" if dark else "#bcc2ca"),
+        selection=QColor(ui.highlight),
+        warning=QColor(theme.states.stuck),
+        warning_fill=QColor("#3a2c19" if dark else "#fff4e5"),
+    )
 
 
 class Fonts:
@@ -91,71 +106,10 @@ def draw_text(
     painter.drawText(rect, align, text)
 
 
-def polygon(*points: tuple[float, float]) -> QPolygonF:
-    return QPolygonF([QPointF(x, y) for x, y in points])
-
-
 def elide(
     metrics: QFontMetricsF, text: str, width: float, mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight
 ) -> str:
     return metrics.elidedText(text, mode, width)
-
-
-# --- glyphs -----------------------------------------------------------------------------
-
-
-def paint_artifact_glyph(painter: QPainter, glyph: KnowledgeGlyph, colour: QColor, box: QRectF) -> None:
-    """Draw a knowledge or availability glyph inside ``box`` (see artifact_states)."""
-    s = min(box.width(), box.height())
-    c = box.center()
-    pen = QPen(colour, max(1.2, s * 0.13))
-    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-    pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
-    painter.setPen(pen)
-    painter.setBrush(Qt.BrushStyle.NoBrush)
-    r = s * 0.38
-    circle = QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r)
-    x, y = c.x(), c.y()
-    if glyph is KnowledgeGlyph.CHECK:
-        painter.drawPolyline(
-            polygon((x - r * 0.85, y + r * 0.05), (x - r * 0.25, y + r * 0.65), (x + r * 0.9, y - r * 0.6))
-        )
-    elif glyph is KnowledgeGlyph.REFRESH:
-        painter.drawArc(circle, 60 * 16, 280 * 16)
-        tx, ty = x + r * 0.5, y - r * math.sin(math.radians(60))
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawPolygon(
-            polygon(
-                (tx - s * 0.05, ty - s * 0.22), (tx + s * 0.2, ty + s * 0.04), (tx - s * 0.2, ty + s * 0.1)
-            )
-        )
-    elif glyph is KnowledgeGlyph.DIAMOND:
-        painter.setBrush(colour)
-        d = r * 1.1
-        painter.drawPolygon(polygon((x, y - d), (x + d, y), (x, y + d), (x - d, y)))
-    elif glyph is KnowledgeGlyph.DOTTED:
-        pen.setStyle(Qt.PenStyle.DotLine)
-        painter.setPen(pen)
-        painter.drawEllipse(circle)
-        _dot(painter, colour, c, s * 0.08)
-    elif glyph is KnowledgeGlyph.SOURCE:
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawRoundedRect(QRectF(x - r * 0.7, y - r * 0.7, r * 1.4, r * 1.4), s * 0.08, s * 0.08)
-    elif glyph is KnowledgeGlyph.ONLINE:
-        _dot(painter, colour, c, r * 0.62)
-    elif glyph is KnowledgeGlyph.OFFLINE:
-        painter.drawEllipse(circle)
-        painter.drawLine(QPointF(x - r * 0.7, y + r * 0.7), QPointF(x + r * 0.7, y - r * 0.7))
-    else:
-        painter.drawLine(QPointF(x - r * 0.6, y), QPointF(x + r * 0.6, y))
-
-
-def _dot(painter: QPainter, colour: QColor, centre: QPointF, radius: float) -> None:
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.setBrush(colour)
-    painter.drawEllipse(centre, radius, radius)
 
 
 # --- nodes ------------------------------------------------------------------------------
@@ -366,140 +320,3 @@ class JobItem(NodeItem):
         paint_glyph(painter, self.glyph, self.colour, QRectF(6, 3, self.height - 6, self.height - 6))
         rect = QRectF(self.height + 2, 0, self.width - self.height - 8, self.height)
         draw_text(painter, self.fonts.body, self.style.text, rect, LEFT, self.text)
-
-
-# --- edges ------------------------------------------------------------------------------
-
-
-def route_path(points: Sequence[Point]) -> QPainterPath:
-    """A smooth path through a layout route: straight along columns, S-curves across gaps."""
-    path = QPainterPath(QPointF(*points[0]))
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        if abs(y1 - y0) < 0.5 or abs(x1 - x0) < 0.5:
-            path.lineTo(x1, y1)
-        else:
-            mid = (x0 + x1) / 2
-            path.cubicTo(QPointF(mid, y0), QPointF(mid, y1), QPointF(x1, y1))
-    return path
-
-
-class EdgeItem(QGraphicsItem):
-    """An edge along its layout route, with an arrowhead and an optional role label.
-
-    ``completed`` edges (job -> activity) are dashed and muted; edges of the selected node
-    are drawn in the accent colour.
-    """
-
-    def __init__(
-        self,
-        points: Sequence[Point],
-        relation: str,
-        role: str | None,
-        style: GraphStyle,
-        fonts: Fonts,
-        label_width: float = 80.0,
-    ) -> None:
-        super().__init__()
-        self.relation, self.role, self.style, self.fonts = relation, role, style, fonts
-        self.highlighted = False
-        self.points = tuple(points)
-        self.path = route_path(points)
-        self.label = elide(fonts.body_metrics, short_role(role), label_width - 8) if role else ""
-        self._label_rect = QRectF()
-        self._bounds = self.path.boundingRect().adjusted(-6, -6, 6, 6)
-        self.setZValue(0 if relation != "completed" else -1)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        if role:
-            self.setToolTip(f"{relation} as role {role}")
-
-    def label_size(self) -> tuple[float, float]:
-        metrics = self.fonts.body_metrics
-        return metrics.horizontalAdvance(self.label) + 8, metrics.height() + 1
-
-    def set_label_centre(self, centre: QPointF) -> None:
-        """Where the role label sits (the scene places labels so that they do not overlap)."""
-        if self.label:
-            self.prepareGeometryChange()
-            w, h = self.label_size()
-            self._label_rect = QRectF(centre.x() - w / 2, centre.y() - h / 2, w, h)
-            self._bounds = self.path.boundingRect().adjusted(-6, -6, 6, 6).united(self._label_rect)
-
-    @property
-    def label_rect(self) -> QRectF:
-        return self._label_rect
-
-    def boundingRect(self) -> QRectF:
-        return self._bounds
-
-    def shape(self) -> QPainterPath:
-        path = QPainterPath()
-        if self.label:
-            path.addRect(self._label_rect)
-        return path
-
-    def set_highlighted(self, on: bool) -> None:
-        if on != self.highlighted:
-            self.highlighted = on
-            self.setZValue(1 if on else (0 if self.relation != "completed" else -1))
-            self.update()
-
-    def paint(
-        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
-    ) -> None:
-        s = self.style
-        colour = s.accent if self.highlighted else (s.edge_muted if self.relation == "completed" else s.edge)
-        pen = QPen(colour, 1.8 if self.highlighted else 1.1)
-        if self.relation == "completed":
-            pen.setStyle(Qt.PenStyle.DashLine)
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawPath(self.path)
-        end = self.path.pointAtPercent(1.0)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(colour)
-        painter.drawPolygon(
-            polygon((end.x(), end.y()), (end.x() - 7, end.y() - 3.5), (end.x() - 7, end.y() + 3.5))
-        )
-        if self.label and option.levelOfDetailFromTransform(painter.worldTransform()) >= SIMPLE_LOD:
-            painter.setBrush(s.background)
-            painter.setPen(QPen(colour if self.highlighted else s.border, 0.8))
-            painter.drawRoundedRect(self._label_rect, 3, 3)
-            text = s.text if self.highlighted else s.muted
-            draw_text(painter, self.fonts.body, text, self._label_rect, CENTRE, self.label)
-
-
-def short_role(role: str) -> str:
-    """The name part of a namespaced role (``org.example:picture`` -> ``picture``)."""
-    for sep in ("#", ":", "/"):
-        if sep in role.rstrip(sep):
-            role = role.rstrip(sep).rsplit(sep, 1)[1]
-    return role
-
-
-# --- banner -----------------------------------------------------------------------------
-
-
-class BannerItem(QGraphicsItem):
-    """A warning strip drawn at a fixed size whatever the zoom (the view pins it top-left)."""
-
-    def __init__(self, text: str, style: GraphStyle, fonts: Fonts) -> None:
-        super().__init__()
-        self.text, self.style, self.fonts = text, style, fonts
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
-        self.setZValue(10)
-        self._rect = QRectF(0, 0, fonts.body_metrics.horizontalAdvance(text) + 36, 24)
-        self.setToolTip("Open a node's own neighbourhood, or raise the limit, to see the rest")
-
-    def boundingRect(self) -> QRectF:
-        return self._rect
-
-    def paint(
-        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
-    ) -> None:
-        s = self.style
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setBrush(s.warning_fill)
-        painter.setPen(QPen(s.warning, 1.0))
-        painter.drawRoundedRect(self._rect.adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
-        paint_glyph(painter, Glyph.WARNING, s.warning, QRectF(7, 4, 16, 16))
-        draw_text(painter, self.fonts.body, s.text, self._rect.adjusted(28, 0, -6, 0), LEFT, self.text)

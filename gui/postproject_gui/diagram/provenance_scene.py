@@ -30,6 +30,7 @@ from postproject import ArtifactKnowledge, RepresentationId
 from postproject.provenance import ActivityNode, JobNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
 from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_states import graph_labeller, node_label, node_tooltip
+from postproject_gui.diagram import provenance_edges as edges_
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import GraphLayout, LayoutEdge, LayoutNode, layout_graph
 from postproject_gui.provenance_export import graph_document, node_document
@@ -41,24 +42,6 @@ NODE_GAP = 16.0
 MARGIN = 24.0
 BANNER_SPACE = 34.0
 Knowledge = Mapping[RepresentationId, ArtifactKnowledge]
-
-
-def graph_style(theme: Theme) -> items.GraphStyle:
-    ui, dark = theme.ui, theme.dark
-    return items.GraphStyle(
-        background=QColor("#1d2126" if dark else "#f7f8fa"),
-        node=QColor(ui.diagram_node),
-        activity=QColor("#2a3038" if dark else "#edf1f6"),
-        border=QColor("#48515c" if dark else "#c4cad2"),
-        text=QColor(ui.text),
-        muted=QColor(ui.muted),
-        accent=QColor(theme.states.accent),
-        edge=QColor("#6b7684" if dark else "#9aa3ae"),
-        edge_muted=QColor("#4f5863" if dark else "#bcc2ca"),
-        selection=QColor(ui.highlight),
-        warning=QColor(theme.states.stuck),
-        warning_fill=QColor("#3a2c19" if dark else "#fff4e5"),
-    )
 
 
 class ProvenanceScene(QGraphicsScene):
@@ -75,7 +58,7 @@ class ProvenanceScene(QGraphicsScene):
     def __init__(self, theme: Theme, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._theme = theme
-        self._style = graph_style(theme)
+        self._style = items.graph_style(theme)
         self._palette = looks.palette_for(theme.name)
         self._fonts = items.Fonts(self.font())
         self._graph: ProvenanceGraph | None = None
@@ -84,8 +67,8 @@ class ProvenanceScene(QGraphicsScene):
         self._produced: frozenset[object] = frozenset()
         self._layout: GraphLayout | None = None
         self.nodes: dict[str, items.NodeItem] = {}
-        self.edges: dict[tuple[str, str], items.EdgeItem] = {}
-        self.banner: items.BannerItem | None = None
+        self.edges: dict[tuple[str, str], edges_.EdgeItem] = {}
+        self.banner: edges_.BannerItem | None = None
         self._selected = ""
         self._quiet = False  # while rebuilding or selecting: selectionChanged is handled once after
         self.setBackgroundBrush(self._style.background)
@@ -110,7 +93,7 @@ class ProvenanceScene(QGraphicsScene):
 
     def set_theme(self, theme: Theme) -> None:
         """Restyle every item (positions and selection stay)."""
-        self._theme, self._style = theme, graph_style(theme)
+        self._theme, self._style = theme, items.graph_style(theme)
         self._palette = looks.palette_for(theme.name)
         self.setBackgroundBrush(self._style.background)
         for node_item in self.nodes.values():
@@ -138,6 +121,11 @@ class ProvenanceScene(QGraphicsScene):
         self.graph_replaced.emit()
         if had_selection:
             self.selection_changed.emit("")
+
+    def clear_graph(self) -> None:
+        """Show nothing (the production was closed)."""
+        self.show_graph(ProvenanceGraph(RepresentationId(bytes(16)), (), (), False))
+        self._graph = None
 
     def update_graph(self, graph: ProvenanceGraph, knowledge: Knowledge | None = None) -> bool:
         """Apply a newer graph; True when the nodes had to be laid out again (see module doc)."""
@@ -328,7 +316,7 @@ class ProvenanceScene(QGraphicsScene):
                 roles[key].append(edge.role)
         for key, relation in relations.items():
             role = ", ".join(dict.fromkeys(roles[key])) or None
-            item = items.EdgeItem(
+            item = edges_.EdgeItem(
                 layout.edge_routes[key], relation, role, self._style, self._fonts, label_width=LAYER_GAP - 8
             )
             self.edges[key] = item
@@ -340,12 +328,12 @@ class ProvenanceScene(QGraphicsScene):
         columns: dict[int, float] = {}
         for p in layout.positions.values():
             columns[p.layer] = min(columns.get(p.layer, p.x), p.x)
-        by_gap: dict[int, list[tuple[float, float, items.EdgeItem]]] = defaultdict(list)
+        by_gap: dict[int, list[tuple[float, float, edges_.EdgeItem]]] = defaultdict(list)
         for (_source, target), edge in self.edges.items():
             if not edge.label:
                 continue
             column = columns[layout.positions[target].layer]
-            x, y = _gap_point(edge.points, column)
+            x, y = edges_.gap_point(edge.points, column)
             by_gap[round(x)].append((y, x, edge))
         for placed in by_gap.values():
             placed.sort(key=lambda entry: entry[0])
@@ -368,7 +356,7 @@ class ProvenanceScene(QGraphicsScene):
         if self.banner is not None:
             old, self.banner = self.banner, None
             self.removeItem(old)
-        self.banner = items.BannerItem(text, self._style, self._fonts)
+        self.banner = edges_.BannerItem(text, self._style, self._fonts)
         self.banner.setPos(0, -BANNER_SPACE + 4)
         self.addItem(self.banner)
 
@@ -400,12 +388,3 @@ def _shape(graph: ProvenanceGraph) -> tuple[frozenset[str], frozenset[tuple[str,
         frozenset((str(e.source), str(e.target), e.relation) for e in graph.edges),
         graph.truncated,
     )
-
-
-def _gap_point(points: tuple[items.Point, ...], column_left: float) -> tuple[float, float]:
-    """The middle of the route's segment that ends at the target column's left edge."""
-    for (x0, y0), (x1, y1) in zip(points[-2::-1], points[:0:-1], strict=False):
-        if abs(x1 - column_left) < 0.5 and x0 < x1 - 1:
-            return (x0 + x1) / 2, (y0 + y1) / 2
-    (x0, y0), (x1, y1) = points[0], points[-1]
-    return (x0 + x1) / 2, (y0 + y1) / 2

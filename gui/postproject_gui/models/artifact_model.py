@@ -2,20 +2,24 @@
 
 :class:`ArtifactTableModel` adapts :class:`~postproject_gui.artifact_rows.ArtifactRow`
 values; it never fetches. Rows are kept in representation id order (creation order, the
-order the store pages them). :meth:`~ArtifactTableModel.set_rows` reconciles a whole list
-in place (update, insert, remove; no reset), :meth:`~ArtifactTableModel.apply_changes`
-reconciles the rows the feed named.
+order the store pages them). When the view asks for more rows (``fetchMore``) the model
+calls the page loader it was given (the session, which asks the service) and receives the
+page in :meth:`~ArtifactTableModel.page_loaded`. :meth:`~ArtifactTableModel.set_rows`
+reconciles a whole list in place (update, insert, remove; no reset),
+:meth:`~ArtifactTableModel.apply_changes` reconciles the rows the feed named.
 
-"Show only stale or diverged" and column sorting live in :class:`ArtifactFilterProxy`, a
-QSortFilterProxyModel over the loaded rows. That is honest for the rows the model holds;
-for a production with more representations than one loads, the service should fill the
-model from ``Production.stale_artifacts`` pages while the filter is on.
+"Show only stale or diverged" and column sorting live in
+:class:`~postproject_gui.models.artifact_proxy.ArtifactFilterProxy`, over the loaded rows.
+While that filter is on the model keeps reading pages (:meth:`set_fill_attention`) until
+:data:`MIN_FILL` stale or diverged rows showed up or :data:`SCAN_BUDGET` representations
+were read since the view last asked, so a filtered list never stalls on a page that had
+none; the Artifacts tab says how many were searched.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -25,7 +29,6 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     QRectF,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -35,9 +38,12 @@ from postproject import RepresentationId
 from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_rows import ArtifactRow, labeller
 from postproject_gui.artifact_states import KnowledgeGlyph
-from postproject_gui.diagram.provenance_items import paint_artifact_glyph
+from postproject_gui.theme import paint_artifact_glyph
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+PageLoader = Callable[[int, "str | None"], None]  # (generation, cursor): ask for a page
+MIN_FILL = 60  # with the stale filter on, keep reading pages until this many rows need attention
+SCAN_BUDGET = 20_000  # ... or this many representations were read since the view last asked
 REPRESENTATION_ID_ROLE = Qt.ItemDataRole.UserRole + 20  # str: the representation id
 KNOWLEDGE_ROLE = Qt.ItemDataRole.UserRole + 21  # str: ArtifactState value, "" when not evaluated
 ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 22  # bool: stale or diverged
@@ -70,9 +76,15 @@ def artifact_icon(glyph: KnowledgeGlyph, colour: str) -> QIcon:
 
 
 class ArtifactTableModel(QAbstractTableModel):
-    """Rows of artifacts. Signal: stale_count_changed(int), rows stale or diverged."""
+    """Rows of artifacts.
+
+    Signals:
+        stale_count_changed(int): loaded rows that are stale or diverged.
+        status_changed(): loading, exhausted or the number read changed.
+    """
 
     stale_count_changed = Signal(int)
+    status_changed = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +94,92 @@ class ArtifactTableModel(QAbstractTableModel):
         self._palette = looks.LIGHT
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._stale = 0
+        self._loader: PageLoader | None = None
+        self._generation = 0
+        self._cursor: str | None = None
+        self._started = self._loading = self._exhausted = False
+        self._scanned = self._budget_used = 0
+        self._fill_attention = False
+        self._pending: dict[RepresentationId, ArtifactRow | None] = {}
+
+    # --- paging ----------------------------------------------------------------------------
+
+    def set_loader(self, loader: PageLoader | None) -> None:
+        self._loader = loader
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
+
+    @property
+    def exhausted(self) -> bool:
+        return self._exhausted
+
+    @property
+    def scanned(self) -> int:
+        """Representations read from the store so far."""
+        return self._scanned
+
+    def covers(self, rep_id: RepresentationId) -> bool:
+        """Whether the pages read so far reach this id (a new row there belongs in the table)."""
+        return self._exhausted or (bool(self._keys) and rep_id.int <= self._keys[-1])
+
+    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
+        return not parent.isValid() and self._loader is not None and not self._exhausted and not self._loading
+
+    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent):
+            self._budget_used = 0
+            self._request()
+
+    def set_fill_attention(self, on: bool) -> None:
+        """Keep reading pages while few loaded rows need attention (the stale filter is on)."""
+        self._fill_attention = on
+        if on and self._started and not self._loading and self._wants_more():
+            self._budget_used = 0
+            self._request()
+
+    def _request(self) -> None:
+        assert self._loader is not None
+        self._started = self._loading = True
+        self.status_changed.emit()
+        self._loader(self._generation, self._cursor)
+
+    def page_loaded(self, generation: int, rows: Iterable[ArtifactRow], next_cursor: str | None) -> None:
+        """Add a page the loader fetched (ignored after :meth:`shutdown`)."""
+        if generation != self._generation:
+            return
+        page: dict[RepresentationId, ArtifactRow | None] = {row.id: row for row in rows}
+        self._scanned += len(page)
+        self._budget_used += len(page)
+        page.update(self._pending)  # feed changes that came in while the page was read win
+        self._pending = {}
+        self._loading = False
+        self._cursor, self._exhausted = next_cursor, next_cursor is None
+        self.apply_changes(page)
+        if self._wants_more():
+            self._request()
+        else:
+            self.status_changed.emit()
+
+    def page_failed(self, generation: int) -> None:
+        if generation == self._generation:
+            self._loading = False
+            self.status_changed.emit()
+
+    def shutdown(self) -> None:
+        """Drop the loader and ignore pages still in flight (the session is closing)."""
+        self._loader = None
+        self._generation += 1
+
+    def _wants_more(self) -> bool:
+        if self._exhausted or self._loader is None or not self._fill_attention:
+            return False
+        return self._stale < MIN_FILL and self._budget_used < SCAN_BUDGET
 
     # --- values in -----------------------------------------------------------------------
 
@@ -100,7 +198,11 @@ class ArtifactTableModel(QAbstractTableModel):
         self.apply_changes(changes)
 
     def apply_changes(self, changed: Mapping[RepresentationId, ArtifactRow | None]) -> None:
-        """Reconcile these representations (None: it no longer exists, or left the list)."""
+        """Reconcile these representations (None: it no longer exists, or left the list).
+        While a page is being read the changes wait for it (it may predate them)."""
+        if self._loading:
+            self._pending.update(changed)
+            return
         for rep_id, row in changed.items():
             if row is not None and row.id != rep_id:
                 raise ValueError(f"row for {row.id} given under {rep_id}")
@@ -260,35 +362,3 @@ class ArtifactTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"Availability {look.label}"
         return None
-
-
-class ArtifactFilterProxy(QSortFilterProxyModel):
-    """Sorting by any column (by :data:`SORT_ROLE`) and the "stale or diverged only" filter."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._attention_only = False
-        self.setSortRole(SORT_ROLE)
-        self.setDynamicSortFilter(True)
-
-    @property
-    def attention_only(self) -> bool:
-        return self._attention_only
-
-    def set_attention_only(self, on: bool) -> None:
-        """Show only stale or diverged rows (True) or every row (False)."""
-        if on == self._attention_only:
-            return
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.10
-            self.beginFilterChange()
-            self._attention_only = on
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:  # pragma: no cover - older Qt
-            self._attention_only = on
-            self.invalidateRowsFilter()
-
-    def filterAcceptsRow(self, source_row: int, source_parent: AnyIndex) -> bool:
-        if not self._attention_only:
-            return True
-        model = self.sourceModel()
-        return bool(model.data(model.index(source_row, 0, source_parent), ATTENTION_ROLE))

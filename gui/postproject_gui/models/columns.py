@@ -125,11 +125,11 @@ COLUMNS: tuple[Column, ...] = (
         mono=True,
         description="Job id (its tail; hover or copy for the full id)",
     ),
-    Column("kind", "Kind", 200, lambda r, n: r.job.kind, elide="left", description="Job kind"),
+    Column("kind", "Kind", 180, lambda r, n: r.job.kind, elide="left", description="Job kind"),
     Column(
         "output",
         "Output",
-        150,
+        172,
         _output,
         lambda r, n: str(r.job.output_asset_id),
         description="Output asset · representation kind",
@@ -137,7 +137,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "claimed_by",
         "Claimed by",
-        180,
+        172,
         _claimed_by,
         _claimed_by_tip,
         states=CLAIMED,
@@ -156,7 +156,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "age",
         "Age",
-        44,
+        54,
         lambda r, n: timefmt.age(r.job.requested_at, n),
         lambda r, n: f"Requested {timefmt.stamp(r.job.requested_at)}",
         sorts_by_id=True,

@@ -1,26 +1,30 @@
 """The event log: one row per revision as it arrives from the feed, newest first.
 
 Rows keep a compact summary of each revision, not its events: one bulk request can carry
-tens of thousands of events, and the log only shows what and how many.
+tens of thousands of events, and the log only shows what and how many. Older revisions
+(the first rows, and more as the view scrolls to the bottom) come from
+``Production.revisions`` summaries, which carry event counts per kind and no events.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from postproject import Revision
+from postproject import Revision, RevisionSummary
 from postproject_gui import timefmt
 from postproject_gui.models import roles
 from postproject_gui.models.columns import short_id
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 MAX_ROWS = 5000
+OLDER_PAGE = 50  # revisions read per scroll to the bottom
+OlderLoader = Callable[[int], None]  # asks for the revisions before this sequence
 HEADERS = ("Rev", "Time", "Events", "Subject", "Origin")
 TIPS = (
     "Revision sequence",
@@ -44,9 +48,12 @@ class LogEntry:
     job: str | None  # that subject, when every event is a job event
     events: int
     detail: str  # the first events, for the tooltip
+    counted_only: bool = False  # read as a summary (event counts, no events): no subject known
 
     @classmethod
-    def of(cls, revision: Revision) -> LogEntry:
+    def of(cls, revision: Revision | RevisionSummary) -> LogEntry:
+        if isinstance(revision, RevisionSummary):
+            return cls.of_summary(revision)
         about = subject(revision)
         jobs_only = all(e.kind.startswith("job_") for e in revision.events)
         detail = "\n".join(f"{e.kind} {e.subject or ''}" for e in revision.events[:30])
@@ -62,11 +69,30 @@ class LogEntry:
             detail,
         )
 
+    @classmethod
+    def of_summary(cls, revision: RevisionSummary) -> LogEntry:
+        counts = revision.event_counts
+        return cls(
+            revision.sequence,
+            revision.committed_at,
+            revision.origin,
+            revision.message,
+            counted(counts),
+            None,
+            None,
+            sum(counts.values()),
+            "\n".join(f"{kind} ×{n:,}" for kind, n in counts.items()),
+            counted_only=True,
+        )
+
 
 def summary(revision: Revision) -> str:
     """``job_claimed ×3, job_failed``."""
-    counts = Counter(event.kind for event in revision.events)
-    return ", ".join(kind if n == 1 else f"{kind} ×{n}" for kind, n in counts.items()) or "(no events)"
+    return counted(Counter(event.kind for event in revision.events))
+
+
+def counted(counts: Mapping[str, int]) -> str:
+    return ", ".join(kind if n == 1 else f"{kind} ×{n:,}" for kind, n in counts.items()) or "(no events)"
 
 
 def subject(revision: Revision) -> str | None:
@@ -76,13 +102,45 @@ def subject(revision: Revision) -> str | None:
 
 
 class EventLogModel(QAbstractTableModel):
-    """Revisions, newest first, capped at :data:`MAX_ROWS`."""
+    """Revisions, newest first, capped at :data:`MAX_ROWS`; older ones load on scrolling
+    through the loader (:meth:`set_loader`, answered by :meth:`older_loaded`)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._revisions: list[LogEntry] = []
+        self._loader: OlderLoader | None = None
+        self._loading = False
+        self._oldest_read = False
 
-    def add(self, revisions: Sequence[Revision]) -> None:
+    def set_loader(self, loader: OlderLoader | None) -> None:
+        self._loader = loader
+
+    def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
+        bottom = self._revisions[-1].sequence if self._revisions else 0
+        return (
+            not parent.isValid()
+            and self._loader is not None
+            and not self._loading
+            and not self._oldest_read
+            and bottom > 1
+            and len(self._revisions) < MAX_ROWS
+        )
+
+    def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
+        if self.canFetchMore(parent) and self._loader is not None:
+            self._loading = True
+            self._loader(self._revisions[-1].sequence)
+
+    def older_loaded(self, revisions: Sequence[RevisionSummary], asked: int) -> None:
+        """The loader's answer: up to :data:`OLDER_PAGE` revisions before ``asked``."""
+        self._loading = False
+        self._oldest_read = len(revisions) < OLDER_PAGE or asked <= 1
+        self.add(revisions)
+
+    def older_failed(self) -> None:
+        self._loading = False
+
+    def add(self, revisions: Sequence[Revision | RevisionSummary]) -> None:
         """Add revisions (any order): newer ones go on top, older ones at the bottom."""
         top = self._revisions[0].sequence if self._revisions else -1
         bottom = self._revisions[-1].sequence if self._revisions else -1
@@ -107,6 +165,7 @@ class EventLogModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self._revisions.clear()
+        self._oldest_read = False
         self.endResetModel()
 
     def entry(self, row: int) -> LogEntry:
@@ -158,17 +217,17 @@ class EventLogModel(QAbstractTableModel):
         if column == 2:
             return revision.summary
         if column == 3:
-            return (
-                short_id(revision.subject)
-                if revision.subject
-                else ("—" if not revision.events else "several")
-            )
+            if revision.subject:
+                return short_id(revision.subject)
+            return "" if revision.counted_only else ("—" if not revision.events else "several")
         return " · ".join(x for x in (revision.origin, revision.message) if x)
 
     def _tip(self, revision: LogEntry, column: int) -> str | None:
         if column == 1:
             return timefmt.stamp(revision.committed_at)
         if column == 3:
+            if revision.counted_only:
+                return "Revisions from before the window opened are listed by their event counts"
             return revision.subject
         if column == 2 and revision.events > 1:
             more = f"\n… {revision.events - 30:,} more" if revision.events > 30 else ""

@@ -8,7 +8,7 @@ jobs it has searched (see ``JobTableModel``). A QSortFilterProxyModel was reject
 whole page is filtered out, the view never asks for the next one and the list stalls.
 
 "Stuck claims" lists claimed jobs whose lease expired or ends within ``soon``, soonest
-first, from the store's expiry index (``claims_expiring``).
+first, from the store's expiry index (``claims_expiring``, which also filters by kind).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class JobFilter:
     @property
     def client_side(self) -> bool:
         """Whether rows of a page may be dropped after the store returned them."""
-        return bool(self.needle) or (self.stuck and self.kind is not None)
+        return bool(self.needle)
 
     def store_query(self, now: datetime, soon: timedelta = EXPIRING_SOON) -> StoreQuery:
         if self.stuck:

@@ -2,8 +2,8 @@
 
 One background thread owns its own read-only :class:`~postproject.Production` and blocks
 in :meth:`~postproject.Production.wait_for_changes`, which probes SQLite's
-``PRAGMA data_version`` (microseconds) with a 5-50 ms backoff and wakes at once on commits
-made in this process. New revisions are handed to the GUI thread through the asyncio loop
+``PRAGMA data_version`` (microseconds) with a 5-50 ms backoff, wakes at once on commits
+made in this process and returns as soon as :meth:`FeedWatcher.stop` sets its stop event. New revisions are handed to the GUI thread through the asyncio loop
 and re-emitted as signals. This is the application's only change probe: no widget polls.
 """
 
@@ -20,7 +20,7 @@ from postproject import Changes, Clock, JobId, PostProjectError, Production, Rev
 
 log = logging.getLogger(__name__)
 
-WAIT_SECONDS = 0.1  # how long one wait blocks; bounds how long stop() takes
+WAIT_SECONDS = 0.1  # one wait; the 5-50 ms probe backoff restarts with each (stop() interrupts it at once)
 BATCH = 200  # revisions read per wake-up
 RETRY_SECONDS = (0.25, 0.5, 1.0, 2.0)  # backoff while the production cannot be read
 
@@ -91,7 +91,7 @@ class FeedWatcher(QObject):
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop the thread (returns within about :data:`WAIT_SECONDS`)."""
+        """Stop the thread: the wait notices the stop event at its next probe (at most 50 ms)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -106,7 +106,8 @@ class FeedWatcher(QObject):
                 try:
                     if production is None:
                         production = Production.open(self._path, read_only=True, clock=self._clock)
-                    changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH)
+                        self._post(None, after, live=True)  # readable: live before the first wait ends
+                    changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH, stop=self._stop)
                 except PostProjectError as exc:
                     if not failures:
                         log.warning("revision feed of %s unreadable: %s", self._path, exc)

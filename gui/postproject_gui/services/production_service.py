@@ -17,24 +17,44 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
-from postproject import Clock, ConflictError, JobId, Production, Revision, SystemClock
-from postproject_gui.services import reads, writes
+from postproject import (
+    ActivityId,
+    Clock,
+    ConflictError,
+    JobId,
+    Production,
+    RegenerationPlan,
+    RepresentationId,
+    RevisionSummary,
+    SystemClock,
+)
+from postproject_gui import provenance_export
+from postproject_gui.artifact_rows import ArtifactRow
+from postproject_gui.provenance_export import ProvFormat
+from postproject_gui.services import knowledge_reads, reads, writes
 from postproject_gui.services.types import (
+    ArtifactPage,
     CancelOutcome,
     ClaimOutlook,
+    EnqueueOutcome,
+    GraphRead,
     JobCounts,
     JobDetail,
     JobPage,
     JobRow,
+    KnowledgeChange,
     ProductionInfo,
+    RegenerationPreview,
     RequestChoices,
     RequestSpec,
+    StaleCount,
     StoreQuery,
 )
 from postproject_gui.states import EXPIRING_SOON
 
 T = TypeVar("T")
 PAGE_SIZE = 200
+ARTIFACT_PAGE = 200
 OUTLOOK_SPAN = timedelta(minutes=5)
 
 
@@ -143,8 +163,9 @@ class ProductionService:
     async def kinds(self) -> tuple[str, ...]:
         return await self._read(reads.kinds)
 
-    async def recent_revisions(self, count: int = 20) -> tuple[Revision, ...]:
-        return await self._read(reads.recent_revisions, count)
+    async def revisions(self, count: int = 20, before: int | None = None) -> tuple[RevisionSummary, ...]:
+        """Revision headers with event counts, newest first (before sequence ``before``)."""
+        return await self._read(reads.revision_summaries, count, before)
 
     async def claim_outlook(self, soon: timedelta = EXPIRING_SOON) -> ClaimOutlook:
         """Claims whose lease ends within the next few minutes, read from the store."""
@@ -152,6 +173,52 @@ class ProductionService:
 
     async def request_choices(self) -> RequestChoices:
         return await self._read_named(reads.request_choices)
+
+    # --- artifacts and provenance (see services/knowledge_reads.py for the bounds) ------
+
+    async def provenance(self, rep_id: RepresentationId) -> GraphRead:
+        """The neighbourhood of a representation, with the knowledge of each representation."""
+        return await self._read(knowledge_reads.provenance, rep_id)
+
+    async def provenance_for_job(self, job_id: JobId) -> GraphRead:
+        """The graph of what a job produced (its completion), else of its first input."""
+        return await self._read(knowledge_reads.provenance_for_job, job_id)
+
+    async def artifact_page(self, cursor: str | None = None, limit: int = ARTIFACT_PAGE) -> ArtifactPage:
+        return await self._read(knowledge_reads.artifact_page, cursor, limit)
+
+    async def artifact_rows(
+        self, ids: Iterable[RepresentationId]
+    ) -> dict[RepresentationId, ArtifactRow | None]:
+        """The current rows of these representations (None for one that does not exist)."""
+        return await self._read(knowledge_reads.artifact_rows, tuple(ids))
+
+    async def stale_count(self) -> StaleCount:
+        """Stale or diverged artifacts, counted over a bounded number of candidates."""
+        return await self._read(knowledge_reads.stale_count)
+
+    async def knowledge_change(
+        self,
+        representations: Iterable[RepresentationId],
+        activities: Iterable[ActivityId] = (),
+        jobs: Iterable[JobId] = (),
+    ) -> KnowledgeChange:
+        """Which representations' knowledge these changes may have touched."""
+        return await self._read(
+            knowledge_reads.knowledge_change, tuple(representations), tuple(activities), tuple(jobs)
+        )
+
+    async def plan_regeneration(self, ids: Sequence[RepresentationId]) -> RegenerationPreview:
+        """A plan per artifact; those that cannot be planned are listed with the reason."""
+        return await self._read(knowledge_reads.plan_regeneration, tuple(ids))
+
+    async def plan_downstream(self, rep_id: RepresentationId) -> RegenerationPreview:
+        """Plans for everything stale or diverged downstream of a changed representation."""
+        return await self._read(knowledge_reads.plan_downstream, rep_id)
+
+    async def export_prov(self, ids: Sequence[RepresentationId], fmt: ProvFormat, path: Path) -> Path:
+        """Write the W3C PROV of these representations' lineage (on a reader thread)."""
+        return await self._run(self._pick(), provenance_export.export_prov, self._path, tuple(ids), fmt, path)
 
     # --- writes ------------------------------------------------------------------------
 
@@ -162,6 +229,10 @@ class ProductionService:
     async def cancel_jobs(self, ids: Sequence[JobId]) -> CancelOutcome:
         """Cancel these jobs in one transaction (finished ones are skipped and reported)."""
         return await self._write(writes.cancel_jobs, tuple(ids))
+
+    async def enqueue_plans(self, plans: Sequence[RegenerationPlan]) -> EnqueueOutcome:
+        """Request the plans' jobs in one transaction; the new job ids and the revision."""
+        return await self._write(writes.enqueue_plans, tuple(plans))
 
     # --- plumbing ----------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from postproject import (
     PostProjectError,
     Production,
     RepresentationId,
-    Revision,
+    RevisionSummary,
 )
 from postproject_gui.services.types import (
     ClaimMark,
@@ -72,8 +72,9 @@ def jobs_page(
     production: Production, names: NameCache, query: StoreQuery, cursor: str | None, limit: int
 ) -> JobPage:
     if query.claims_before is not None:
-        # The store cannot filter claims by kind: the table model drops other kinds.
-        page = production.claims_expiring(before=query.claims_before, limit=limit, cursor=cursor)
+        page = production.claims_expiring(
+            before=query.claims_before, limit=limit, cursor=cursor, kind=query.kind
+        )
     else:
         page = production.jobs(
             limit=limit, cursor=cursor, state=query.state, kind=query.kind, newest_first=query.newest_first
@@ -100,14 +101,13 @@ def kinds(production: Production) -> tuple[str, ...]:
 
 
 def head(production: Production) -> int:
-    latest = production.latest_revision()
-    return latest.sequence if latest is not None else 0
+    return production.latest_sequence()
 
 
-def recent_revisions(production: Production, count: int) -> tuple[Revision, ...]:
-    """The last ``count`` revisions, oldest first (the event log starts with them)."""
-    newest = head(production)
-    return production.changes_since(max(0, newest - count), count).revisions
+def revision_summaries(production: Production, count: int, before: int | None) -> tuple[RevisionSummary, ...]:
+    """Up to ``count`` revision headers before sequence ``before`` (None: the newest), newest
+    first, with event counts per kind instead of their events (the event log)."""
+    return production.revisions(limit=count, before=before)
 
 
 def claim_outlook(production: Production, horizon: datetime, soon: timedelta) -> ClaimOutlook:
@@ -118,7 +118,10 @@ def claim_outlook(production: Production, horizon: datetime, soon: timedelta) ->
 
 def job_detail(production: Production, names: NameCache, job_id: JobId) -> JobDetail:
     job = production.job(job_id)
-    history = tuple(HistoryEntry(e.sequence, e.committed_at, e.kind) for e in production.job_history(job_id))
+    history = tuple(
+        HistoryEntry(e.sequence, e.committed_at, e.kind, e.origin, e.message)
+        for e in production.job_history(job_id)
+    )
     parameters = production.metadata[JobRef(job_id)]
     inputs = tuple(_input(production, names, rep_id) for rep_id in job.inputs[:MAX_DETAIL_INPUTS])
     root_path = None

@@ -5,11 +5,13 @@ They carry everything a view shows, so no view or model ever needs to ask the co
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from postproject import (
+    ArtifactKnowledge,
     Assertion,
     AssetId,
     Job,
@@ -18,9 +20,13 @@ from postproject import (
     MetadataValue,
     ProductionId,
     Property,
+    ProvenanceGraph,
+    RegenerationPlan,
     RepresentationId,
     RepresentationKind,
+    Unplannable,
 )
+from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.states import EXPIRING_SOON
 
 
@@ -50,8 +56,8 @@ class JobRow:
 class StoreQuery:
     """A query the store can answer with keyset pages.
 
-    With ``claims_before`` set it lists claims expiring at or before that instant, soonest
-    first (the store has no kind filter there; the table model filters those rows by kind).
+    With ``claims_before`` set it lists claims (of ``kind``, if set) expiring at or before
+    that instant, soonest first.
     """
 
     state: JobState | None = None
@@ -119,11 +125,13 @@ class ClaimOutlook:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One revision event about a job."""
+    """One revision event about a job, and who made it (``origin``) and why (``message``)."""
 
     sequence: int
     committed_at: datetime
     event: str
+    origin: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +210,66 @@ class CancelOutcome:
     cancelled: tuple[JobId, ...]
     skipped: tuple[tuple[JobId, str], ...] = field(default_factory=tuple)  # already finished
     revision: int | None = None
+
+
+# --- artifacts and provenance ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRead:
+    """A provenance neighbourhood, what is known about each of its representations, and the
+    revision the read started at (the graph reflects at least that revision)."""
+
+    graph: ProvenanceGraph
+    knowledge: Mapping[RepresentationId, ArtifactKnowledge]
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactPage:
+    """One page of artifact rows in representation id order."""
+
+    rows: tuple[ArtifactRow, ...]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StaleCount:
+    """Stale or diverged artifacts among the first ``examined`` candidates; ``complete`` when
+    every candidate of the production was examined (else the count is a lower bound)."""
+
+    count: int
+    examined: int
+    complete: bool
+
+    @property
+    def text(self) -> str:
+        return f"{self.count:,}" if self.complete else f"{self.count:,}+"
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeChange:
+    """Representations whose knowledge may have changed; ``complete`` False when the walk
+    was cut off (then every loaded row should be read again)."""
+
+    representations: frozenset[RepresentationId]
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RegenerationPreview:
+    """What the regeneration preview shows: plans, what cannot be planned and why, rows naming
+    the artifacts and inputs involved, and whether a downstream walk was cut off."""
+
+    plans: tuple[RegenerationPlan, ...]
+    unplannable: tuple[Unplannable, ...] = ()
+    rows: Mapping[RepresentationId, ArtifactRow] = field(default_factory=dict)
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueOutcome:
+    """The jobs one enqueue transaction requested, in plan order, and its revision."""
+
+    job_ids: tuple[JobId, ...]
+    revision: int | None

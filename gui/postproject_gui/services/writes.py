@@ -14,9 +14,10 @@ from postproject import (
     JobRef,
     JobRequest,
     Production,
+    RegenerationPlan,
     __version__,
 )
-from postproject_gui.services.types import CancelOutcome, RequestSpec
+from postproject_gui.services.types import CancelOutcome, EnqueueOutcome, RequestSpec
 
 ORIGIN = f"postproject-monitor {__version__}"
 
@@ -56,3 +57,13 @@ def cancel_jobs(production: Production, ids: Sequence[JobId]) -> CancelOutcome:
         receipt = tx.commit()
     revision = receipt.revision.sequence if receipt.revision else None
     return CancelOutcome(tuple(cancelled), tuple(skipped), revision)
+
+
+def enqueue_plans(production: Production, plans: Sequence[RegenerationPlan]) -> EnqueueOutcome:
+    """Request every plan's job with its parameters (``enqueue_plan``) in one transaction:
+    all of them or, on any failure, none."""
+    noun = "artifact" if len(plans) == 1 else "artifacts"
+    with production.edit(origin=ORIGIN, message=f"Regenerate {len(plans)} {noun}") as tx:
+        job_ids = tuple(tx.enqueue_plan(plan) for plan in plans)
+        receipt = tx.commit()
+    return EnqueueOutcome(job_ids, receipt.revision.sequence if receipt.revision else None)

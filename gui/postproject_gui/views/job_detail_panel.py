@@ -44,6 +44,11 @@ def section(text: str, parent: QWidget) -> QLabel:
     return label
 
 
+def by_whom(origin: str | None, message: str | None) -> str:
+    """``postproject-monitor 0.1.0 · Cancel 1 job``: who made a revision, and why."""
+    return " · ".join(x for x in (origin, message) if x) or "—"
+
+
 def small_table(model: RecordTableModel, name: str, parent: QWidget) -> QTableView:
     view = QTableView(parent)
     view.setObjectName(name)
@@ -63,8 +68,9 @@ def small_table(model: RecordTableModel, name: str, parent: QWidget) -> QTableVi
 
 class JobDetailPanel(QFrame):
     """Signals: action_requested(str Action value), copy_requested(str "id" or "cli"),
-    state_clicked(str JobState value), link_activated(str)."""
+    state_clicked(str JobState value), link_activated(str), provenance_requested(str job id)."""
 
+    provenance_requested = Signal(str)
     action_requested = Signal(str)
     copy_requested = Signal(str)
     state_clicked = Signal(str)
@@ -127,6 +133,11 @@ class JobDetailPanel(QFrame):
             "Copy the postproject command that requests this job",
             lambda: self.copy_requested.emit("cli"),
         )
+        self.provenance = self._tool(
+            "Provenance",
+            "Draw the provenance of what this job produced, else of its input (Ctrl+G)",
+            self._provenance_clicked,
+        )
         self.cancel = QPushButton("Cancel job…", self)
         self.cancel.setObjectName("detailCancel")
         set_style_property(self.cancel, "danger", True)
@@ -137,11 +148,16 @@ class JobDetailPanel(QFrame):
         self.request.clicked.connect(lambda: self.action_requested.emit(Action.REQUEST.value))
         row.addWidget(self.copy_id)
         row.addWidget(self.copy_cli)
+        row.addWidget(self.provenance)
         row.addStretch(1)
         row.addWidget(self.cancel)
         row.addWidget(self.request)
         box.addLayout(row)
         return box
+
+    def _provenance_clicked(self) -> None:
+        if self._detail is not None:
+            self.provenance_requested.emit(str(self._detail.job.id))
 
     def _tool(self, text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
         button = QToolButton(self)
@@ -176,7 +192,7 @@ class JobDetailPanel(QFrame):
         self.param_model = RecordTableModel(("Parameter", "Type", "Value"), self)
         self.params_title = section("Parameters", body)
         self.params_view = small_table(self.param_model, "jobParameters", body)
-        self.history_model = RecordTableModel(("Rev", "Time", "Event"), self)
+        self.history_model = RecordTableModel(("Rev", "Time", "Event", "By"), self)
         self.history_title = section("History", body)
         self.history_view = small_table(self.history_model, "jobHistory", body)
         self.cli_title = section("Command line", body)
@@ -236,6 +252,7 @@ class JobDetailPanel(QFrame):
         for widget in (
             self.copy_id,
             self.copy_cli,
+            self.provenance,
             self.cancel,
             self.failure_title,
             self.failure,
@@ -284,7 +301,7 @@ class JobDetailPanel(QFrame):
         job = detail.job
         self.request.hide()
         self.overview.hide()
-        for widget in (self.copy_id, self.copy_cli, self.cancel, *self._job_only):
+        for widget in (self.copy_id, self.copy_cli, self.provenance, self.cancel, *self._job_only):
             widget.show()
         self.title.setText(job.kind)
         self.subtitle.setText(str(job.id))
@@ -299,8 +316,14 @@ class JobDetailPanel(QFrame):
         self.param_model.set_rows(rows, tips)
         self.params_title.setText("Parameters" if rows else "Parameters — none")
         self._fit_table(self.params_view, len(rows))
-        history = [(str(h.sequence), timefmt.stamp(h.committed_at), h.event) for h in detail.history]
-        self.history_model.set_rows(history)
+        history = [
+            (str(h.sequence), timefmt.stamp(h.committed_at), h.event, by_whom(h.origin, h.message))
+            for h in detail.history
+        ]
+        history_tips = [
+            ("", "", "", "\n".join(x for x in (h.origin, h.message) if x)) for h in detail.history
+        ]
+        self.history_model.set_rows(history, history_tips)
         self._fit_table(self.history_view, len(history))
         self.cli.setText(cli_command.show(production, job.id) if production else "")
         offered = lay.offered(job.state, GUI_ACTIONS)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from PySide6.QtCore import (
     QByteArray,
+    QItemSelection,
     QItemSelectionModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -149,6 +151,23 @@ class JobTableView(QTableView):
         self.selectionModel().setCurrentIndex(index, flags)
         self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
         return True
+
+    def select_jobs(self, job_ids: Iterable[JobId]) -> set[JobId]:
+        """Select these jobs (those loaded), the first of them current; the ids selected."""
+        model = self.table_model()
+        rows = {job_id: model.row_of(job_id) for job_id in job_ids}
+        found = sorted((row, job_id) for job_id, row in rows.items() if row is not None)
+        if not found:
+            return set()
+        selection = QItemSelection()
+        for row, _job_id in found:
+            selection.select(model.index(row, 0), model.index(row, model.columnCount() - 1))
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        first = model.index(found[0][0], 0)
+        self.selectionModel().setCurrentIndex(first, QItemSelectionModel.SelectionFlag.NoUpdate)
+        self.selectionModel().select(selection, flags)
+        self.scrollTo(first, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return {job_id for _row, job_id in found}
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         model = self.model()

@@ -1,5 +1,8 @@
 """The main window: wiring only. Data flows from the session into the views; user intents
-flow from the views into the session (filters, selection) and the job actions."""
+flow from the views into the session (filters, selection) and the actions.
+
+Under the summary bar, three tabs (Ctrl+1/2/3): Jobs (the default: filters, job table and
+detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from postproject import Clock, JobId, JobState
 from postproject_gui import theme as themes
@@ -22,9 +25,8 @@ from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views import menus
 from postproject_gui.views.event_log import EventLogDock
-from postproject_gui.views.filter_bar import FilterBar
-from postproject_gui.views.job_detail_panel import JobDetailPanel
-from postproject_gui.views.job_table_view import JobTableView
+from postproject_gui.views.jobs_page import JobsPage
+from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
 
@@ -49,13 +51,13 @@ class MainWindow(QMainWindow):
         self.settings, self.theme, self.presenter, self._clock = settings, theme, presenter, clock
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
-        self._pending_select: JobId | None = None
         self._build()
         self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
         self.jobs.status.connect(self.status.message)
-        self.jobs.job_requested.connect(self._select_when_loaded)
-        self.table.row_actions = [self.jobs.cancel, None, self.jobs.copy_id, self.jobs.copy_cli]
-        self.actions_ = menus.build(self, theme, self.jobs, self._hooks())
+        self.jobs.job_requested.connect(lambda text: self._select_when_loaded([text]))
+        knowledge, jobs = self.knowledge.actions, self.jobs
+        self.table.row_actions = [jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, knowledge.show]
+        self.actions_ = menus.build(self, theme, self.jobs, knowledge, self._hooks())
         self.actions_.view_menu.addAction(self.log.toggleViewAction()) if self.actions_.view_menu else None
         self.log.toggleViewAction().setShortcut("Ctrl+E")
         presenter.presented.connect(self.status.message)
@@ -74,33 +76,55 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(6)
         self.summary = StateSummary(central)
-        self.filters = FilterBar(central)
-        self.table = JobTableView(central)
-        self.detail = JobDetailPanel(self.theme.theme, central)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, central)
-        self.splitter.setObjectName("mainSplitter")
-        self.splitter.addWidget(self.table)
-        self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([960, 440])
-        self.splitter.setChildrenCollapsible(False)
+        self.tabs = QTabWidget(central)
+        self.tabs.setObjectName("mainTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabBar().setDrawBase(False)  # Fusion draws it in the palette's light colour
+        self.jobs_page = jobs = JobsPage(self.theme.theme, self.tabs)
+        self.filters, self.table, self.detail, self.splitter = (
+            jobs.filters,
+            jobs.table,
+            jobs.detail,
+            jobs.splitter,
+        )
+        self.knowledge = KnowledgeTabs(
+            self, self.tabs, self.theme, self.presenter, lambda: self.session, self.table.selected_rows
+        )
+        pages: tuple[tuple[QWidget, str, str], ...] = (
+            (jobs, "Jobs", "Jobs: requested, claimed and finished work (Ctrl+1)"),
+            (
+                self.knowledge.artifacts,
+                "Artifacts",
+                "Artifacts: representations and their knowledge (Ctrl+2)",
+            ),
+            (self.knowledge.provenance, "Provenance", "Provenance: where an artifact came from (Ctrl+3)"),
+        )
+        for page, title, tip in pages:
+            self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         layout.addWidget(self.summary)
-        layout.addWidget(self.filters)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
         self.resizeDocks([self.log], [150], Qt.Orientation.Vertical)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
-        self.summary.filter_requested.connect(self._set_filter)
+        self.summary.filter_requested.connect(self._summary_filter)
+        self.summary.stale_requested.connect(self.knowledge.show_stale)
+        self.tabs.currentChanged.connect(self.knowledge.tab_changed)
+        self.knowledge.attention_changed.connect(self.summary.set_stale_active)
+        self.knowledge.job_wanted.connect(self._job_wanted)
+        self.knowledge.status.connect(self.status.message)
+        self.knowledge.actions.jobs_enqueued.connect(self._select_when_loaded)
+        self.detail.provenance_requested.connect(
+            lambda text: self.knowledge.show_job_graph(JobId.parse(text))
+        )
         self.filters.filter_requested.connect(self._set_filter)
         self.table.order_requested.connect(
             lambda newest: self._set_filter(self._filter().with_(newest_first=newest))
         )
         self.table.current_job_changed.connect(self._current_changed)
-        self.table.selection_changed_rows.connect(lambda _n: self.jobs.update_enabled())
+        self.table.selection_changed_rows.connect(lambda _n: self._selection_changed())
         self.detail.action_requested.connect(lambda action: self.jobs.on_diagram_action(action))
         self.detail.copy_requested.connect(lambda what: self.jobs.copy_shown(what))
         self.detail.state_clicked.connect(
@@ -121,6 +145,9 @@ class MainWindow(QMainWindow):
             "shortcuts": lambda: menus.show_shortcuts(self),
             "close": self.close_production,
             "about": lambda: menus.show_about(self),
+            "tab_jobs": lambda: self.tabs.setCurrentIndex(0),
+            "tab_artifacts": lambda: self.tabs.setCurrentIndex(1),
+            "tab_provenance": lambda: self.tabs.setCurrentIndex(2),
         }
 
     def _focus_search(self) -> None:
@@ -157,6 +184,7 @@ class MainWindow(QMainWindow):
         session.detail_missing.connect(self.detail.show_missing)
         session.applied.connect(self._applied)
         session.live_changed.connect(self.status.set_live)
+        session.knowledge.stale_changed.connect(self.summary.set_stale)
         session.table.status_changed.connect(self._table_status)
         session.table.ticked.connect(self._ticked)
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
@@ -164,11 +192,12 @@ class MainWindow(QMainWindow):
         self.table.restore_header(self.settings.blob("jobTableHeader"))
         self.table.set_hidden_columns(self.settings.strings("jobTableHidden"))
         self.log.set_log_model(session.events)
+        self.knowledge.connect_session(session)
         self.status.set_production(path)
         self.setWindowTitle(f"{path.name} — PostProject Monitor")
         self._filter_changed(session.filter)
         session.start()
-        self.jobs.update_enabled()
+        self._selection_changed()
         return session
 
     def close_production(self) -> None:
@@ -180,11 +209,13 @@ class MainWindow(QMainWindow):
         session.close()
         self.table.setModel(None)
         self.log.view.setModel(None)
+        self.knowledge.disconnect_session()
+        self.summary.set_stale(None)
         session.deleteLater()
         self.status.set_production(None)
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
-        self.jobs.update_enabled()
+        self._selection_changed()
 
     def _open_failed(self) -> None:
         if self.session is not None and self.session.info is None:
@@ -202,6 +233,15 @@ class MainWindow(QMainWindow):
     def _set_filter(self, flt: JobFilter) -> None:
         if self.session is not None:
             self.session.set_filter(flt)
+
+    def _summary_filter(self, flt: JobFilter) -> None:
+        """A job count card lists its jobs: in the Jobs tab."""
+        self.tabs.setCurrentIndex(JOBS)
+        self._set_filter(flt)
+
+    def _selection_changed(self) -> None:
+        self.jobs.update_enabled()
+        self.knowledge.update_enabled()
 
     def _filter_changed(self, flt: JobFilter) -> None:
         self.summary.set_filter(flt)
@@ -234,7 +274,7 @@ class MainWindow(QMainWindow):
         self.detail.show_overview(s.info, s.counts, s.outlook, s.now(), highlighted)
 
     def _current_changed(self, job_id: str) -> None:
-        self.jobs.update_enabled()
+        self._selection_changed()
         if self.session is None:
             return
         self.session.show_job(JobId.parse(job_id) if job_id else None)
@@ -250,17 +290,7 @@ class MainWindow(QMainWindow):
             self.detail.refresh_time(self.session.now())
 
     def _table_status(self) -> None:
-        s = self.session
-        if s is None:
-            self.filters.set_shown("")
-            return
-        self.filters.set_shown(shown_text(s))
-        empty = (
-            "This production has no jobs yet — request one with Ctrl+N."
-            if s.counts and not s.counts.total
-            else f"No jobs match: {s.filter.describe()}"
-        )
-        self.table.set_empty_text(empty, self.theme.theme.ui.muted)
+        self.jobs_page.show_status(self.session, self.theme.theme.ui.muted)
 
     def select_job(self, job_id: JobId) -> None:
         """Select a job in the table if loaded; show its detail either way."""
@@ -268,17 +298,26 @@ class MainWindow(QMainWindow):
             self.table.clearSelection()
             self.session.show_job(job_id)
 
-    def _select_when_loaded(self, job_id: str) -> None:
-        """Select a job that was just requested: now if its row is here, else when it arrives."""
-        wanted = JobId.parse(job_id)
-        self._pending_select = None if self.table.select_job(wanted) else wanted
-        if self._pending_select is not None and self.session is not None:
-            self.session.show_job(wanted)
+    def _job_wanted(self, job_id: str) -> None:
+        """Click-through from the graph: the job in the Jobs tab (its detail if not listed)."""
+        self.tabs.setCurrentIndex(JOBS)
+        self.select_job(JobId.parse(job_id))
+
+    def _select_when_loaded(self, job_ids: list[str]) -> None:
+        """Select jobs that were just requested: now if their rows are here, else as the feed
+        brings them in. A filter that would hide requested jobs is cleared first."""
+        wanted = {JobId.parse(text) for text in job_ids}
+        flt = self._filter()
+        if flt.stuck or flt.text.strip() or flt.state not in (None, JobState.REQUESTED):
+            self._set_filter(JobFilter(newest_first=flt.newest_first))
+        self.tabs.setCurrentIndex(JOBS)
+        listed = self.session is not None and self.jobs_page.select_when_listed(self.session, wanted)
+        if not listed and len(wanted) == 1 and self.session is not None:
+            self.session.show_job(next(iter(wanted)))
 
     def _applied(self, revision: int) -> None:
         self.status.set_revision(revision)
-        if self._pending_select is not None and self.table.select_job(self._pending_select):
-            self._pending_select = None
+        self.jobs_page.select_pending(self.session)
 
     # --- small actions -----------------------------------------------------------------
 
@@ -305,6 +344,7 @@ class MainWindow(QMainWindow):
         self.detail.set_theme(current)
         self.status.set_theme(current)
         self.jobs.retheme()
+        self.knowledge.retheme()
         if self.session is not None:
             self.session.table.set_look(current.states, self.theme.state_icon)
         self._table_status()
@@ -355,20 +395,3 @@ class MainWindow(QMainWindow):
         self.filters.shutdown()
         self.settings.sync()
         super().closeEvent(event)
-
-
-def shown_text(session: MonitorSession) -> str:
-    """``200 of 12,345 shown · scroll for more`` for the filter row."""
-    table, flt, counts = session.table, session.filter, session.counts
-    shown = table.rowCount()
-    total: int | None = None
-    if counts is not None and not flt.client_side and not flt.stuck:
-        total = counts.by_state.get(flt.state, 0) if flt.state else counts.total
-    text = f"{shown:,} of {total:,} shown" if total is not None else f"{shown:,} shown"
-    if flt.client_side:
-        text += f" · searched {table.scanned:,}"
-    if table.loading:
-        text += " · loading…"
-    elif not table.exhausted and shown:
-        text += " · scroll for more"
-    return text

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
 
 from postproject import __version__
 from postproject_gui.actions.job_actions import JobActions
+from postproject_gui.actions.provenance_actions import ProvenanceActions
 from postproject_gui.theme import ThemeManager, ThemeMode
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
@@ -25,6 +26,10 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Del", "Cancel the selected jobs (asks first)"),
     ("Ctrl+C", "Copy the selected job ids"),
     ("Ctrl+Shift+C", "Copy the equivalent postproject commands"),
+    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Jobs, Artifacts or Provenance tab"),
+    ("Ctrl+G", "Show the provenance of the selected job, artifact or node"),
+    ("Ctrl+Shift+R", "Plan regeneration of the selected artifacts"),
+    ("Ctrl+Shift+D", "Regenerate everything stale downstream of the selected representation"),
     ("Ctrl+E", "Show or hide the event log"),
     ("Ctrl+Shift+T", "Switch theme (system, light, dark)"),
     ("Ctrl+W", "Close the production"),
@@ -46,6 +51,7 @@ class WindowActions:
     quit: QAction
     themes: dict[ThemeMode, QAction]
     recent_menu: QMenu
+    tabs: tuple[QAction, ...] = ()
     view_menu: QMenu | None = None
 
 
@@ -70,7 +76,11 @@ def make_action(
 
 
 def build(
-    window: QMainWindow, theme: ThemeManager, jobs: JobActions, hooks: dict[str, Callable[[], object]]
+    window: QMainWindow,
+    theme: ThemeManager,
+    jobs: JobActions,
+    knowledge: ProvenanceActions,
+    hooks: dict[str, Callable[[], object]],
 ) -> WindowActions:
     """Create the window actions, the menus and the toolbar. ``hooks`` names the slots."""
     a = WindowActions(
@@ -126,6 +136,17 @@ def build(
         quit=make_action(window, theme, "&Quit", "quit", ["Ctrl+Q"], "Quit", window.close),
         themes={},
         recent_menu=QMenu("Open &recent", window),
+        tabs=tuple(
+            make_action(window, theme, text, None, [f"Ctrl+{n}"], tip, hooks[hook])
+            for n, (text, hook, tip) in enumerate(
+                (
+                    ("&Jobs", "tab_jobs", "Show the jobs"),
+                    ("&Artifacts", "tab_artifacts", "Show the artifacts and their knowledge"),
+                    ("&Provenance", "tab_provenance", "Show the provenance graph"),
+                ),
+                start=1,
+            )
+        ),
     )
     menu = window.menuBar()
     file_menu = menu.addMenu("&File")
@@ -137,7 +158,21 @@ def build(
     jobs_menu = menu.addMenu("&Jobs")
     for action in (jobs.request, jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, a.refresh):
         jobs_menu.addSeparator() if action is None else jobs_menu.addAction(action)
+    artifacts_menu = menu.addMenu("&Artifacts")
+    for action in (
+        knowledge.show,
+        None,
+        knowledge.plan,
+        knowledge.downstream,
+        None,
+        knowledge.save_image,
+        knowledge.export,
+    ):
+        artifacts_menu.addSeparator() if action is None else artifacts_menu.addAction(action)
     view_menu = menu.addMenu("&View")
+    for action in a.tabs:
+        view_menu.addAction(action)
+    view_menu.addSeparator()
     for action in (a.find, a.filter, a.stuck, a.clear):
         view_menu.addAction(action)
     view_menu.addSeparator()
@@ -160,11 +195,11 @@ def build(
     help_menu = menu.addMenu("&Help")
     help_menu.addAction(a.shortcuts)
     help_menu.addAction("&About PostProject Monitor", hooks["about"])
-    _toolbar(window, a, jobs)
+    _toolbar(window, a, jobs, knowledge)
     return a
 
 
-def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions) -> None:
+def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions, knowledge: ProvenanceActions) -> None:
     bar = QToolBar("Main", window)
     bar.setObjectName("mainToolbar")
     bar.setMovable(False)
@@ -180,6 +215,9 @@ def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions) -> None:
         jobs.copy_cli,
         None,
         a.stuck,
+        None,
+        knowledge.show,
+        knowledge.plan,
     ):
         bar.addSeparator() if action is None else bar.addAction(action)
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)

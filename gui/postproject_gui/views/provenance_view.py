@@ -4,7 +4,7 @@ Mouse: drag the background to pan, Ctrl+wheel to zoom under the pointer, click t
 double-click to open. Keys: arrows move the selection to the nearest node that way
 (they scroll when nothing is selected), Tab/Shift+Tab cycle the nodes column by column
 (Ctrl+Tab leaves the graph), Enter opens the selected node, Escape clears the selection,
-+/- zoom, Ctrl+0 fits the graph, Ctrl+1 shows it at 100 %.
++/- zoom, 0 (or Ctrl+0) fits the graph, 1 shows it at 100 % (Ctrl+1 is the window's Jobs tab).
 
 The view keeps the user's zoom and keeps the selected node in the same place on screen
 when the scene relays the graph out after a live update; only :meth:`ProvenanceScene.show_graph`
@@ -63,6 +63,10 @@ class ProvenanceView(QGraphicsView):
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        # No scroll bars (pan by dragging, the wheel or the keys): a bar appearing after a live
+        # update would shrink the viewport and shift the graph under the user's eyes.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._anchor: tuple[str, QPointF] | None = None
         self._needs_frame = False
         scene.graph_replaced.connect(self._graph_replaced)
@@ -203,9 +207,9 @@ class ProvenanceView(QGraphicsView):
             self.zoom_in()
         elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
             self.zoom_out()
-        elif key == Qt.Key.Key_0 and ctrl:
+        elif key == Qt.Key.Key_0:
             self.fit_to_view()
-        elif key == Qt.Key.Key_1 and ctrl:
+        elif key == Qt.Key.Key_1 and not ctrl:
             self.set_zoom(1.0, self._zoom_anchor())
         else:
             super().keyPressEvent(event)

@@ -1,5 +1,7 @@
-"""The state summary bar: how many jobs are in each state, and stuck claims; each count is
-also a filter toggle (click it again to show all jobs)."""
+"""The state summary bar: how many jobs are in each state, stuck claims and stale artifacts.
+
+Each job count is also a filter toggle (click it again to show all jobs); the stale card
+opens the Artifacts tab with only the stale or diverged artifacts listed."""
 
 from __future__ import annotations
 
@@ -9,18 +11,20 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
-from postproject import JobState
+from postproject import ArtifactState, JobState
+from postproject_gui import artifact_states as looks
+from postproject_gui.artifact_states import KnowledgeGlyph
 from postproject_gui.models.filters import JobFilter
-from postproject_gui.services.types import ClaimOutlook, JobCounts
+from postproject_gui.services.types import ClaimOutlook, JobCounts, StaleCount
 from postproject_gui.states import HEALTH_LOOKS, STATE_LOOKS, ClaimHealth, Glyph
-from postproject_gui.theme import Theme, paint_glyph
+from postproject_gui.theme import Theme, paint_artifact_glyph, paint_glyph
 
 
 class CountCard(QToolButton):
     """A checkable card: glyph, big count, label. Painted, so it needs no font glyphs."""
 
     def __init__(
-        self, label: str, glyph: Glyph, parent: QWidget | None = None, *, wide: bool = False
+        self, label: str, glyph: Glyph | KnowledgeGlyph, parent: QWidget | None = None, *, wide: bool = False
     ) -> None:
         super().__init__(parent)
         self.setCheckable(True)
@@ -64,7 +68,11 @@ class CountCard(QToolButton):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(QColor(checked_border))
             painter.drawRoundedRect(rect, 5, 5)
-        paint_glyph(painter, self._glyph, self._colour, QRectF(10, (rect.height() - 18) / 2 + 1, 18, 18))
+        box = QRectF(10, (rect.height() - 18) / 2 + 1, 18, 18)
+        if isinstance(self._glyph, KnowledgeGlyph):
+            paint_artifact_glyph(painter, self._glyph, self._colour, box)
+        else:
+            paint_glyph(painter, self._glyph, self._colour, box)
         self._paint_texts(painter, rect, text, muted)
         painter.end()
 
@@ -94,9 +102,13 @@ class CountCard(QToolButton):
 
 
 class StateSummary(QFrame):
-    """Counts per state plus stuck claims. Signal: filter_requested(JobFilter)."""
+    """Counts per state, stuck claims and stale artifacts.
+
+    Signals: filter_requested(JobFilter), stale_requested() (the stale card was clicked).
+    """
 
     filter_requested = Signal(JobFilter)
+    stale_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,6 +116,7 @@ class StateSummary(QFrame):
         self.setAccessibleName("Job counts by state")
         self._filter = JobFilter()
         self._expiring_colour: str | None = None
+        self._stale_active = False
         self.cards: dict[JobState, CountCard] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
@@ -128,6 +141,18 @@ class StateSummary(QFrame):
         separator.setFrameShadow(QFrame.Shadow.Plain)
         layout.addWidget(separator)
         layout.addWidget(self.stuck_card)
+        self.stale_card = CountCard("Stale artifacts", KnowledgeGlyph.REFRESH, self, wide=True)
+        self.stale_card.setObjectName("staleCard")
+        self.stale_card.setToolTip(
+            "Artifacts that are stale (an input changed since they were made) or diverged (the file\n"
+            "itself changed). Click to list them in the Artifacts tab."
+        )
+        self.stale_card.clicked.connect(self._stale_clicked)
+        separator = QFrame(self)
+        separator.setFrameShape(QFrame.Shape.VLine)
+        separator.setFrameShadow(QFrame.Shadow.Plain)
+        layout.addWidget(separator)
+        layout.addWidget(self.stale_card)
         layout.addStretch(1)
         self.total = QLabel("", self)
         self.total.setProperty("role", "caption")
@@ -142,6 +167,8 @@ class StateSummary(QFrame):
         for state, card in self.cards.items():
             card.set_look(theme.states.states[state], ui.text, ui.muted, *checked, hover)
         self.stuck_card.set_look(theme.states.stuck, ui.text, ui.muted, *checked, hover)
+        stale = looks.palette_for(theme.name).knowledge(ArtifactState.STALE)
+        self.stale_card.set_look(stale, ui.text, ui.muted, *checked, hover)
         self._expiring_colour = theme.states.expiring
 
     def set_filter(self, flt: JobFilter) -> None:
@@ -171,6 +198,24 @@ class StateSummary(QFrame):
             f"{stuck:,}{plus}", f"+{expiring} expiring" if expiring else "", self._expiring_colour
         )
         self.stuck_card.setAccessibleName(f"Stuck claims: {stuck}{plus}; expiring soon: {expiring}")
+
+    def set_stale(self, stale: StaleCount | None) -> None:
+        if stale is None:
+            self.stale_card.set_count("–")
+            self.stale_card.setAccessibleName("Stale artifacts: unknown")
+            return
+        self.stale_card.set_count(stale.text, "" if stale.complete else f"of the first {stale.examined:,}")
+        bound = "" if stale.complete else f" among the first {stale.examined} derived artifacts"
+        self.stale_card.setAccessibleName(f"Stale or diverged artifacts: {stale.count}{bound}")
+
+    def set_stale_active(self, active: bool) -> None:
+        """Check the stale card while the Artifacts tab lists only stale or diverged artifacts."""
+        self._stale_active = active
+        self.stale_card.setChecked(active)
+
+    def _stale_clicked(self) -> None:
+        self.stale_card.setChecked(self._stale_active)
+        self.stale_requested.emit()
 
     def _toggle_state(self, state: JobState) -> None:
         same = self._filter.state is state and not self._filter.stuck

@@ -1,0 +1,225 @@
+"""The Artifacts and Provenance tabs through the real window, service and revision feed, on a
+real production: original -> proxy (made by a job) -> render, and original -> thumbnail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel
+
+from postproject import (
+    JobRef,
+    JobState,
+    Production,
+    RegenerationPlan,
+    RepresentationId,
+)
+from postproject.provenance import RepresentationNode
+from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
+from postproject_gui.models.artifact_model import KNOWLEDGE_COLUMN, REPRESENTATION_ID_ROLE
+from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE
+from postproject_gui.views.main_window import MainWindow
+from tests.gui.conftest import WindowFactory
+from tests.gui.helpers import wait_for
+from tests.gui.provenance_fixtures import Chain, change_original_elsewhere, complete_thumbnail_of_proxy
+
+
+@pytest.fixture
+def chain(production: Production, tmp_path: Path) -> Chain:
+    return Chain(production, tmp_path / "media")
+
+
+def states(window: MainWindow) -> dict[RepresentationId, str]:
+    """What the Artifacts table shows in its Knowledge column, by representation."""
+    assert window.session is not None
+    model = window.session.knowledge.artifacts
+    return {
+        RepresentationId.parse(model.data(model.index(r, 0), REPRESENTATION_ID_ROLE)): model.data(
+            model.index(r, KNOWLEDGE_COLUMN)
+        )
+        for r in range(model.rowCount())
+    }
+
+
+def show_artifacts(qtbot: Any, window: MainWindow, count: int) -> None:
+    window.actions_.tabs[ARTIFACTS].trigger()
+    assert window.session is not None
+    model = window.session.knowledge.artifacts
+    wait_for(qtbot, lambda: model.rowCount() == count and not window.session.busy)  # type: ignore[union-attr]
+
+
+def graph_states(window: MainWindow) -> dict[str, str]:
+    nodes = window.knowledge.provenance.scene.describe()["nodes"]
+    return {n["id"]: n["state"] for n in nodes if n["type"] == "representation"}
+
+
+def select_artifacts(window: MainWindow, ids: list[RepresentationId]) -> None:
+    table = window.knowledge.artifacts.table
+    table.clearSelection()
+    for rep_id in ids:
+        proxy = table.model()
+        for row in range(proxy.rowCount()):
+            if proxy.index(row, 0).data(REPRESENTATION_ID_ROLE) == str(rep_id):
+                table.selectionModel().select(
+                    proxy.index(row, 0),
+                    QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows,
+                )
+
+
+def test_artifacts_tab_lists_the_chain_with_states(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    window = make_window(chain.production.path, chain.production.clock)
+    assert window.tabs.currentIndex() == JOBS and window.tabs.tabText(ARTIFACTS) == "Artifacts"
+    assert window.summary.stale_card.count_text == "0"
+    show_artifacts(qtbot, window, 4)
+    assert states(window) == {
+        chain.original: "Source",
+        chain.proxy: "Current",
+        chain.render: "Current",
+        chain.thumbnail: "Current",
+    }
+    assert window.knowledge.artifacts.shown.text().startswith("4 artifacts · 0 stale or diverged")
+
+
+def test_a_change_elsewhere_turns_rows_graph_and_count_stale(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    window = make_window(chain.production.path, chain.production.clock)
+    session = window.session
+    assert session is not None
+    show_artifacts(qtbot, window, 4)
+    window.knowledge.show_graph(chain.render)
+    wait_for(qtbot, lambda: window.knowledge.provenance.read is not None and not session.busy)
+    assert window.tabs.currentIndex() == PROVENANCE
+    assert set(graph_states(window).values()) == {"indeterminate", "current"}
+
+    change_original_elsewhere(chain)
+
+    stale = {chain.proxy: "Stale", chain.render: "Stale", chain.thumbnail: "Stale"}
+    wait_for(qtbot, lambda: states(window) == {chain.original: "Source", **stale}, timeout=10_000)
+    wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3")
+    shown = graph_states(window)
+    assert shown[str(chain.proxy)] == shown[str(chain.render)] == "stale"
+    with Production.open(chain.production.path, read_only=True) as production:
+        graph = production.provenance(chain.render)
+        assert {str(n.id): n.state.value for n in graph.nodes if isinstance(n, RepresentationNode)} == shown
+    render = window.knowledge.provenance.scene.node_document(str(chain.render))
+    assert render is not None and render["reasons"][0]["code"] == "upstream_not_current"
+    assert window.knowledge.provenance.detail.document == render  # the focus stays selected
+    assert "A001_C002 · proxy" in window.knowledge.provenance.detail.why.text()
+    window.summary.stale_card.click()
+    assert window.tabs.currentIndex() == ARTIFACTS and window.knowledge.artifacts.attention.isChecked()
+    assert session.knowledge.proxy.rowCount() == 3 and window.summary.stale_card.isChecked()
+
+
+def test_plan_and_enqueue_request_exactly_the_previewed_jobs_and_select_them(
+    qtbot: Any, make_window: WindowFactory, chain: Chain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain.change_original()
+    window = make_window(chain.production.path, chain.production.clock)
+    show_artifacts(qtbot, window, 4)
+    previewed: list[tuple[RegenerationPlan, ...]] = []
+
+    def ask(cls: type, parent: object, plans: tuple[RegenerationPlan, ...], *args: Any, **kwargs: Any) -> Any:
+        previewed.append(tuple(plans))
+        return tuple(plans)
+
+    monkeypatch.setattr(RegenerationDialog, "ask", classmethod(ask))
+    select_artifacts(window, [chain.proxy, chain.render])
+    assert window.knowledge.actions.plan.isEnabled()
+    window.knowledge.actions.plan.trigger()
+    wait_for(qtbot, lambda: previewed and window.table.selected_rows(), timeout=10_000)
+    (plans,) = previewed
+    assert [p.artifact_id for p in plans] == sorted([chain.proxy, chain.render], key=lambda r: r.int)
+    production = chain.production
+    new = production.jobs(state=JobState.REQUESTED).items
+    assert len(new) == 2
+    for plan, job in zip(plans, sorted(new, key=lambda j: j.id.int), strict=True):
+        assert (
+            job.kind,
+            job.inputs,
+            job.output_asset_id,
+            job.output_representation_kind,
+            job.target_root,
+        ) == (
+            plan.job.kind,
+            tuple(plan.job.inputs),
+            plan.job.output_asset_id,
+            plan.job.output_representation_kind,
+            plan.job.target_root,
+        )
+        assert production.metadata[JobRef(job.id)] == plan.parameters
+    assert window.tabs.currentIndex() == JOBS
+    wait_for(qtbot, lambda: {r.id for r in window.table.selected_rows()} == {j.id for j in new})
+    latest = production.latest_revision()
+    assert latest is not None and latest.origin is not None and "postproject-monitor" in latest.origin
+
+
+def test_downstream_plan_of_the_changed_original_from_the_graph(
+    qtbot: Any, make_window: WindowFactory, chain: Chain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain.change_original()
+    window = make_window(chain.production.path, chain.production.clock)
+    window.knowledge.show_graph(chain.original)
+    wait_for(qtbot, lambda: window.knowledge.provenance.read is not None and not window.session.busy)  # type: ignore[union-attr]
+    assert window.knowledge.provenance.selected_representation() == chain.original
+    previewed: list[Any] = []
+    monkeypatch.setattr(
+        RegenerationDialog, "ask", classmethod(lambda cls, parent, plans, *a, **k: previewed.append(plans))
+    )
+    window.knowledge.actions.downstream.trigger()
+    wait_for(qtbot, lambda: previewed)
+    assert previewed[0][0].artifact_id == chain.proxy  # inputs first
+    assert {p.artifact_id for p in previewed[0]} == {chain.proxy, chain.render, chain.thumbnail}
+    assert chain.production.jobs(state=JobState.REQUESTED).items == ()  # cancelled: nothing requested
+
+
+def test_live_completion_redraws_keeping_zoom_and_selection(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    window = make_window(chain.production.path, chain.production.clock)
+    show_artifacts(qtbot, window, 4)
+    tab = window.knowledge.provenance
+    window.knowledge.show_graph(chain.proxy)
+    wait_for(qtbot, lambda: tab.read is not None and not window.session.busy)  # type: ignore[union-attr]
+    tab.scene.select(str(chain.render))
+    tab.view.set_zoom(1.3)
+    transform = tab.view.transform()
+    before = tab.view.mapFromScene(tab.scene.nodes[str(chain.render)].centre)
+
+    job, rep = complete_thumbnail_of_proxy(chain)
+
+    wait_for(qtbot, lambda: str(rep) in tab.scene.nodes and str(job) in tab.scene.nodes)
+    assert tab.view.transform() == transform
+    assert tab.scene.selected_id() == str(chain.render)
+    after = tab.view.mapFromScene(tab.scene.nodes[str(chain.render)].centre)
+    assert abs(after.x() - before.x()) <= 1 and abs(after.y() - before.y()) <= 1
+    assert tab.detail.document is not None and tab.detail.document["id"] == str(chain.render)
+    wait_for(qtbot, lambda: states(window).get(rep) == "Current")  # the new row is listed too
+    assert len(states(window)) == 5
+
+
+def test_show_provenance_of_a_job_and_click_through_to_it(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    window = make_window(chain.production.path, chain.production.clock)
+    assert window.table.select_job(chain.job)
+    wait_for(qtbot, lambda: window.detail.detail is not None)
+    window.detail.provenance.click()
+    tab = window.knowledge.provenance
+    wait_for(qtbot, lambda: tab.read is not None)
+    assert tab.focus() == chain.proxy  # what the job produced
+    assert window.tabs.currentIndex() == PROVENANCE
+    window.table.clearSelection()
+    tab.scene.activate(str(chain.job))
+    assert window.tabs.currentIndex() == JOBS
+    wait_for(qtbot, lambda: [r.id for r in window.table.selected_rows()] == [chain.job])
+    window.actions_.tabs[ARTIFACTS].trigger()
+    wait_for(qtbot, lambda: window.session.knowledge.artifacts.rowCount() == 4)  # type: ignore[union-attr]
+    select_artifacts(window, [chain.thumbnail])
+    window.knowledge.artifacts.table.activated_artifact.emit(str(chain.thumbnail))
+    wait_for(qtbot, lambda: tab.focus() == chain.thumbnail)
+    assert window.tabs.currentIndex() == PROVENANCE
