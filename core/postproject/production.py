@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -500,8 +501,18 @@ class Production:
         if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 1):
             raise InvalidArgumentError(f"before must be a positive sequence; got {before!r}")
         return tuple(
-            RevisionSummary(RevisionId(id_), seq, clocks.from_micros(at), origin, message, counts)
-            for seq, id_, at, origin, message, counts in self._reader.revision_summaries(limit, before)
+            RevisionSummary(
+                RevisionId(id_),
+                seq,
+                clocks.from_micros(at),
+                origin,
+                message,
+                counts,
+                str(uuid.UUID(bytes=subject)) if subject is not None else None,
+            )
+            for seq, id_, at, origin, message, counts, subject in self._reader.revision_summaries(
+                limit, before
+            )
         )
 
     def latest_revision(self) -> Revision | None:

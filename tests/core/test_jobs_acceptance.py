@@ -799,10 +799,14 @@ def test_revision_summaries_count_events_instead_of_loading_them(s: Setup) -> No
     newest, previous = s.production.revisions(limit=2)
     assert newest.sequence == s.head() and newest.message == "Bulk request"
     assert dict(newest.event_counts) == {"job_requested": 5}
+    assert newest.subject is None  # five jobs, no single subject
     assert previous.sequence == s.head() - 1
     assert [r.sequence for r in s.production.revisions(before=newest.sequence)] == list(
         range(newest.sequence - 1, 0, -1)
     )
+    job = s.request()
+    (single,) = s.production.revisions(limit=1)
+    assert single.subject == str(job)
 
 
 def test_a_waiter_can_be_stopped(s: Setup) -> None:

@@ -84,6 +84,7 @@ class RevisionSummary:
     origin: str | None
     message: str | None
     event_counts: Mapping[str, int]
+    subject: str | None = None  # the id every event is about, when there is exactly one
 
 
 class JobHistoryEntry(NamedTuple):

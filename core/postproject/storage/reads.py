@@ -263,8 +263,8 @@ class Reader:
 
     def revision_summaries(
         self, limit: int, before: int | None
-    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int]]]:
-        """Newest-first revision headers with per-kind event counts."""
+    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]]:
+        """Newest-first revision headers with per-kind event counts and their one subject (if any)."""
         with self.snapshot() as conn:
             heads = conn.execute(
                 "SELECT sequence, id, committed_at, origin, message FROM revisions"
@@ -275,13 +275,21 @@ class Reader:
             if not heads:
                 return []
             counts: dict[int, dict[str, int]] = {}
+            subjects: dict[int, bytes | None] = {}
+            window = (heads[-1][0], heads[0][0])
             for seq, kind, count in conn.execute(
                 "SELECT sequence, kind, count(*) FROM revision_events WHERE sequence BETWEEN ? AND ? "
                 "GROUP BY sequence, kind",
-                (heads[-1][0], heads[0][0]),
+                window,
             ):
                 counts.setdefault(seq, {})[kind] = count
-        return [(*head, counts.get(head[0], {})) for head in heads]
+            for seq, distinct, first, unnamed in conn.execute(
+                "SELECT sequence, count(DISTINCT subject), min(subject), sum(subject IS NULL) "
+                "FROM revision_events WHERE sequence BETWEEN ? AND ? GROUP BY sequence",
+                window,
+            ):
+                subjects[seq] = first if distinct == 1 and not unnamed else None
+        return [(*head, counts.get(head[0], {}), subjects.get(head[0])) for head in heads]
 
     def latest_sequence(self) -> int:
         return int(self._one("SELECT coalesce(max(sequence), 0) FROM revisions")[0])

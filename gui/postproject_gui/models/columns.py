@@ -125,7 +125,14 @@ COLUMNS: tuple[Column, ...] = (
         mono=True,
         description="Job id (its tail; hover or copy for the full id)",
     ),
-    Column("kind", "Kind", 180, lambda r, n: r.job.kind, elide="left", description="Job kind"),
+    Column(
+        "kind",
+        "Kind",
+        150,
+        lambda r, n: r.job.kind.partition(":")[2],  # the namespace rarely tells jobs apart
+        lambda r, n: r.job.kind,
+        description="Job kind (its name; hover for the namespaced kind)",
+    ),
     Column(
         "output",
         "Output",

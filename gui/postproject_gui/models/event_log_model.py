@@ -48,7 +48,6 @@ class LogEntry:
     job: str | None  # that subject, when every event is a job event
     events: int
     detail: str  # the first events, for the tooltip
-    counted_only: bool = False  # read as a summary (event counts, no events): no subject known
 
     @classmethod
     def of(cls, revision: Revision | RevisionSummary) -> LogEntry:
@@ -72,17 +71,17 @@ class LogEntry:
     @classmethod
     def of_summary(cls, revision: RevisionSummary) -> LogEntry:
         counts = revision.event_counts
+        jobs_only = bool(counts) and all(kind.startswith("job_") for kind in counts)
         return cls(
             revision.sequence,
             revision.committed_at,
             revision.origin,
             revision.message,
             counted(counts),
-            None,
-            None,
+            revision.subject,
+            revision.subject if jobs_only else None,
             sum(counts.values()),
             "\n".join(f"{kind} ×{n:,}" for kind, n in counts.items()),
-            counted_only=True,
         )
 
 
@@ -219,15 +218,13 @@ class EventLogModel(QAbstractTableModel):
         if column == 3:
             if revision.subject:
                 return short_id(revision.subject)
-            return "" if revision.counted_only else ("—" if not revision.events else "several")
+            return "—" if not revision.events else "several"
         return " · ".join(x for x in (revision.origin, revision.message) if x)
 
     def _tip(self, revision: LogEntry, column: int) -> str | None:
         if column == 1:
             return timefmt.stamp(revision.committed_at)
         if column == 3:
-            if revision.counted_only:
-                return "Revisions from before the window opened are listed by their event counts"
             return revision.subject
         if column == 2 and revision.events > 1:
             more = f"\n… {revision.events - 30:,} more" if revision.events > 30 else ""
