@@ -24,10 +24,8 @@ from functools import cache
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     QRectF,
     Qt,
     Signal,
@@ -38,9 +36,9 @@ from postproject import RepresentationId
 from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_rows import ArtifactRow, labeller
 from postproject_gui.artifact_states import KnowledgeGlyph
+from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 from postproject_gui.theme import paint_artifact_glyph
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 PageLoader = Callable[[int, "str | None"], None]  # (generation, cursor): ask for a page
 MIN_FILL = 60  # with the stale filter on, keep reading pages until this many rows need attention
 SCAN_BUDGET = 20_000  # ... or this many representations were read since the view last asked
@@ -75,7 +73,7 @@ def artifact_icon(glyph: KnowledgeGlyph, colour: str) -> QIcon:
     return icon
 
 
-class ArtifactTableModel(QAbstractTableModel):
+class ArtifactTableModel(FlatTableModel):
     """Rows of artifacts.
 
     Signals:
@@ -87,7 +85,7 @@ class ArtifactTableModel(QAbstractTableModel):
     status_changed = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__([c[1] for c in COLUMNS], [c[2] for c in COLUMNS], parent)
         self._rows: list[ArtifactRow] = []
         self._keys: list[int] = []
         self._by_id: dict[RepresentationId, ArtifactRow] = {}
@@ -256,27 +254,8 @@ class ArtifactTableModel(QAbstractTableModel):
 
     # --- Qt model API ----------------------------------------------------------------------
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section][1]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMNS[section][2]
-        return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+    def row_total(self) -> int:
+        return len(self._rows)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(COLUMNS):

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from postproject import Revision, RevisionSummary
 from postproject_gui import timefmt
 from postproject_gui.models import roles
 from postproject_gui.models.columns import short_id
+from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 MAX_ROWS = 5000
 OLDER_PAGE = 50  # revisions read per scroll to the bottom
 OlderLoader = Callable[[int], None]  # asks for the revisions before this sequence
@@ -100,12 +100,12 @@ def subject(revision: Revision) -> str | None:
     return next(iter(subjects)) if len(subjects) == 1 else None
 
 
-class EventLogModel(QAbstractTableModel):
+class EventLogModel(FlatTableModel):
     """Revisions, newest first, capped at :data:`MAX_ROWS`; older ones load on scrolling
     through the loader (:meth:`set_loader`, answered by :meth:`older_loaded`)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(HEADERS, TIPS, parent)
         self._revisions: list[LogEntry] = []
         self._loader: OlderLoader | None = None
         self._loading = False
@@ -170,27 +170,8 @@ class EventLogModel(QAbstractTableModel):
     def entry(self, row: int) -> LogEntry:
         return self._revisions[row]
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._revisions)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(HEADERS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return TIPS[section]
-        return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+    def row_total(self) -> int:
+        return len(self._revisions)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._revisions):

@@ -20,7 +20,6 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     QTimer,
     Signal,
@@ -31,13 +30,13 @@ from postproject import JobId, JobState
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.filters import JobFilter
+from postproject_gui.models.flat_table import AnyIndex
 from postproject_gui.models.row_store import END, Key, RowStore, sort_key
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
 from postproject_gui.states import LIGHT, ClaimHealth, Palette, claim_health
 
 PageLoader = Callable[[int, StoreQuery, "str | None"], None]
 StateIcons = Callable[[JobState, "ClaimHealth | None"], QIcon]
-AnyIndex = QModelIndex | QPersistentModelIndex
 
 MIN_FILL = 60  # with a client-side filter, keep reading pages until this many rows showed up
 SCAN_BUDGET = 20_000  # ... or this many jobs were searched since the view last asked

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor
 
 from postproject import EXECUTOR_VOCABULARY, InvalidArgumentError, MetadataValue, Property
 from postproject_gui import params
+from postproject_gui.models.flat_table import AnyIndex
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 HEADERS = ("Name", "Type", "Value")
 INVALID = QColor(192, 57, 43, 40)
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 
-AnyIndex = QModelIndex | QPersistentModelIndex
+from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 
 
-class RecordTableModel(QAbstractTableModel):
+class RecordTableModel(FlatTableModel):
     """Rows of strings under fixed headers; optional tooltips per cell."""
 
     def __init__(self, headers: Sequence[str], parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(headers, (), parent)
         self._headers = tuple(headers)
         self._rows: list[tuple[str, ...]] = []
         self._tips: list[tuple[str, ...]] = []
@@ -28,23 +28,8 @@ class RecordTableModel(QAbstractTableModel):
     def record(self, row: int) -> tuple[str, ...]:
         return self._rows[row]
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._headers)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation is Qt.Orientation.Horizontal:
-            return self._headers[section] if 0 <= section < len(self._headers) else None
-        return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+    def row_total(self) -> int:
+        return len(self._rows)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows) or index.column() >= len(self._headers):
