@@ -3,7 +3,6 @@ with nothing selected, the production's lifecycle with live counts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QTableView,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -33,15 +31,10 @@ from postproject_gui.states import STATE_LOOKS, ClaimHealth, claim_health
 from postproject_gui.theme import Theme, set_style_property, state_icon
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
+from postproject_gui.views.widgets import section_label, tool_button
 
 GUI_ACTIONS = (Action.CANCEL,)  # what the monitor itself can do to a job
 PRODUCTION_ACTIONS = (Action.REQUEST,)
-
-
-def section(text: str, parent: QWidget) -> QLabel:
-    label = QLabel(text, parent)
-    label.setProperty("role", "section")
-    return label
 
 
 def by_whom(origin: str | None, message: str | None) -> str:
@@ -127,13 +120,15 @@ class JobDetailPanel(QFrame):
         row = QHBoxLayout()
         row.setSpacing(4)
         row.setContentsMargins(0, 4, 0, 0)
-        self.copy_id = self._tool("Copy ID", "Copy the job id", lambda: self.copy_requested.emit("id"))
-        self.copy_cli = self._tool(
+        self.copy_id = tool_button(self, "Copy ID", "Copy the job id", lambda: self.copy_requested.emit("id"))
+        self.copy_cli = tool_button(
+            self,
             "Copy CLI",
             "Copy the postproject command that requests this job",
             lambda: self.copy_requested.emit("cli"),
         )
-        self.provenance = self._tool(
+        self.provenance = tool_button(
+            self,
             "Provenance",
             "Draw the provenance of what this job produced, else of its input (Ctrl+G)",
             self._provenance_clicked,
@@ -159,20 +154,12 @@ class JobDetailPanel(QFrame):
         if self._detail is not None:
             self.provenance_requested.emit(str(self._detail.job.id))
 
-    def _tool(self, text: str, tip: str, slot: Callable[[], None]) -> QToolButton:
-        button = QToolButton(self)
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(text)
-        button.clicked.connect(slot)
-        return button
-
     def _build_body(self) -> QWidget:
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 6, 0)
         layout.setSpacing(4)
-        self.failure_title = section("Why it failed", body)
+        self.failure_title = section_label("Why it failed", body)
         self.failure = QPlainTextEdit(body)
         self.failure.setObjectName("failureDiagnostic")
         self.failure.setAccessibleName("Failure diagnostic")
@@ -186,16 +173,16 @@ class JobDetailPanel(QFrame):
         self.overview.setObjectName("overviewText")
         self.overview.setWordWrap(True)
         self.overview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.facts_title = section("Facts", body)
+        self.facts_title = section_label("Facts", body)
         self.facts = JobFacts(body)
         self.facts.link_activated.connect(self.link_activated)
         self.param_model = RecordTableModel(("Parameter", "Type", "Value"), self)
-        self.params_title = section("Parameters", body)
+        self.params_title = section_label("Parameters", body)
         self.params_view = small_table(self.param_model, "jobParameters", body)
         self.history_model = RecordTableModel(("Rev", "Time", "Event", "By"), self)
-        self.history_title = section("History", body)
+        self.history_title = section_label("History", body)
         self.history_view = small_table(self.history_model, "jobHistory", body)
-        self.cli_title = section("Command line", body)
+        self.cli_title = section_label("Command line", body)
         self.cli = QLabel(body)
         self.cli.setObjectName("cliLine")
         self.cli.setProperty("role", "mono")

@@ -31,6 +31,7 @@ from postproject_gui.artifact_states import AVAILABILITY_LOOKS, KNOWLEDGE_LOOKS,
 from postproject_gui.services.types import GraphRead
 from postproject_gui.states import STATE_LOOKS
 from postproject_gui.theme import Theme, paint_artifact_glyph, panel_style, state_icon
+from postproject_gui.views.widgets import section_label, tool_button
 
 LOOKS_BY_NAME: dict[str, ArtifactLook] = {
     look.label.lower(): look for look in (*KNOWLEDGE_LOOKS.values(), SOURCE_LOOK)
@@ -95,8 +96,8 @@ class NodeDetailPanel(QFrame):
         layout.addWidget(self.state)
         buttons = QHBoxLayout()
         buttons.setSpacing(4)
-        self.open = self._tool("Open", "Open this node", lambda: self._emit_open())
-        self.copy = self._tool("Copy ID", "Copy the node's id", lambda: self._emit_copy())
+        self.open = tool_button(self, "Open", "Open this node", lambda: self._emit_open())
+        self.copy = tool_button(self, "Copy ID", "Copy the node's id", lambda: self._emit_copy())
         buttons.addWidget(self.open)
         buttons.addWidget(self.copy)
         buttons.addStretch(1)
@@ -113,26 +114,18 @@ class NodeDetailPanel(QFrame):
         self.set_theme(theme)
         self.show_summary(None)
 
-    def _tool(self, text: str, tip: str, slot: Any) -> QToolButton:
-        button = QToolButton(self)
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(text)
-        button.clicked.connect(slot)
-        return button
-
     def _build_body(self) -> QWidget:
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(4)
-        self.why_title = self._section("Why", body)
+        self.why_title = section_label("Why", body)
         self.why = QLabel(body)
         self.why.setObjectName("nodeReasons")
         self.why.setWordWrap(True)
         self.why.setTextFormat(Qt.TextFormat.RichText)
         self.why.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.facts_title = self._section("Facts", body)
+        self.facts_title = section_label("Facts", body)
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(3)
@@ -162,11 +155,6 @@ class NodeDetailPanel(QFrame):
         layout.addWidget(self.hint)
         layout.addStretch(1)
         return body
-
-    def _section(self, text: str, parent: QWidget) -> QLabel:
-        label = QLabel(text, parent)
-        label.setProperty("role", "section")
-        return label
 
     def add_action_buttons(self, actions: list[QAction]) -> None:
         for action in actions:

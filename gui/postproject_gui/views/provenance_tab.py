@@ -32,6 +32,7 @@ from postproject_gui.services.types import GraphRead
 from postproject_gui.theme import Theme, paint_artifact_glyph
 from postproject_gui.views.node_detail import NodeDetailPanel
 from postproject_gui.views.provenance_view import ProvenanceView
+from postproject_gui.views.widgets import tool_button
 
 LEGEND_ORDER = (
     ArtifactState.CURRENT,
@@ -136,11 +137,11 @@ class ProvenanceTab(QWidget):
         self.heading.setObjectName("provenanceHeading")
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.fit = self._tool(
-            "Fit", "Show the whole graph (Ctrl+0 in the graph)", lambda: self.view.fit_to_view()
+        self.fit = tool_button(
+            self, "Fit", "Show the whole graph (Ctrl+0 in the graph)", lambda: self.view.fit_to_view()
         )
-        self.actual = self._tool(
-            "100 %", "Show the graph at 100 % (1 in the graph)", lambda: self.view.set_zoom(1.0)
+        self.actual = tool_button(
+            self, "100 %", "Show the graph at 100 % (1 in the graph)", lambda: self.view.set_zoom(1.0)
         )
         self.zoom = QLabel("", self)
         self.zoom.setProperty("role", "muted")
@@ -154,14 +155,6 @@ class ProvenanceTab(QWidget):
         row.addSpacing(8)
         row.addLayout(self.buttons)
         return row
-
-    def _tool(self, text: str, tip: str, slot: object) -> QToolButton:
-        button = QToolButton(self)
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(tip)
-        button.clicked.connect(slot)
-        return button
 
     def add_action_buttons(self, actions: list[QAction]) -> None:
         for action in actions:
