@@ -70,16 +70,19 @@ def setup(extras: str) -> None:
     if not PYTHON.exists():
         say(f"creating {VENV.relative_to(ROOT)}")
         venv.EnvBuilder(with_pip=True).create(VENV)
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == digest:
-        return
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = set(extras.split(","))
+    if STAMP.exists():
+        stamped_digest, _, stamped_extras = STAMP.read_text().partition(" ")
+        if stamped_digest == digest and wanted <= set(stamped_extras.split(",")):
+            return  # installed from this pyproject.toml with these extras (or more) already
     say(f"installing postproject-monitor[{extras}] into .venv (first run or pyproject.toml changed)")
     quiet = ["--quiet", "--disable-pip-version-check"]
     if run(PYTHON, "-m", "pip", "install", *quiet, "--upgrade", "pip") != 0:
         sys.exit("pip could not upgrade itself; see the messages above")
     if run(PYTHON, "-m", "pip", "install", *quiet, "--editable", f".[{extras}]") != 0:
         sys.exit("installing the project failed; see the messages above")
-    STAMP.write_text(digest)
+    STAMP.write_text(f"{digest} {extras}")
 
 
 # Commands the test suite runs (the spec's shell examples use jq).
@@ -153,7 +156,8 @@ def demo(args: list[str]) -> int:
         say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
-    production = ROOT / "demo" / "demo.pproj"
+    # POSTPROJECT_DEMO_PRODUCTION lets the Quick start test keep the demo in a scratch folder.
+    production = Path(os.environ.get("POSTPROJECT_DEMO_PRODUCTION", ROOT / "demo" / "demo.pproj"))
     return run(BIN / "postproject", "demo", "run", production, "--fresh", *args)
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import signal
+import socket
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from postproject import __version__
@@ -111,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
         window.show()
         if args.production is not None:
             window.open_production(args.production)
-        loop.run_forever()
+        with _closing_on_signals(loop):
+            loop.run_forever()
         return EXIT_OK
     finally:
         window.close()
@@ -119,6 +124,38 @@ def _run(args: argparse.Namespace) -> int:
         app.processEvents()
         loop.close()
         asyncio.set_event_loop(None)
+
+
+@contextlib.contextmanager
+def _closing_on_signals(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Ctrl-C (SIGINT) and SIGTERM close the monitor cleanly instead of raising in a callback.
+
+    Python runs signal handlers only between bytecodes, and Qt's event loop may sit in C++
+    for a long time: the wakeup fd makes the signal a readable socket that Qt watches, so
+    the handler runs at once.
+    """
+    from PySide6.QtCore import QSocketNotifier
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+    notifier.activated.connect(lambda *_: reader.recv(64))  # drain; the handler already ran
+    previous_fd = signal.set_wakeup_fd(writer.fileno())
+    stop = lambda signum, frame: loop.stop()  # noqa: E731
+    previous = {number: signal.signal(number, stop) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        signal.set_wakeup_fd(previous_fd)
+        notifier.setEnabled(False)
+        reader.close()
+        writer.close()
 
 
 OFFSCREEN_NOTICE = "This plugin does not support propagateSizeHints()"

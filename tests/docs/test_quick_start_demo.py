@@ -1,0 +1,66 @@
+"""The Quick start's first command runs from this checkout: ``python3 dev.py demo`` builds the
+demo production, opens the monitor (offscreen here) with live workers, and Ctrl-C ends it all
+cleanly with no claim left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from postproject import JobState, Production, SystemClock
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")]
+
+
+def succeeded_by_demo_workers(path: Path) -> int:
+    with Production.open(path, read_only=True) as production:
+        done = production.jobs(limit=1000, state=JobState.SUCCEEDED).items
+        return sum(1 for job in done if job.completion is not None and _by_worker(production, job.completion))
+
+
+def _by_worker(production: Production, completion: object) -> bool:
+    activity = production.activity(completion.activity_id)  # type: ignore[attr-defined]
+    return activity.agent is not None and activity.agent.name.startswith("demo-worker-")
+
+
+def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path) -> None:
+    production = tmp_path / "demo.pproj"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", POSTPROJECT_DEMO_PRODUCTION=str(production))
+    demo = subprocess.Popen(
+        [sys.executable, str(ROOT / "dev.py"), "demo"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, like a terminal's foreground job
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            assert demo.poll() is None, demo.communicate()[1].decode(errors="replace")[-2000:]
+            if production.exists() and succeeded_by_demo_workers(production) >= 2:
+                break
+            time.sleep(0.5)  # polling another process's progress, not waiting for time to pass
+        else:
+            pytest.fail("the demo's workers completed nothing within four minutes")
+    finally:
+        os.killpg(demo.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+        _, stderr = demo.communicate(timeout=90)
+    assert demo.returncode in (0, 130), stderr.decode(errors="replace")[-2000:]
+    assert b"Traceback" not in stderr
+    now = SystemClock().now()
+    with Production.open(production, read_only=True) as opened:
+        live = [
+            job
+            for job in opened.jobs(limit=1000, state=JobState.CLAIMED).items
+            if job.claim is not None and job.claim.expires_at > now
+        ]
+    assert live == []
