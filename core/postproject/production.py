@@ -62,16 +62,13 @@ class Production:
     def __init__(
         self,
         path: Path,
-        conn: object,
+        reader: Reader,
         *,
         clock: clocks.Clock | None,
         read_only: bool,
         root_map: Mapping[str, str | os.PathLike[str]] | None,
         busy_timeout: float,
     ) -> None:
-        import sqlite3
-
-        assert isinstance(conn, sqlite3.Connection)
         if clock is not None and not isinstance(clock, clocks.Clock):
             raise InvalidArgumentError("clock must have a now() method returning an aware datetime")
         self._path = path
@@ -79,11 +76,15 @@ class Production:
         self._read_only = read_only
         self._busy_timeout = busy_timeout
         self._root_map = {names.root_name("root map name", k): Path(v) for k, v in (root_map or {}).items()}
-        self._reader = Reader(conn, path)
-        raw_id, _, cursor_key = self._reader.production_row()
+        self._reader = reader
+        try:
+            raw_id, _, cursor_key = self._reader.production_row()
+        except BaseException:
+            reader.conn.close()
+            raise
         self._id = ProductionId(raw_id)
         self._cursors = CursorCodec(str(self._id), cursor_key)
-        self._write_conn: sqlite3.Connection | None = None
+        self._write_conn: connection.Connection | None = None
         self._write_lock = threading.Lock()
         self._closed = False
         self.metadata = MetadataView(self)
@@ -107,10 +108,10 @@ class Production:
         """
         target = Path(path)
         now = clocks.to_micros(_sample(clock or clocks.SystemClock()))
-        conn = connection.create_file(target, ProductionId.new().bytes, now)
+        reader = Reader(connection.create_file(target, ProductionId.new().bytes, now), target)
         return cls(
             target,
-            conn,
+            reader,
             clock=clock,
             read_only=False,
             root_map=root_map,
@@ -135,10 +136,10 @@ class Production:
             UnsupportedError: (unsupported) its schema is newer than this release.
         """
         target = Path(path)
-        conn = connection.open_file(target, read_only=read_only)
+        reader = Reader(connection.open_file(target, read_only=read_only), target)
         return cls(
             target,
-            conn,
+            reader,
             clock=clock,
             read_only=read_only,
             root_map=root_map,

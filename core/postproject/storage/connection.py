@@ -24,6 +24,7 @@ from postproject.storage import schema
 from postproject.storage.errors import is_busy, translate, translated
 
 APPLICATION_ID = 0x50505231  # "PPR1"
+Connection = sqlite3.Connection  # for the API layer, which never imports the driver itself
 READ_BUSY_TIMEOUT_MS = 5000
 
 
