@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import sys
 import traceback
 from dataclasses import dataclass
 
@@ -107,13 +106,15 @@ class ErrorPresenter(QObject):
     def present(self, exc: BaseException, action: str) -> Presentation:
         shown = describe(exc, action)
         self.last = shown
-        level = logging.ERROR if shown.severity is Severity.ERROR else logging.WARNING
-        log.log(level, "%s: %s", shown.title, exc, exc_info=not isinstance(exc, PostProjectError))
+        # Expected failures are shown to the user (or, headless, reported by the snapshot);
+        # only the unexpected ones are logged as errors, with their traceback, for a bug report.
+        expected = isinstance(exc, PostProjectError)
+        log.log(
+            logging.INFO if expected else logging.ERROR, "%s: %s", shown.title, exc, exc_info=not expected
+        )
         self.presented.emit(f"{shown.title}: {shown.text.splitlines()[0]}")
         if self._interactive:
             self.show(self._widget, shown)
-        else:
-            sys.stderr.write(f"postproject-monitor: {shown.title}: {shown.text.splitlines()[0]}\n")
         return shown
 
     @classmethod
