@@ -76,6 +76,7 @@ class Production:
         self._read_only = read_only
         self._busy_timeout = busy_timeout
         self._root_map = {names.root_name("root map name", k): Path(v) for k, v in (root_map or {}).items()}
+        self._stored_roots: dict[str, Path | None] = {}
         self._reader = reader
         try:
             raw_id, _, cursor_key = self._reader.production_row()
@@ -257,10 +258,12 @@ class Production:
         """This machine's directory for a media root (the root map wins over the stored path)."""
         if name in self._root_map:
             return self._root_map[name]
-        root = self._reader.media_root(name)
-        if root is None:
-            raise NotFoundError(f"media root {name!r} does not exist")
-        return Path(root.path) if root.path is not None else None
+        if name not in self._stored_roots:  # a root, once added, never changes: read it once
+            root = self._reader.media_root(name)
+            if root is None:
+                raise NotFoundError(f"media root {name!r} does not exist")
+            self._stored_roots[name] = Path(root.path) if root.path is not None else None
+        return self._stored_roots[name]
 
     def _locate(
         self,
