@@ -10,10 +10,10 @@ reconciles a whole list in place (update, insert, remove; no reset),
 
 "Show only stale or diverged" and column sorting live in
 :class:`~postproject_gui.models.artifact_proxy.ArtifactFilterProxy`, over the loaded rows.
-While that filter is on the model keeps reading pages (:meth:`set_fill_attention`) until
-:data:`MIN_FILL` stale or diverged rows showed up or :data:`SCAN_BUDGET` representations
-were read since the view last asked, so a filtered list never stalls on a page that had
-none; the Artifacts tab says how many were searched.
+While that filter is on the model keeps reading pages (:meth:`set_fill_attention`, with the
+budget of :class:`~postproject_gui.models.paging.PagedScan`) until enough stale or diverged
+rows showed up, so a filtered list never stalls on a page that had none; the Artifacts tab
+says how many were searched.
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_rows import ArtifactRow, labeller
 from postproject_gui.artifact_states import KnowledgeGlyph
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
+from postproject_gui.models.paging import PagedScan
 from postproject_gui.theme import paint_artifact_glyph
 
 PageLoader = Callable[[int, "str | None"], None]  # (generation, cursor): ask for a page
-MIN_FILL = 60  # with the stale filter on, keep reading pages until this many rows need attention
-SCAN_BUDGET = 20_000  # ... or this many representations were read since the view last asked
 REPRESENTATION_ID_ROLE = Qt.ItemDataRole.UserRole + 20  # str: the representation id
 KNOWLEDGE_ROLE = Qt.ItemDataRole.UserRole + 21  # str: ArtifactState value, "" when not evaluated
 ATTENTION_ROLE = Qt.ItemDataRole.UserRole + 22  # bool: stale or diverged
@@ -93,12 +92,9 @@ class ArtifactTableModel(FlatTableModel):
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._stale = 0
         self._loader: PageLoader | None = None
-        self._generation = 0
-        self._cursor: str | None = None
-        self._started = self._loading = self._exhausted = False
-        self._scanned = self._budget_used = 0
+        self._scan: PagedScan[RepresentationId, ArtifactRow] = PagedScan()
+        self._started = False
         self._fill_attention = False
-        self._pending: dict[RepresentationId, ArtifactRow | None] = {}
 
     # --- paging ----------------------------------------------------------------------------
 
@@ -111,53 +107,48 @@ class ArtifactTableModel(FlatTableModel):
 
     @property
     def loading(self) -> bool:
-        return self._loading
+        return self._scan.loading
 
     @property
     def exhausted(self) -> bool:
-        return self._exhausted
+        return self._scan.exhausted
 
     @property
     def scanned(self) -> int:
         """Representations read from the store so far."""
-        return self._scanned
+        return self._scan.scanned
 
     def covers(self, rep_id: RepresentationId) -> bool:
         """Whether the pages read so far reach this id (a new row there belongs in the table)."""
-        return self._exhausted or (bool(self._keys) and rep_id.int <= self._keys[-1])
+        return self._scan.exhausted or (bool(self._keys) and rep_id.int <= self._keys[-1])
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._loader is not None and not self._exhausted and not self._loading
+        return not parent.isValid() and self._scan.can_fetch(self._loader is not None)
 
     def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):
-            self._budget_used = 0
+            self._scan.asked()
             self._request()
 
     def set_fill_attention(self, on: bool) -> None:
         """Keep reading pages while few loaded rows need attention (the stale filter is on)."""
         self._fill_attention = on
-        if on and self._started and not self._loading and self._wants_more():
-            self._budget_used = 0
+        if on and self._started and not self._scan.loading and self._wants_more():
+            self._scan.asked()
             self._request()
 
     def _request(self) -> None:
         assert self._loader is not None
-        self._started = self._loading = True
+        self._started = self._scan.loading = True
         self.status_changed.emit()
-        self._loader(self._generation, self._cursor)
+        self._loader(self._scan.generation, self._scan.cursor)
 
     def page_loaded(self, generation: int, rows: Iterable[ArtifactRow], next_cursor: str | None) -> None:
         """Add a page the loader fetched (ignored after :meth:`shutdown`)."""
-        if generation != self._generation:
+        if not self._scan.is_current(generation):
             return
         page: dict[RepresentationId, ArtifactRow | None] = {row.id: row for row in rows}
-        self._scanned += len(page)
-        self._budget_used += len(page)
-        page.update(self._pending)  # feed changes that came in while the page was read win
-        self._pending = {}
-        self._loading = False
-        self._cursor, self._exhausted = next_cursor, next_cursor is None
+        page.update(self._scan.landed(len(page), next_cursor))  # feed changes held meanwhile win
         self.apply_changes(page)
         if self._wants_more():
             self._request()
@@ -165,19 +156,17 @@ class ArtifactTableModel(FlatTableModel):
             self.status_changed.emit()
 
     def page_failed(self, generation: int) -> None:
-        if generation == self._generation:
-            self._loading = False
+        if self._scan.is_current(generation):
+            self._scan.loading = False
             self.status_changed.emit()
 
     def shutdown(self) -> None:
         """Drop the loader and ignore pages still in flight (the session is closing)."""
         self._loader = None
-        self._generation += 1
+        self._scan.abandon()
 
     def _wants_more(self) -> bool:
-        if self._exhausted or self._loader is None or not self._fill_attention:
-            return False
-        return self._stale < MIN_FILL and self._budget_used < SCAN_BUDGET
+        return self._loader is not None and self._scan.wants_more(self._fill_attention, self._stale)
 
     # --- values in -----------------------------------------------------------------------
 
@@ -198,8 +187,7 @@ class ArtifactTableModel(FlatTableModel):
     def apply_changes(self, changed: Mapping[RepresentationId, ArtifactRow | None]) -> None:
         """Reconcile these representations (None: it no longer exists, or left the list).
         While a page is being read the changes wait for it (it may predate them)."""
-        if self._loading:
-            self._pending.update(changed)
+        if self._scan.held(changed):
             return
         for rep_id, row in changed.items():
             if row is not None and row.id != rep_id:

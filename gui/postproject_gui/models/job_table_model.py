@@ -31,6 +31,7 @@ from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.flat_table import AnyIndex
+from postproject_gui.models.paging import PagedScan
 from postproject_gui.models.row_store import END, Key, RowStore, sort_key
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
 from postproject_gui.states import LIGHT, ClaimHealth, Palette, claim_health
@@ -38,8 +39,6 @@ from postproject_gui.states import LIGHT, ClaimHealth, Palette, claim_health
 PageLoader = Callable[[int, StoreQuery, "str | None"], None]
 StateIcons = Callable[[JobState, "ClaimHealth | None"], QIcon]
 
-MIN_FILL = 60  # with a client-side filter, keep reading pages until this many rows showed up
-SCAN_BUDGET = 20_000  # ... or this many jobs were searched since the view last asked
 AGE_EVERY = 15  # ticks between refreshes of the Age column
 _STATE, _LEASE, _AGE = column("state"), column("lease"), column("age")
 DISPLAY, TOOLTIP, ALIGNMENT, FONT = (
@@ -87,14 +86,8 @@ class JobTableModel(QAbstractTableModel):
         self._filter = JobFilter()
         self._rows = RowStore(sort_key(self._filter))
         self._query: StoreQuery | None = None
-        self._generation = 0
-        self._cursor: str | None = None
-        self._exhausted = False
-        self._loading = False
+        self._scan: PagedScan[JobId, JobRow] = PagedScan()
         self._scan_key: Key | None = None  # key of the last job the store returned
-        self._scanned = 0  # jobs read from the store under this filter
-        self._budget_used = 0
-        self._pending: dict[JobId, JobRow | None] = {}  # changes that came in mid-page
         self._visible = (0, -1)
         self._ticks = 0
         self._timer = QTimer(self)
@@ -121,19 +114,19 @@ class JobTableModel(QAbstractTableModel):
 
     @property
     def loading(self) -> bool:
-        return self._loading
+        return self._scan.loading
 
     @property
     def exhausted(self) -> bool:
-        return self._exhausted
+        return self._scan.exhausted
 
     @property
     def scanned(self) -> int:
-        return self._scanned
+        return self._scan.scanned
 
     @property
     def generation(self) -> int:
-        return self._generation
+        return self._scan.generation
 
     def row(self, index: int) -> JobRow:
         return self._rows[index]
@@ -157,11 +150,9 @@ class JobTableModel(QAbstractTableModel):
         if flt is not None:
             self._filter = flt
         self._rows = RowStore(sort_key(self._filter))
-        self._generation += 1
+        self._scan.restart()
         self._query = None
-        self._cursor, self._exhausted, self._loading = None, False, False
-        self._scan_key, self._scanned, self._budget_used = None, 0, 0
-        self._pending.clear()
+        self._scan_key = None
         self.endResetModel()
         self.reset_done.emit()
         self.status_changed.emit()
@@ -169,24 +160,24 @@ class JobTableModel(QAbstractTableModel):
             self._request()
 
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._loader is not None and not self._exhausted and not self._loading
+        return not parent.isValid() and self._scan.can_fetch(self._loader is not None)
 
     def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):
-            self._budget_used = 0
+            self._scan.asked()
             self._request()
 
     def _request(self) -> None:
         assert self._loader is not None
         if self._query is None:
             self._query = self._filter.store_query(self._now())
-        self._loading = True
+        self._scan.loading = True
         self.status_changed.emit()
-        self._loader(self._generation, self._query, self._cursor)
+        self._loader(self._scan.generation, self._query, self._scan.cursor)
 
     def page_loaded(self, generation: int, page: JobPage) -> None:
         """Append a page the loader fetched (ignored if the filter changed since)."""
-        if generation != self._generation:
+        if not self._scan.is_current(generation):
             return
         now = self._now()
         fresh = [r for r in page.rows if r.id not in self._rows and self._filter.matches(r, now)]
@@ -197,13 +188,10 @@ class JobTableModel(QAbstractTableModel):
             self.endInsertRows()
         if page.rows:
             self._scan_key = self._rows.key(page.rows[-1])
-        self._scanned += len(page.rows)
-        self._budget_used += len(page.rows)
-        self._cursor = page.next_cursor
-        self._exhausted = page.next_cursor is None
-        self._loading = False
+        held = self._scan.landed(len(page.rows), page.next_cursor)
         self._start_timer()
-        self._apply_pending()
+        if held:
+            self.apply_changes(held)
         if self._wants_more():
             self._request()
         else:
@@ -211,31 +199,23 @@ class JobTableModel(QAbstractTableModel):
 
     def page_failed(self, generation: int) -> None:
         """The loader could not read a page; the view may ask again (refresh)."""
-        if generation == self._generation:
-            self._loading = False
+        if self._scan.is_current(generation):
+            self._scan.loading = False
             self.status_changed.emit()
 
     def _wants_more(self) -> bool:
-        if self._exhausted or self._loader is None or not self._filter.client_side:
-            return False
-        return len(self._rows) < MIN_FILL and self._budget_used < SCAN_BUDGET
+        return self._loader is not None and self._scan.wants_more(self._filter.client_side, len(self._rows))
 
     # --- live updates ------------------------------------------------------------------
 
     def apply_changes(self, changed: Mapping[JobId, JobRow | None]) -> None:
         """Reconcile the rows of these jobs (None: the job is gone)."""
-        if self._loading:  # the page in flight may predate these changes: apply after it
-            self._pending.update(changed)
+        if self._scan.held(changed):  # the page in flight may predate these changes: apply after it
             return
         now = self._now()
         for job_id, fresh in changed.items():
             self._apply_one(job_id, fresh, now)
         self._start_timer()
-
-    def _apply_pending(self) -> None:
-        pending, self._pending = self._pending, {}
-        if pending:
-            self.apply_changes(pending)
 
     def _apply_one(self, job_id: JobId, fresh: JobRow | None, now: datetime) -> None:
         keep = fresh is not None and self._filter.matches(fresh, now)
@@ -256,7 +236,7 @@ class JobTableModel(QAbstractTableModel):
 
     def _in_window(self, row: JobRow) -> bool:
         """Whether a row falls in the part of the order already read (else a later page has it)."""
-        if self._exhausted:
+        if self._scan.exhausted:
             return True
         return self._rows.key(row) < (self._scan_key or (END,))
 
