@@ -31,7 +31,7 @@ from postproject_gui.states import STATE_LOOKS, ClaimHealth, claim_health
 from postproject_gui.theme import Theme, set_style_property, state_icon
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
-from postproject_gui.views.widgets import section_label, tool_button
+from postproject_gui.views.widgets import section_label, title_row, tool_button
 
 GUI_ACTIONS = (Action.CANCEL,)  # what the monitor itself can do to a job
 PRODUCTION_ACTIONS = (Action.REQUEST,)
@@ -100,17 +100,7 @@ class JobDetailPanel(QFrame):
         box = QVBoxLayout()
         box.setContentsMargins(0, 0, 6, 0)
         box.setSpacing(2)
-        row = QHBoxLayout()
-        row.setSpacing(6)
-        self.glyph = QLabel(self)
-        self.glyph.setFixedSize(18, 18)
-        self.title = QLabel(self)
-        self.title.setObjectName("detailTitle")
-        self.title.setProperty("role", "title")
-        self.title.setWordWrap(True)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        row.addWidget(self.glyph, 0, Qt.AlignmentFlag.AlignTop)
-        row.addWidget(self.title, 1)
+        row, self.glyph, self.title = title_row(self, "detailTitle")
         box.addLayout(row)
         self.subtitle = QLabel(self)
         self.subtitle.setObjectName("detailSubtitle")

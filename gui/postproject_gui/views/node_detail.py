@@ -31,7 +31,7 @@ from postproject_gui.artifact_states import AVAILABILITY_LOOKS, KNOWLEDGE_LOOKS,
 from postproject_gui.services.types import GraphRead
 from postproject_gui.states import STATE_LOOKS
 from postproject_gui.theme import Theme, paint_artifact_glyph, panel_style, state_icon
-from postproject_gui.views.widgets import section_label, tool_button
+from postproject_gui.views.widgets import section_label, title_row, tool_button
 
 LOOKS_BY_NAME: dict[str, ArtifactLook] = {
     look.label.lower(): look for look in (*KNOWLEDGE_LOOKS.values(), SOURCE_LOOK)
@@ -72,18 +72,8 @@ class NodeDetailPanel(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 8, 8)
         layout.setSpacing(6)
-        header = QHBoxLayout()
-        header.setSpacing(6)
-        self.glyph = QLabel(self)
-        self.glyph.setFixedSize(18, 18)
-        self.title = QLabel(self)
-        self.title.setObjectName("nodeTitle")
-        self.title.setProperty("role", "title")
-        self.title.setWordWrap(True)
+        header, self.glyph, self.title = title_row(self, "nodeTitle")
         self.title.setTextFormat(Qt.TextFormat.PlainText)
-        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        header.addWidget(self.glyph, 0, Qt.AlignmentFlag.AlignTop)
-        header.addWidget(self.title, 1)
         layout.addLayout(header)
         self.subtitle = QLabel(self)
         self.subtitle.setProperty("role", "muted")

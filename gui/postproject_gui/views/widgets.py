@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QLabel, QToolButton, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 
 def section_label(text: str, parent: QWidget) -> QLabel:
@@ -22,3 +23,19 @@ def tool_button(parent: QWidget, text: str, tip: str, slot: Callable[[], object]
     button.setAccessibleName(text)
     button.clicked.connect(slot)
     return button
+
+
+def title_row(parent: QWidget, object_name: str) -> tuple[QHBoxLayout, QLabel, QLabel]:
+    """A panel's heading: a state glyph beside a selectable, wrapping title."""
+    row = QHBoxLayout()
+    row.setSpacing(6)
+    glyph = QLabel(parent)
+    glyph.setFixedSize(18, 18)
+    title = QLabel(parent)
+    title.setObjectName(object_name)
+    title.setProperty("role", "title")
+    title.setWordWrap(True)
+    title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    row.addWidget(glyph, 0, Qt.AlignmentFlag.AlignTop)
+    row.addWidget(title, 1)
+    return row, glyph, title
