@@ -19,6 +19,7 @@ from postproject.errors import (
     MigrationError,
     NotFoundError,
     PostProjectError,
+    Reason,
     StorageError,
     UnsupportedError,
 )
@@ -32,7 +33,7 @@ from postproject.ids import (
     RevisionId,
 )
 from postproject.knowledge import ArtifactKnowledge, ArtifactState, StalePage
-from postproject.leases import JobLease, LeaseState
+from postproject.leases import InputChangedError, JobLease, LeaseState
 from postproject.lifecycle import TRANSITIONS, Action, JobState, Transition
 from postproject.model.activities import (
     Activity,
@@ -124,6 +125,7 @@ __all__ = [
     "FakeClock",
     "Fingerprint",
     "I64Value",
+    "InputChangedError",
     "InternalError",
     "InvalidArgumentError",
     "IoError",
@@ -153,6 +155,7 @@ __all__ = [
     "Property",
     "ProvenanceGraph",
     "RationalValue",
+    "Reason",
     "ReferenceValue",
     "RegenerationPlan",
     "Representation",

@@ -13,9 +13,30 @@
       UnsupportedError               unsupported
       InternalError                  internal
 
-``code`` is one of :class:`ErrorCode` and never changes for a class; ``reason`` refines a
-case without changing the code. Messages name the offending field and value and never
-contain a lease token.
+``code`` is one of :class:`ErrorCode` and never changes for a class; ``reason`` (one of
+:class:`Reason`, a string enum, so ``error.reason == "lease_lost"`` holds) refines a case
+without changing the code. Messages name the offending field and value and never contain a
+lease token or a password.
+
+Reasons::
+
+    conflict    lease_lost          the claim is no longer this lease's (released, superseded, cancelled, expired)
+                lease_expired       a lease expired before the edit committed
+                lease_not_active    a pending lease used outside its edit, or a closed lease
+                job_finished        the job already succeeded, failed or was cancelled
+                input_changed       an input changed after the claim (leases.InputChangedError: input_id, superseding_revision)
+                clock_regressed     the clock is behind the durable high-water mark
+                read_only           the production was opened read-only
+                closed              the production is closed
+                nested_edit         another edit is open on this production handle
+                transaction_closed  the edit already committed, rolled back or failed
+    storage     busy                another process held the write lock too long
+                corrupt             the file is not a readable production
+                not_a_production    the file is something else
+                read_only           the storage refuses writes here
+    not_found   not_a_demo          the production has no demo media (demo run)
+    conflict    producing_activity_ambiguous   a plan: the artifact has several producing activities
+                producing_activity_missing     a plan: the artifact has no producing activity
 """
 
 from __future__ import annotations
@@ -38,14 +59,35 @@ class ErrorCode(enum.Enum):
     INTERNAL = "internal"
 
 
+class Reason(enum.StrEnum):
+    """Stable, append-only refinements of an error code (see the module docstring)."""
+
+    LEASE_LOST = "lease_lost"
+    LEASE_EXPIRED = "lease_expired"
+    LEASE_NOT_ACTIVE = "lease_not_active"
+    JOB_FINISHED = "job_finished"
+    INPUT_CHANGED = "input_changed"
+    CLOCK_REGRESSED = "clock_regressed"
+    READ_ONLY = "read_only"
+    CLOSED = "closed"
+    NESTED_EDIT = "nested_edit"
+    TRANSACTION_CLOSED = "transaction_closed"
+    BUSY = "busy"
+    CORRUPT = "corrupt"
+    NOT_A_PRODUCTION = "not_a_production"
+    NOT_A_DEMO = "not_a_demo"
+    PRODUCING_ACTIVITY_AMBIGUOUS = "producing_activity_ambiguous"
+    PRODUCING_ACTIVITY_MISSING = "producing_activity_missing"
+
+
 class PostProjectError(Exception):
     """A PostProject operation failed."""
 
     code: ClassVar[ErrorCode] = ErrorCode.INTERNAL
 
-    def __init__(self, message: str | None = None, *, reason: str | None = None) -> None:
+    def __init__(self, message: str | None = None, *, reason: Reason | None = None) -> None:
         self.message = message or (type(self).__doc__ or "error").strip()
-        self.reason = reason
+        self.reason = Reason(reason) if reason is not None else None
         super().__init__(self.message)
 
 

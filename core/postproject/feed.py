@@ -1,25 +1,18 @@
-"""Waking feed waiters: same-process commits signal at once; other processes are seen by
-polling SQLite's ``PRAGMA data_version`` (a few microseconds) with a short backoff."""
+"""Waking this process's feed waiters at once when a commit lands through one of its
+productions (keyed by the production's location); engines see other processes' commits
+their own way."""
 
 from __future__ import annotations
 
-import functools
 import threading
-from pathlib import Path
 
 _lock = threading.Lock()
 _signals: dict[str, threading.Condition] = {}
 _generations: dict[str, int] = {}
 
 
-@functools.lru_cache(maxsize=256)
-def _key(path: Path) -> str:
-    return str(path.resolve())
-
-
-def notify(path: Path) -> None:
-    """A commit landed on ``path`` in this process."""
-    key = _key(path)
+def notify(key: str) -> None:
+    """A commit landed on the production ``key`` names, in this process."""
     with _lock:
         condition = _signals.setdefault(key, threading.Condition())
         _generations[key] = _generations.get(key, 0) + 1
@@ -27,15 +20,14 @@ def notify(path: Path) -> None:
         condition.notify_all()
 
 
-def generation(path: Path) -> int:
+def generation(key: str) -> int:
     with _lock:
-        return _generations.get(_key(path), 0)
+        return _generations.get(key, 0)
 
 
-def wait(path: Path, seen: int, timeout: float) -> None:
+def wait(key: str, seen: int, timeout: float) -> None:
     """Sleep up to ``timeout`` seconds, or until a same-process commit after ``seen``."""
-    key = _key(path)
     with _lock:
         condition = _signals.setdefault(key, threading.Condition())
     with condition:
-        condition.wait_for(lambda: generation(path) != seen, timeout=timeout)
+        condition.wait_for(lambda: generation(key) != seen, timeout=timeout)

@@ -12,14 +12,12 @@ import enum
 import re
 import uuid
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from postproject.clock import from_micros
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError
-from postproject.ids import JobId, ProductionId
-
-if TYPE_CHECKING:
-    from postproject.production import Production
+from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
+from postproject.handle import handle_of
+from postproject.ids import JobId, ProductionId, RepresentationId
 
 MAX_LEASE = timedelta(hours=24)
 TOKEN_VERSION = "ppl1"
@@ -34,10 +32,6 @@ class LeaseState(enum.Enum):
     PENDING = "pending"  # claimed in an edit that has not committed; usable only in that edit
     ACTIVE = "active"  # the claim committed; usable until it expires, is superseded or ends
     CLOSED = "closed"  # ownership ended (committed release/fail/complete, or the claim rolled back)
-
-
-class _Owner(Protocol):
-    """The transaction a pending lease belongs to."""
 
 
 def lease_micros(duration: object) -> int:
@@ -118,7 +112,7 @@ class JobLease:
         return f"{TOKEN_VERSION}:{self._production_id}:{self._job_id}:{uuid.UUID(bytes=self._secret)}"
 
     @classmethod
-    def import_token(cls, production: Production, token: object) -> JobLease:
+    def import_token(cls, production: object, token: object) -> JobLease:
         """An active lease from an exported token, if it is the job's current, unexpired claim.
 
         Raises:
@@ -127,18 +121,20 @@ class JobLease:
             ConflictError: (conflict) the claim was released, superseded, cancelled, ended or
                 expired, or the clock moved backward.
         """
+        handle = handle_of(production)
         production_id, job_id, secret = parse_token(token)
-        if production_id != production.id:
+        if production_id != handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")
-        now = production._guarded_now()
-        row = production._reader.job_secret(job_id)
+        handle.check_open()
+        now = handle.guarded_now()
+        row = handle.reads.job_secret(job_id)
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
         _, stored_secret, expires = row
         if stored_secret != secret or expires is None or expires <= now:
             raise ConflictError(
                 f"job lease on {job_id} is expired, superseded or no longer claimed",
-                reason="lease_lost",
+                reason=Reason.LEASE_LOST,
             )
         return cls(production_id, job_id, secret, LeaseState.ACTIVE, expires)
 
@@ -160,26 +156,51 @@ class JobLease:
     def __reduce__(self) -> Any:
         raise TypeError("a JobLease cannot be pickled; pass export_token() to the other process")
 
-    # --- for the transaction (same package) ---------------------------------------------
 
-    def _usable_in(self, owner: object) -> bytes:
-        """The secret, if this handle may act inside ``owner`` (else conflict)."""
-        if (
-            self._closed
-            or self._state is LeaseState.CLOSED
-            or (self._state is LeaseState.PENDING and self._owner is not owner)
-        ):
-            raise ConflictError(
-                f"job lease on {self._job_id} is not active in this edit",
-                reason="lease_not_active",
-            )
-        return self._secret
+# --- for transactions: the only ways to use a lease's secret or change its local state ---
 
-    def _activate(self, expires: int) -> None:
-        self._state, self._expires, self._owner = LeaseState.ACTIVE, expires, None
 
-    def _end(self) -> None:
-        self._state, self._expires, self._owner = LeaseState.CLOSED, None, None
+def usable_secret(lease: JobLease, owner: object) -> bytes:
+    """The secret, if ``lease`` may act inside the edit ``owner`` (else conflict)."""
+    if (
+        lease._closed
+        or lease._state is LeaseState.CLOSED
+        or (lease._state is LeaseState.PENDING and lease._owner is not owner)
+    ):
+        raise ConflictError(
+            f"job lease on {lease._job_id} is not active in this edit",
+            reason=Reason.LEASE_NOT_ACTIVE,
+        )
+    return lease._secret
+
+
+def activate(lease: JobLease, expires: int) -> None:
+    """The claim or renewal committed: the lease is active until ``expires``."""
+    lease._state, lease._expires, lease._owner = LeaseState.ACTIVE, expires, None
+
+
+def end(lease: JobLease) -> None:
+    """Ownership ended (a committed release, failure or completion, or a rolled-back claim)."""
+    lease._state, lease._expires, lease._owner = LeaseState.CLOSED, None, None
+
+
+def end_if_pending(lease: JobLease) -> None:
+    """The edit that claimed ``lease`` did not commit."""
+    if lease._state is LeaseState.PENDING:
+        end(lease)
+
+
+class InputChangedError(ConflictError):
+    """An input of a claimed job changed after the claim (reason ``input_changed``).
+
+    ``input_id`` names the changed input; ``superseding_revision`` is the sequence of the
+    revision that recorded its new fingerprint.
+    """
+
+    def __init__(self, message: str, *, input_id: RepresentationId, superseding_revision: int) -> None:
+        super().__init__(message, reason=Reason.INPUT_CHANGED)
+        self.input_id = input_id
+        self.superseding_revision = superseding_revision
 
 
 def parse_token(token: object) -> tuple[ProductionId, JobId, bytes]:

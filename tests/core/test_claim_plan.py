@@ -31,8 +31,8 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.storage.reads import Reader
-from postproject.storage.writes import WriteSession
+from postproject.storage.sqlite.reads import Reader
+from postproject.storage.sqlite.writes import WriteSession
 
 LIST_INDEXES = ("jobs_by_state_kind", "jobs_by_kind", "jobs_by_state", "jobs_by_completion")
 READY = "jobs_by_state"  # oldest requested job of any kind: first (1, id) entry

@@ -402,16 +402,19 @@ def test_25_activity_io_must_match_the_job(s: Setup, media: Callable[..., Path])
         tx.commit()
     job = s.request()
     lease = s.claim(job, 1000)
-    with s.production.edit() as tx:
-        rep = tx.add_representation(s.asset, RepresentationKind.PROXY, s.output_file())
-        second = tx.add_representation(s.asset, RepresentationKind.PROXY, s.output_file("b.mov", b"b"))
-        specs = [
-            ActivitySpec(KIND, inputs=(), outputs=(rep,)),
-            ActivitySpec(KIND, inputs=(s.original, extra), outputs=(rep,)),
-            ActivitySpec(KIND, inputs=(s.original,), outputs=(rep, second)),
-            ActivitySpec(KIND, inputs=(s.original,), outputs=(second,)),
-        ]
-        for spec in specs:
+    # A failed completion poisons its edit (notes §2.6), so each mismatch gets its own edit.
+    for index in range(4):
+        with s.production.edit() as tx:
+            rep = tx.add_representation(s.asset, RepresentationKind.PROXY, s.output_file(f"a{index}.mov"))
+            second = tx.add_representation(
+                s.asset, RepresentationKind.PROXY, s.output_file(f"b{index}.mov", b"b")
+            )
+            spec = [
+                ActivitySpec(KIND, inputs=(), outputs=(rep,)),
+                ActivitySpec(KIND, inputs=(s.original, extra), outputs=(rep,)),
+                ActivitySpec(KIND, inputs=(s.original,), outputs=(rep, second)),
+                ActivitySpec(KIND, inputs=(s.original,), outputs=(second,)),
+            ][index]
             activity = tx.create_activity(spec)
             with pytest.raises(InvalidArgumentError):
                 tx.complete_job_lease(lease, rep, activity)

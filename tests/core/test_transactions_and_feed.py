@@ -214,7 +214,7 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
 def test_filtered_reads_examine_a_bounded_window(
     production: Production, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from postproject.storage import reads
+    from postproject.storage.sqlite import reads
 
     monkeypatch.setattr(reads, "FILTER_WINDOW", 3)
     for index in range(7):

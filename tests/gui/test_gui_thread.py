@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QTabWidget
 
-from postproject.storage import connection
+from postproject.storage.sqlite import connection
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
 

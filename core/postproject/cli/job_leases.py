@@ -15,7 +15,7 @@ from postproject.cli.common import Context, Parser, command, commit, edit, parse
 from postproject.cli.durations import parse_lease
 from postproject.cli.output import Result
 from postproject.cli.tokens import ReservedTokenFile, read_token
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError
+from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.ids import JobId
 from postproject.leases import JobLease
 from postproject.model.activities import ActivitySpec
@@ -105,7 +105,7 @@ def job_complete(ctx: Context) -> Result:
     production, job_id, lease = _leased(ctx)
     job = production.job(job_id)
     if job.claim is None:
-        raise ConflictError(f"job {job_id} is {job.state.value}, not claimed", reason="lease_lost")
+        raise ConflictError(f"job {job_id} is {job.state.value}, not claimed", reason=Reason.LEASE_LOST)
     root = _output_root(production, job, output)
     with lease, edit(production, "Complete job") as tx:
         rep_id = tx.add_representation(

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from postproject.errors import ConflictError, PostProjectError, StorageError
+from postproject.errors import ConflictError, PostProjectError, Reason, StorageError
 from postproject.executor import jobs
 from postproject.executor.demo import STORY, Report, create_demo, media_folder
 from postproject.executor.recipe import Recipe
@@ -106,7 +106,7 @@ def remove_demo(path: Path) -> None:
     if path.exists():
         if not is_demo(path):
             raise ConflictError(
-                f"{path} is not a demo production; refusing to delete it", reason="not_a_demo"
+                f"{path} is not a demo production; refusing to delete it", reason=Reason.NOT_A_DEMO
             )
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)

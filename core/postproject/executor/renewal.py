@@ -14,13 +14,13 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
-from postproject.errors import ConflictError, NotFoundError, PostProjectError
+from postproject.errors import ConflictError, NotFoundError, PostProjectError, Reason
 from postproject.leases import JobLease
 from postproject.production import Production
 
 log = logging.getLogger(__name__)
 
-LOST_REASONS = frozenset({"lease_lost", "lease_expired", "lease_not_active"})
+LOST_REASONS = frozenset({Reason.LEASE_LOST, Reason.LEASE_EXPIRED, Reason.LEASE_NOT_ACTIVE})
 
 
 class Renewer:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from postproject import clock as clocks
 from postproject._version import __version__
-from postproject.errors import ConflictError, ErrorCode, PostProjectError
+from postproject.errors import ConflictError, ErrorCode, PostProjectError, Reason
 from postproject.executor import jobs
 from postproject.executor.config import (
     Budget,
@@ -316,7 +316,7 @@ class Worker:
                 tx.commit()
         except ConflictError as exc:
             _remove(output)
-            if exc.reason == "input_changed":
+            if exc.reason is Reason.INPUT_CHANGED:
                 self._release(
                     production, lease, task.label, f"input changed while working: {exc}", "released"
                 )

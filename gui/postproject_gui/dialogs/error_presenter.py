@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from postproject import ErrorCode, PostProjectError
+from postproject import ErrorCode, PostProjectError, Reason
 
 log = logging.getLogger(__name__)
 
@@ -55,12 +55,13 @@ _BY_CODE: dict[ErrorCode, tuple[str, str, Severity]] = {
     ErrorCode.UNSUPPORTED: ("Not supported", "This version cannot do that.", Severity.WARNING),
     ErrorCode.INTERNAL: ("Internal error", "PostProject hit an internal error.", Severity.ERROR),
 }
-_BY_REASON: dict[str, tuple[str, str, bool]] = {
-    "busy": ("Production busy", "Another program is writing to it. Try again in a moment.", True),
-    "read_only": ("Read-only production", "This production cannot be changed from here.", False),
-    "lease_lost": ("Lease lost", "The worker's lease ended before the change landed.", False),
-    "clock_regressed": ("Clock moved backward", "Retry when the system clock has caught up.", True),
-    "not_a_production": ("Not a production", "The file is not a PostProject production.", False),
+_BY_REASON: dict[Reason, tuple[str, str, bool]] = {
+    Reason.BUSY: ("Production busy", "Another program is writing to it. Try again in a moment.", True),
+    Reason.READ_ONLY: ("Read-only production", "This production cannot be changed from here.", False),
+    Reason.LEASE_LOST: ("Lease lost", "The worker's lease ended before the change landed.", False),
+    Reason.JOB_FINISHED: ("Already finished", "The job finished before your action reached it.", False),
+    Reason.CLOCK_REGRESSED: ("Clock moved backward", "Retry when the system clock has caught up.", True),
+    Reason.NOT_A_PRODUCTION: ("Not a production", "The file is not a PostProject production.", False),
 }
 
 
@@ -69,7 +70,7 @@ def describe(exc: BaseException, action: str) -> Presentation:
     if isinstance(exc, PostProjectError):
         title, hint, severity = _BY_CODE[exc.code]
         retry = False
-        if exc.reason in _BY_REASON:
+        if exc.reason is not None and exc.reason in _BY_REASON:
             title, hint, retry = _BY_REASON[exc.reason]
         return Presentation(
             f"{action} failed: {title.lower()}", f"{exc.message}\n\n{hint}", severity, "", retry

@@ -28,6 +28,7 @@ from postproject import (
     RevisionSummary,
     SystemClock,
 )
+from postproject.errors import Reason
 from postproject_gui import provenance_export
 from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.provenance_export import ProvFormat
@@ -270,7 +271,7 @@ class ProductionService:
         if worker.production is None:
             worker.production = Production.open(self._path, clock=self._clock)
         if worker.production.read_only:  # pragma: no cover - opened writable above
-            raise ConflictError("production is open read-only", reason="read_only")
+            raise ConflictError("production is open read-only", reason=Reason.READ_ONLY)
         return fn(worker.production, *args)
 
 

@@ -14,6 +14,7 @@ from postproject import (
     JobRef,
     JobRequest,
     Production,
+    Reason,
     RegenerationPlan,
     __version__,
 )
@@ -49,7 +50,7 @@ def cancel_jobs(production: Production, ids: Sequence[JobId]) -> CancelOutcome:
             try:
                 tx.cancel_job(job_id)
             except ConflictError as exc:
-                if exc.reason is not None:  # lease or clock conflicts are real failures
+                if exc.reason is not Reason.JOB_FINISHED:  # lease or clock conflicts are real failures
                     raise
                 skipped.append((job_id, exc.message))
             else:

@@ -10,7 +10,7 @@ from postproject.errors import MigrationError
 _MIGRATIONS = sorted(
     (
         entry.name
-        for entry in resources.files("postproject.storage.migrations").iterdir()
+        for entry in resources.files("postproject.storage.sqlite.migrations").iterdir()
         if entry.name.endswith(".sql")
     ),
 )
@@ -26,7 +26,9 @@ def migrate(conn: sqlite3.Connection, current: int) -> None:
                 continue
             if not name.startswith(f"{number:04d}_"):
                 raise MigrationError(f"migration files are not numbered consecutively: {name}")
-            script = resources.files("postproject.storage.migrations").joinpath(name).read_text("utf-8")
+            script = (
+                resources.files("postproject.storage.sqlite.migrations").joinpath(name).read_text("utf-8")
+            )
             for statement in _statements(script):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")

@@ -17,11 +17,12 @@ from postproject.errors import (
     AlreadyExistsError,
     IoError,
     NotFoundError,
+    Reason,
     StorageError,
     UnsupportedError,
 )
-from postproject.storage import schema
-from postproject.storage.errors import is_busy, translate, translated
+from postproject.storage.sqlite import schema
+from postproject.storage.sqlite.errors import is_busy, translate, translated
 
 APPLICATION_ID = 0x50505231  # "PPR1"
 Connection = sqlite3.Connection  # for the API layer, which never imports the driver itself
@@ -64,7 +65,7 @@ def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
     if not path.exists():
         raise NotFoundError(f"no production at {path}")
     if not path.is_file():
-        raise StorageError(f"{path} is not a production file", reason="not_a_production")
+        raise StorageError(f"{path} is not a production file", reason=Reason.NOT_A_PRODUCTION)
     with translated(path):
         conn = _connect(path, "ro" if read_only else "rw")
         try:
@@ -91,10 +92,10 @@ def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
     except sqlite3.DatabaseError as exc:
         error = translate(exc, path)
-        error.reason = error.reason or "corrupt"
+        error.reason = error.reason or Reason.CORRUPT
         raise error from exc
     if application_id != APPLICATION_ID:
-        raise StorageError(f"{path} is not a PostProject production", reason="not_a_production")
+        raise StorageError(f"{path} is not a PostProject production", reason=Reason.NOT_A_PRODUCTION)
     if version > schema.LATEST:
         raise UnsupportedError(
             f"production {path} has schema version {version}, newer than this release supports "
@@ -128,7 +129,7 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
             if clock.monotonic() >= deadline:
                 raise StorageError(
                     f"production {path} is busy: the write lock was not obtained within {timeout:g} s",
-                    reason="busy",
+                    reason=Reason.BUSY,
                 ) from exc
         waited += 1
         # Sub-millisecond jitter keeps waiters fair; back off a little under long holds.

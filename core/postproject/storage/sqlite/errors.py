@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from postproject.errors import IoError, PostProjectError, StorageError, UnsupportedError
+from postproject.errors import IoError, PostProjectError, Reason, StorageError, UnsupportedError
 
 _BUSY = {
     "SQLITE_BUSY",
@@ -33,15 +33,15 @@ def translate(exc: sqlite3.Error, path: Path | str) -> PostProjectError:
     if is_busy(exc):
         return StorageError(
             f"production {path} is busy (another process holds its write lock): {detail}",
-            reason="busy",
+            reason=Reason.BUSY,
         )
     if name in ("SQLITE_NOTADB", "SQLITE_CORRUPT") or "not a database" in detail or "malformed" in detail:
         return StorageError(
             f"{path} is not a readable PostProject production: {detail}",
-            reason="corrupt",
+            reason=Reason.CORRUPT,
         )
     if name.startswith("SQLITE_READONLY"):
-        return StorageError(f"production {path} is read-only here: {detail}", reason="read_only")
+        return StorageError(f"production {path} is read-only here: {detail}", reason=Reason.READ_ONLY)
     if name.startswith("SQLITE_IOERR") or name in ("SQLITE_FULL", "SQLITE_CANTOPEN"):
         return IoError(f"cannot read or write production {path}: {detail}")
     if name == "SQLITE_TOOBIG":

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from postproject.engine import ChangedInput, LeaseRow, OutputFacts
 from postproject.lifecycle import Action, JobState, sources
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
 from postproject.model.revisions import RevisionEvent
-from postproject.storage import connection, rows
-from postproject.storage.errors import translate, translated
+from postproject.storage.sqlite import connection, rows
+from postproject.storage.sqlite.errors import translate, translated
 
 CLAIMED = JobState.CLAIMED.code
 
@@ -46,8 +47,16 @@ _HELD = "state = 2 AND claim_secret = :secret AND claim_expires_at > :now"
 class WriteSession:
     """The statements of one edit over the production's write connection."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, *, busy_timeout: float) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: Path,
+        *,
+        busy_timeout: float,
+        on_commit: Callable[[], None] | None = None,
+    ) -> None:
         self.conn = conn
+        self._on_commit = on_commit
         self.path = path
         self.busy_timeout = busy_timeout
         self.sequence = 0
@@ -74,14 +83,15 @@ class WriteSession:
         self._exec(f"SAVEPOINT {name}")
         return name, self.positions
 
-    def release_savepoint(self, token: tuple[str, int]) -> None:
+    def release_savepoint(self, token: object) -> None:
+        name, _ = _savepoint(token)
         self._savepoints -= 1
-        self._exec(f"RELEASE {token[0]}")
+        self._exec(f"RELEASE {name}")
 
-    def rollback_savepoint(self, token: tuple[str, int]) -> None:
+    def rollback_savepoint(self, token: object) -> None:
         """Undo everything since the savepoint, staged events included."""
         self._savepoints -= 1
-        name, self.positions = token
+        name, self.positions = _savepoint(token)
         del self.staged[self.positions :]
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
@@ -92,10 +102,10 @@ class WriteSession:
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
 
-    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self._exec(sql, params).fetchone()
 
-    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._exec(sql, params).fetchall()
 
     def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None:
@@ -119,6 +129,9 @@ class WriteSession:
             "INSERT INTO assets (id, name, created_at, created_sequence) VALUES (?, ?, ?, ?)",
             (asset_id, name, now, self.sequence),
         )
+
+    def media_root_path(self, name: str) -> tuple[str | None] | None:
+        return self._one("SELECT path FROM media_roots WHERE name = ?", (name,))  # type: ignore[no-any-return]
 
     def insert_media_root(self, root_id: bytes, name: str, path: str | None) -> None:
         self._exec(
@@ -145,7 +158,7 @@ class WriteSession:
 
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
         """(stored path, root name) of a representation as this edit sees it, or None."""
-        return self.one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))  # type: ignore[no-any-return]
+        return self._one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))  # type: ignore[no-any-return]
 
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self._exec(
@@ -155,7 +168,7 @@ class WriteSession:
 
     def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool:
         """Record a fingerprint; False when the same value is already current."""
-        current = self.one(
+        current = self._one(
             "SELECT value FROM representation_fingerprints WHERE representation_id = ? AND algorithm = ? "
             "AND version = ?",
             (rep_id, fingerprint.algorithm, fingerprint.version),
@@ -183,7 +196,7 @@ class WriteSession:
         for chunk_start in range(0, len(ids), 500):
             chunk = ids[chunk_start : chunk_start + 500]
             marks = ",".join("?" * len(chunk))
-            found = {r[0] for r in self.all(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)}
+            found = {r[0] for r in self._all(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)}
             absent.extend(i for i in chunk if i not in found)
         return absent
 
@@ -195,7 +208,7 @@ class WriteSession:
         self._exec("DELETE FROM temp.cycle_seed")
         self.conn.executemany("INSERT OR IGNORE INTO temp.cycle_seed VALUES (?)", [(i,) for i in inputs])
         marks = ",".join("?" * len(outputs))
-        row = self.one(
+        row = self._one(
             "WITH RECURSIVE upstream(id) AS (SELECT id FROM temp.cycle_seed UNION "
             "SELECT i.representation_id FROM upstream u "
             "JOIN activity_edges o ON o.representation_id = u.id AND o.direction = 1 "
@@ -209,7 +222,7 @@ class WriteSession:
         """Is any of these representations already an input somewhere (a cycle is then possible)?"""
         marks = ",".join("?" * len(outputs))
         return (
-            self.one(
+            self._one(
                 f"SELECT 1 FROM activity_edges WHERE representation_id IN ({marks}) AND direction = 0 LIMIT 1",
                 list(outputs),
             )
@@ -263,7 +276,7 @@ class WriteSession:
     def staged_here(self, table: str, id_: bytes) -> bool:
         """Was this asset/representation/activity created by this edit?"""
         assert table in ("representations", "activities")
-        row = self.one(f"SELECT created_sequence FROM {table} WHERE id = ?", (id_,))
+        row = self._one(f"SELECT created_sequence FROM {table} WHERE id = ?", (id_,))
         return row is not None and row[0] == self.sequence
 
     # --- jobs --------------------------------------------------------------------------
@@ -294,15 +307,32 @@ class WriteSession:
             raise translate(exc, self.path) from exc
         return True
 
-    def job_row(self, job_id: bytes) -> tuple[int, bytes | None, int | None, int | None] | None:
-        """(state, secret, expiry, claim sequence) of a job, or None."""
-        return self.one(  # type: ignore[no-any-return]
+    def lease_row(self, job_id: bytes) -> LeaseRow | None:
+        """The stored claim of a job, or None when the job does not exist."""
+        row = self._one(
             "SELECT state, claim_secret, claim_expires_at, claim_sequence FROM jobs WHERE id = ?", (job_id,)
         )
+        return LeaseRow(*row) if row is not None else None
+
+    def output_facts(self, rep_id: bytes) -> OutputFacts | None:
+        row = self._one(
+            "SELECT asset_id, kind, created_sequence FROM representations WHERE id = ?", (rep_id,)
+        )
+        return OutputFacts(*row) if row is not None else None
+
+    def activity_edge_ids(self, activity_id: bytes) -> tuple[list[bytes], list[bytes]]:
+        sides: tuple[list[bytes], list[bytes]] = ([], [])
+        for direction, rep in self._all(
+            "SELECT direction, representation_id FROM activity_edges WHERE activity_id = ? "
+            "ORDER BY direction, representation_id",
+            (activity_id,),
+        ):
+            sides[direction].append(rep)
+        return sides
 
     def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]:
         """Output asset, output kind code and sorted input ids of a job."""
-        asset, kind, inputs = self.one(
+        asset, kind, inputs = self._one(
             "SELECT output_asset_id, output_kind, inputs FROM jobs WHERE id = ?", (job_id,)
         )
         return asset, kind, rows.split_ids(inputs)
@@ -372,7 +402,7 @@ class WriteSession:
                 f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks})"
             )
         pick = " UNION ALL ".join(candidates)
-        row = self.one(
+        row = self._one(
             f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT min(id) FROM ({pick})) AND {_CLAIMABLE} RETURNING id",
             params,
         )
@@ -438,21 +468,19 @@ class WriteSession:
         )
         return cursor.rowcount == 1
 
-    def fingerprints_changed_after(
-        self, rep_ids: Sequence[bytes], sequence: int
-    ) -> tuple[bytes, int, bytes] | None:
+    def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None:
         """The first input whose fingerprint was recorded after ``sequence``: (rep, seq, revision id)."""
         for chunk_start in range(0, len(rep_ids), 500):
             chunk = rep_ids[chunk_start : chunk_start + 500]
             marks = ",".join("?" * len(chunk))
-            row = self.one(
+            row = self._one(
                 "SELECT f.representation_id, f.recorded_sequence, r.id FROM representation_fingerprints f "
                 f"JOIN revisions r ON r.sequence = f.recorded_sequence WHERE f.representation_id IN ({marks}) "
                 "AND f.recorded_sequence > ? ORDER BY f.recorded_sequence LIMIT 1",
                 [*chunk, sequence],
             )
             if row is not None:
-                return row  # type: ignore[no-any-return]
+                return ChangedInput(*row)
         return None
 
     # --- commit ------------------------------------------------------------------------
@@ -480,6 +508,8 @@ class WriteSession:
                 (seq, revision_id, committed_at, origin, message, max(marks, default=None)),
             )
             self.conn.execute("COMMIT")
+        if self._on_commit is not None:
+            self._on_commit()
         return True
 
     def _capture_snapshots(self, activity_ids: list[bytes]) -> None:
@@ -512,3 +542,10 @@ class WriteSession:
                 "UPDATE job_clock SET high_water = ? WHERE high_water IS NULL OR high_water < ?",
                 (high_water, high_water),
             )
+
+
+def _savepoint(token: object) -> tuple[str, int]:
+    """(savepoint name, staged event count) from a token of :meth:`WriteSession.savepoint`."""
+    assert isinstance(token, tuple), "a savepoint token from this session"
+    name, positions = token
+    return str(name), int(positions)

@@ -9,20 +9,18 @@ nothing pages with OFFSET.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
+from postproject.engine import Fingerprints, Neighbourhood, PlanFacts
 from postproject.model.activities import Activity
 from postproject.model.assets import Representation
 from postproject.model.jobs import Job
-from postproject.storage import rows
-from postproject.storage.reads import Reader
+from postproject.storage.sqlite import rows
+from postproject.storage.sqlite.reads import Reader
 
 CHUNK = 900  # ids per IN (...) list: below every SQLite variable limit
-Domain = tuple[str, int]
-Fingerprints = dict[Domain, bytes]
 
 
 def chunks(ids: Sequence[bytes], size: int = CHUNK) -> Iterator[Sequence[bytes]]:
@@ -41,119 +39,6 @@ def snapshot_fingerprints(sequence: int | None, text: str | None) -> Fingerprint
     return {(a, v): bytes.fromhex(h) for a, v, h in json.loads(text or "[]")}
 
 
-@dataclass(frozen=True, slots=True)
-class EdgeFacts:
-    """One activity edge as knowledge sees it: the representation and its commit snapshot."""
-
-    representation_id: bytes
-    snapshot: Fingerprints | None
-
-
-@dataclass(slots=True)
-class Upstream:
-    """Upstream facts of representations, loaded level by level and cached for one snapshot.
-
-    ``producers[rep]`` lists the activities that output ``rep``; for a representation with
-    exactly one producer, ``outputs[rep]`` holds its output edges and ``inputs[rep]`` the
-    producer's input edges; ``current[rep]`` holds its recorded fingerprints.
-    """
-
-    graph: Graph
-    producers: dict[bytes, tuple[bytes, ...]] = field(default_factory=dict)
-    outputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
-    inputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
-    current: dict[bytes, Fingerprints] = field(default_factory=dict)
-    _activity_inputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
-    _loaded: set[bytes] = field(default_factory=set)
-
-    def ensure_producers(self, reps: Iterable[bytes]) -> None:
-        """Load the producing activities (and output edges) of ``reps`` not loaded yet."""
-        todo = sorted({r for r in reps if r not in self.producers})
-        edges: dict[bytes, dict[bytes, list[EdgeFacts]]] = {r: {} for r in todo}
-        for part in chunks(todo):
-            for rep, activity, seq, fps in self.graph.all(
-                "SELECT representation_id, activity_id, snapshot_sequence, snapshot_fingerprints "
-                f"FROM activity_edges WHERE direction = 1 AND representation_id IN ({_marks(len(part))}) "
-                "ORDER BY representation_id, activity_id, role",
-                part,
-            ):
-                edges[rep].setdefault(activity, []).append(EdgeFacts(rep, snapshot_fingerprints(seq, fps)))
-        for rep, by_activity in edges.items():
-            self.producers[rep] = tuple(by_activity)
-            if len(by_activity) == 1:
-                self.outputs[rep] = tuple(next(iter(by_activity.values())))
-
-    def load(self, reps: Iterable[bytes]) -> list[bytes]:
-        """Load everything needed to judge ``reps`` locally; return their inputs (the next level)."""
-        wanted = [r for r in dict.fromkeys(reps) if r not in self._loaded]
-        self.ensure_producers(wanted)
-        activities = sorted(
-            {self.producers[r][0] for r in wanted if len(self.producers[r]) == 1} - set(self._activity_inputs)
-        )
-        found: dict[bytes, list[EdgeFacts]] = {a: [] for a in activities}
-        for part in chunks(activities):
-            for activity, rep, seq, fps in self.graph.all(
-                "SELECT activity_id, representation_id, snapshot_sequence, snapshot_fingerprints "
-                f"FROM activity_edges WHERE direction = 0 AND activity_id IN ({_marks(len(part))}) "
-                "ORDER BY activity_id, representation_id, role",
-                part,
-            ):
-                found[activity].append(EdgeFacts(rep, snapshot_fingerprints(seq, fps)))
-        self._activity_inputs.update((a, tuple(e)) for a, e in found.items())
-        upstream: dict[bytes, None] = {}
-        for rep in wanted:
-            if len(self.producers[rep]) == 1:
-                edges = self._activity_inputs[self.producers[rep][0]]
-                self.inputs[rep] = edges
-                upstream.update((e.representation_id, None) for e in edges)
-        need = sorted({*wanted, *upstream} - self.current.keys())
-        fingerprints: dict[bytes, Fingerprints] = {r: {} for r in need}
-        for part in chunks(need):
-            for rep, algorithm, version, value in self.graph.all(
-                "SELECT representation_id, algorithm, version, value FROM representation_fingerprints "
-                f"WHERE representation_id IN ({_marks(len(part))})",
-                part,
-            ):
-                fingerprints[rep][(algorithm, version)] = value
-        self.current.update(fingerprints)
-        self._loaded.update(wanted)
-        return list(upstream)
-
-    def loaded(self, rep: bytes) -> bool:
-        return rep in self._loaded
-
-    def prefetch(self, roots: Iterable[bytes], levels: int, cap: int) -> None:
-        """Load ``levels`` + 1 levels upstream of ``roots`` breadth-first, stopping once ``cap`` are loaded."""
-        frontier = list(roots)
-        for _ in range(levels + 1):
-            frontier = [r for r in frontier if r not in self._loaded]
-            if not frontier or len(self._loaded) >= cap:
-                return
-            frontier = self.load(frontier)
-
-
-@dataclass(frozen=True, slots=True)
-class PlanFacts:
-    """What regeneration planning reads about a batch of artifacts."""
-
-    representations: dict[bytes, tuple[bytes, int]]  # id -> (asset id, kind code)
-    producers: dict[bytes, list[bytes]]  # id -> producing activity ids
-    activity_kinds: dict[bytes, str]
-    completed_jobs: dict[bytes, tuple[str, str | None]]  # activity -> (job kind, target root)
-    inputs: dict[bytes, list[bytes]]  # activity -> distinct input ids, sorted
-    parameters: dict[bytes, list[tuple[str, str, str]]]  # activity -> (vocabulary, property, value json)
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbourhood:
-    """A bounded piece of the provenance graph around one representation."""
-
-    representations: list[bytes]
-    edges: dict[bytes, list[tuple[int, bytes, str]]]  # activity -> (direction, representation, role)
-    jobs: list[Job]
-    truncated: bool
-
-
 class Graph:
     """Provenance queries over a :class:`Reader`'s connection."""
 
@@ -169,8 +54,45 @@ class Graph:
         with self._reader.snapshot() as conn:
             return conn.execute(sql, params).fetchall()
 
-    def upstream(self) -> Upstream:
-        return Upstream(self)
+    def output_edges(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes, Fingerprints | None]]:
+        found: list[tuple[bytes, bytes, Fingerprints | None]] = []
+        for part in chunks(sorted(set(reps))):
+            found.extend(
+                (rep, activity, snapshot_fingerprints(seq, fps))
+                for rep, activity, seq, fps in self.all(
+                    "SELECT representation_id, activity_id, snapshot_sequence, snapshot_fingerprints "
+                    f"FROM activity_edges WHERE direction = 1 AND representation_id IN ({_marks(len(part))}) "
+                    "ORDER BY representation_id, activity_id, role",
+                    part,
+                )
+            )
+        return found
+
+    def input_edges(self, activities: Sequence[bytes]) -> list[tuple[bytes, bytes, Fingerprints | None]]:
+        found: list[tuple[bytes, bytes, Fingerprints | None]] = []
+        for part in chunks(sorted(set(activities))):
+            found.extend(
+                (activity, rep, snapshot_fingerprints(seq, fps))
+                for activity, rep, seq, fps in self.all(
+                    "SELECT activity_id, representation_id, snapshot_sequence, snapshot_fingerprints "
+                    f"FROM activity_edges WHERE direction = 0 AND activity_id IN ({_marks(len(part))}) "
+                    "ORDER BY activity_id, representation_id, role",
+                    part,
+                )
+            )
+        return found
+
+    def fingerprints(self, reps: Sequence[bytes]) -> list[tuple[bytes, str, int, bytes]]:
+        found: list[tuple[bytes, str, int, bytes]] = []
+        for part in chunks(sorted(set(reps))):
+            found.extend(
+                self.all(
+                    "SELECT representation_id, algorithm, version, value FROM representation_fingerprints "
+                    f"WHERE representation_id IN ({_marks(len(part))})",
+                    part,
+                )
+            )
+        return found
 
     def exists(self, rep: bytes) -> bool:
         return bool(self.all("SELECT 1 FROM representations WHERE id = ?", (rep,)))

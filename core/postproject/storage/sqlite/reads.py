@@ -16,8 +16,8 @@ from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Job
 from postproject.model.revisions import Revision
-from postproject.storage import rows
-from postproject.storage.errors import translated
+from postproject.storage.sqlite import rows
+from postproject.storage.sqlite.errors import translated
 
 MAX_LIST = 100_000
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
@@ -290,6 +290,10 @@ class Reader:
             ):
                 subjects[seq] = first if distinct == 1 and not unnamed else None
         return [(*head, counts.get(head[0], {}), subjects.get(head[0])) for head in heads]
+
+    def latest_revision(self) -> Revision | None:
+        found = self.revisions("SELECT max(sequence) FROM revisions", ())
+        return found[0] if found else None
 
     def latest_sequence(self) -> int:
         return int(self._one("SELECT coalesce(max(sequence), 0) FROM revisions")[0])

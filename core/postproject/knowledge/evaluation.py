@@ -19,15 +19,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
+from postproject.engine import EdgeFacts, Fingerprints, GraphFacts
 from postproject.errors import InvalidArgumentError, NotFoundError
+from postproject.handle import ProductionHandle
 from postproject.ids import RepresentationId
+from postproject.knowledge.upstream import Upstream
 from postproject.pages import Page, check_limit
-from postproject.storage.graph import EdgeFacts, Fingerprints, Graph, Upstream
-
-if TYPE_CHECKING:
-    from postproject.production import Production
 
 MAX_DEPTH = 64
 MAX_REPRESENTATIONS = 1000
@@ -332,51 +331,51 @@ def _bound(field: str, value: object, maximum: int) -> int:
 
 
 def evaluate_many(
-    graph: Graph,
+    graph: GraphFacts,
     rep_ids: Sequence[bytes],
     *,
     max_depth: int = MAX_DEPTH,
     max_representations: int = MAX_REPRESENTATIONS,
 ) -> list[ArtifactKnowledge]:
     """Evaluate existing representations inside the caller's snapshot, sharing loaded facts."""
-    upstream = graph.upstream()
+    upstream = Upstream(graph)
     upstream.prefetch(rep_ids, max_depth, max(max_representations, min(20_000, 20 * len(rep_ids))))
     evaluator = Evaluator(upstream, max_depth, max_representations)
     return [evaluator.evaluate(rep) for rep in rep_ids]
 
 
 def evaluate(
-    production: Production,
+    handle: ProductionHandle,
     representation_id: RepresentationId,
     *,
     max_depth: int = MAX_DEPTH,
     max_representations: int = MAX_REPRESENTATIONS,
 ) -> ArtifactKnowledge:
     """See :meth:`Production.evaluate_artifact`."""
-    production._check_open()
+    handle.check_open()
     _typed_rep(representation_id)
     depth, reps = check_bounds(max_depth, max_representations)
-    with Graph(production._reader).snapshot() as graph:
+    with handle.engine.graph.snapshot() as graph:
         if not graph.exists(representation_id.bytes):
             raise NotFoundError(f"representation {representation_id} does not exist")
         return evaluate_many(graph, [representation_id.bytes], max_depth=depth, max_representations=reps)[0]
 
 
 def stale_artifacts(
-    production: Production,
+    handle: ProductionHandle,
     limit: int = 100,
     cursor: str | None = None,
     source: RepresentationId | None = None,
 ) -> StalePage:
     """See :meth:`Production.stale_artifacts`."""
-    production._check_open()
+    handle.check_open()
     check_limit(limit)
     if source is not None:
         _typed_rep(source)
     params = (str(source) if source is not None else "*",)
-    after = production._after("stale", params, cursor)
+    after = handle.after("stale", params, cursor)
     truncated = False
-    with Graph(production._reader).snapshot() as graph:
+    with handle.engine.graph.snapshot() as graph:
         if source is None:
             candidates = graph.output_candidates(after, limit + 1)
         else:
@@ -388,7 +387,7 @@ def stale_artifacts(
         found = evaluate_many(graph, examined)
     items = tuple(k for k in found if k.state in (ArtifactState.STALE, ArtifactState.DIVERGED))
     more = len(candidates) > limit
-    next_cursor = production._cursors.encode("stale", params, (examined[-1].hex(),)) if more else None
+    next_cursor = handle.cursors.encode("stale", params, (examined[-1].hex(),)) if more else None
     return StalePage(items, next_cursor, truncated)
 
 

@@ -1,0 +1,117 @@
+"""The state of one edit, its savepoints and the base its operation families share."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from postproject import leases
+from postproject.engine import WriteSession
+from postproject.errors import ConflictError, PostProjectError, Reason
+from postproject.handle import ProductionHandle
+from postproject.ids import _Id
+from postproject.leases import JobLease
+
+Status = Literal["open", "committed", "rolled back", "failed"]
+Effect = tuple[JobLease, Literal["activate", "extend", "end"], int]
+
+
+class EditState:
+    """What one edit holds; shared with its finalizer and its pending leases (never the
+    Transaction itself, so dropping the Transaction ends the edit)."""
+
+    __slots__ = (
+        "__weakref__",
+        "effects",
+        "guarded",
+        "guards",
+        "handle",
+        "observed_high",
+        "poison",
+        "session",
+        "status",
+    )
+
+    def __init__(self, handle: ProductionHandle) -> None:
+        self.handle = handle
+        self.session: WriteSession | None = None
+        self.status: Status = "open"
+        self.guards: list[int] = []  # lease expiries the commit must precede
+        self.effects: list[Effect] = []  # lease state changes applied when the commit lands
+        self.observed_high: int | None = None  # highest guarded clock sample seen
+        self.guarded = False
+        self.poison: PostProjectError | None = None  # a failed completion: the edit cannot commit
+
+    def check_usable(self) -> None:
+        if self.status != "open":
+            raise ConflictError(
+                f"this transaction is already {self.status}", reason=Reason.TRANSACTION_CLOSED
+            )
+        if self.poison is not None:
+            raise self.poison
+
+    def write_session(self) -> WriteSession:
+        """The edit's write session, taking the write lock at the first operation."""
+        if self.session is None:
+            self.session = self.handle.begin_write(self.abandon)
+        return self.session
+
+    def end_pending(self) -> None:
+        for lease, effect, _ in self.effects:
+            if effect == "activate":
+                leases.end_if_pending(lease)
+
+    def abandon(self) -> None:
+        """Roll back (dropped, closed or explicit): publish nothing and release the lock."""
+        if self.status != "open":
+            return
+        self.status = "rolled back"
+        self.end_pending()
+        session, self.session = self.session, None
+        if session is not None:
+            try:
+                session.rollback(self.observed_high)
+            finally:
+                self.handle.end_write()
+
+
+class Operation:
+    """Savepoint around one transaction method: on failure the database, the staged events,
+    the commit guards and the lease effects all return to where they were."""
+
+    __slots__ = ("_edit", "_effects", "_guards", "_session", "_token")
+
+    def __init__(self, edit: EditState) -> None:
+        self._edit = edit
+
+    def __enter__(self) -> WriteSession:
+        edit = self._edit
+        edit.check_usable()
+        self._session = edit.write_session()
+        self._guards, self._effects = len(edit.guards), len(edit.effects)
+        self._token = self._session.savepoint()
+        return self._session
+
+    def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
+        if kind is None:
+            self._session.release_savepoint(self._token)
+            return
+        self._session.rollback_savepoint(self._token)
+        del self._edit.guards[self._guards :], self._edit.effects[self._effects :]
+
+
+class EditBase:
+    """What every operation family of a transaction shares: the handle and the edit."""
+
+    _handle: ProductionHandle
+    _edit: EditState
+
+    def _op(self) -> Operation:
+        """One atomic operation (a savepoint); use as ``with self._op() as session:``."""
+        return Operation(self._edit)
+
+    def _event(self, session: WriteSession, kind: str, subject: _Id | None, **payload: object) -> None:
+        session.event(
+            kind,
+            subject.bytes if subject is not None else None,
+            {k: str(v) for k, v in payload.items()},
+        )

@@ -1,0 +1,304 @@
+"""The engine interface: everything the core asks of a database, and nothing more.
+
+The core's rules (validation, lifecycle, leases, knowledge) talk only to these protocols;
+adapters under :mod:`postproject.storage` implement them (SQLite today, PostgreSQL next)
+and are the only code that holds SQL or imports a driver. One contract suite
+(``tests/contract``) runs the same behaviour against every adapter.
+
+Ids cross the interface as 16-byte ``bytes``, times as Unix microseconds, job states and
+representation kinds as their stored codes. Reads see committed state; a write session is
+one edit holding the production's write lock from ``begin_write`` to ``commit``/``rollback``.
+
+::
+
+    Engine                 one open production (connections, change wake-ups)
+      .reads  -> Reads        committed state: production, assets, jobs, feed, counts, pages
+      .graph  -> GraphFacts   provenance facts for knowledge, plans, graphs and PROV export
+      .begin_write() -> WriteSession   one edit: setup, provenance, metadata, jobs, leases, commit
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.lifecycle import JobState
+from postproject.model.activities import Activity, ActivitySpec
+from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job, JobRequest
+from postproject.model.revisions import Revision, RevisionEvent
+
+Domain = tuple[str, int]  # (algorithm, version) of a fingerprint
+Fingerprints = dict[Domain, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRow:
+    """The stored claim of a job as a lease operation sees it."""
+
+    state: int
+    secret: bytes | None
+    expires: int | None
+    claim_sequence: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFacts:
+    """A representation as a completion checks it: its asset, kind and creating revision."""
+
+    asset_id: bytes
+    kind: int
+    created_sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedInput:
+    """An input whose fingerprint was recorded after a claim."""
+
+    representation_id: bytes
+    sequence: int
+    revision_id: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeFacts:
+    """One activity edge as knowledge sees it: the representation and its commit snapshot."""
+
+    representation_id: bytes
+    snapshot: Fingerprints | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFacts:
+    """What regeneration planning reads about a batch of artifacts."""
+
+    representations: dict[bytes, tuple[bytes, int]]  # id -> (asset id, kind code)
+    producers: dict[bytes, list[bytes]]  # id -> producing activity ids
+    activity_kinds: dict[bytes, str]
+    completed_jobs: dict[bytes, tuple[str, str | None]]  # activity -> (job kind, target root)
+    inputs: dict[bytes, list[bytes]]  # activity -> distinct input ids, sorted
+    parameters: dict[bytes, list[tuple[str, str, str]]]  # activity -> (vocabulary, property, value json)
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """A bounded piece of the provenance graph around one representation."""
+
+    representations: list[bytes]
+    edges: dict[bytes, list[tuple[int, bytes, str]]]  # activity -> (direction, representation, role)
+    jobs: list[Job]
+    truncated: bool
+
+
+RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]
+HistoryRow = tuple[int, int, str, str | None, str | None]
+
+
+class Reads(Protocol):
+    """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
+
+    def snapshot(self) -> AbstractContextManager[object]: ...
+
+    # production and clock
+    def production_row(self) -> tuple[bytes, int, bytes]: ...
+    def high_water(self) -> int | None: ...
+
+    # assets, representations, roots
+    def asset(self, asset_id: AssetId) -> Asset: ...
+    def assets(self, after: bytes | None, limit: int) -> list[Asset]: ...
+    def representation(self, rep_id: RepresentationId) -> Representation: ...
+    def representations(
+        self, asset_id: AssetId | None, kind: int | None, after: bytes | None, limit: int
+    ) -> list[Representation]: ...
+    def media_roots(self) -> list[MediaRoot]: ...
+    def media_root(self, name: str) -> MediaRoot | None: ...
+
+    # activities and metadata
+    def activity(self, activity_id: ActivityId) -> Activity: ...
+    def activity_ids(self, kind: str | None, after: bytes | None, limit: int) -> list[ActivityId]: ...
+    def edge_activities(self, rep_id: RepresentationId, direction: int) -> list[ActivityId]: ...
+    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
+
+    # jobs, counts, pages
+    def job(self, job_id: JobId) -> Job: ...
+    def jobs(
+        self,
+        state: JobState | None,
+        kind: str | None,
+        after: bytes | None,
+        limit: int,
+        *,
+        descending: bool = False,
+    ) -> list[Job]: ...
+    def claims_expiring(
+        self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
+    ) -> list[Job]: ...
+    def job_counts(self, kind: str | None) -> dict[int, int]: ...
+    def job_kinds(self) -> list[str]: ...
+    def job_secret(self, job_id: JobId) -> tuple[int, bytes | None, int | None] | None: ...
+    def job_history(self, job_id: JobId) -> list[HistoryRow]: ...
+
+    # the revision feed
+    def latest_sequence(self) -> int: ...
+    def latest_revision(self) -> Revision | None: ...
+    def revision_summaries(self, limit: int, before: int | None) -> list[RevisionHead]: ...
+    def changes_since(
+        self, sequence: int, limit: int, kinds: Sequence[str] | None
+    ) -> tuple[list[Revision], int]: ...
+
+
+class GraphFacts(Protocol):
+    """Provenance facts, read in one snapshot per operation (``with graph.snapshot():``)."""
+
+    def snapshot(self) -> AbstractContextManager[GraphFacts]: ...
+    def exists(self, rep: bytes) -> bool: ...
+    def output_edges(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes, Fingerprints | None]]:
+        """(representation, producing activity, output-edge snapshot), by representation, activity, role."""
+        ...
+
+    def input_edges(self, activities: Sequence[bytes]) -> list[tuple[bytes, bytes, Fingerprints | None]]:
+        """(activity, input representation, input-edge snapshot), by activity, representation, role."""
+        ...
+
+    def fingerprints(self, reps: Sequence[bytes]) -> list[tuple[bytes, str, int, bytes]]: ...
+    def output_candidates(self, after: bytes | None, limit: int) -> list[bytes]: ...
+    def walk(self, seeds: Sequence[bytes], *, downstream: bool, cap: int) -> tuple[list[bytes], bool]: ...
+    def derivations(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]: ...
+    def activities_of(self, reps: Sequence[bytes], direction: int) -> list[bytes]: ...
+    def activity_edges(self, activities: Sequence[bytes]) -> dict[bytes, list[tuple[int, bytes, str]]]: ...
+    def plan_facts(self, ids: Sequence[bytes]) -> PlanFacts: ...
+    def producing_activity(self, rep: bytes) -> list[tuple[bytes, str, str | None]]: ...
+    def has_metadata(self, target_kind: int, target: bytes) -> bool: ...
+    def missing_inputs(self, activity: bytes) -> list[bytes]: ...
+    def neighbourhood(self, focus: bytes, upstream: int, downstream: int, limit: int) -> Neighbourhood: ...
+    def representations(self, ids: Sequence[bytes]) -> list[tuple[Representation, str | None]]: ...
+    def activities(self, ids: Sequence[bytes]) -> list[Activity]: ...
+    def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
+
+
+class WriteSession(Protocol):
+    """One edit under the write lock. ``sequence`` is the revision it will publish."""
+
+    sequence: int
+    stored_high_water: int | None
+    staged: list[RevisionEvent]
+
+    # atomic operations
+    def savepoint(self) -> object: ...
+    def release_savepoint(self, token: object) -> None: ...
+    def rollback_savepoint(self, token: object) -> None: ...
+    def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None: ...
+
+    # setup and files
+    def insert_asset(self, asset_id: bytes, name: str | None, now: int) -> None: ...
+    def media_root_path(self, name: str) -> tuple[str | None] | None:
+        """``(stored path,)`` of a root as this edit sees it, or None when it does not exist."""
+        ...
+
+    def insert_media_root(self, root_id: bytes, name: str, path: str | None) -> None: ...
+    def insert_representation(
+        self,
+        rep_id: bytes,
+        asset_id: bytes,
+        kind: int,
+        path: str,
+        root: str | None,
+        size: int,
+        mtime: int,
+        now: int,
+    ) -> None: ...
+    def location(self, rep_id: bytes) -> tuple[str, str | None] | None: ...
+    def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None: ...
+    def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool: ...
+    def missing(self, table: str, ids: Sequence[bytes]) -> list[bytes]: ...
+
+    # provenance and metadata
+    def outputs_consumed(self, outputs: Sequence[bytes]) -> bool: ...
+    def creates_cycle(self, inputs: Sequence[bytes], outputs: Sequence[bytes]) -> bool: ...
+    def insert_activity(
+        self, activity_id: bytes, spec: ActivitySpec, started: int | None, finished: int | None
+    ) -> None: ...
+    def insert_metadata(
+        self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
+    ) -> None: ...
+    def staged_here(self, table: str, id_: bytes) -> bool: ...
+    def activity_edge_ids(self, activity_id: bytes) -> tuple[list[bytes], list[bytes]]:
+        """(sorted input ids, sorted output ids) of an activity as this edit sees it."""
+        ...
+
+    def output_facts(self, rep_id: bytes) -> OutputFacts | None: ...
+
+    # jobs and leases
+    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool: ...
+    def lease_row(self, job_id: bytes) -> LeaseRow | None: ...
+    def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]: ...
+    def claim(
+        self,
+        job_id: bytes,
+        secret: bytes,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        now: int,
+        expires: int,
+    ) -> bool: ...
+    def claim_next(
+        self,
+        kinds: Sequence[str] | None,
+        secret: bytes,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        now: int,
+        expires: int,
+    ) -> bytes | None: ...
+    def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool: ...
+    def release(self, job_id: bytes, secret: bytes, now: int) -> bool: ...
+    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str) -> bool: ...
+    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool: ...
+    def cancel(self, job_id: bytes) -> bool: ...
+    def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None: ...
+
+    # ending
+    def commit(
+        self,
+        committed_at: int,
+        revision_id: bytes,
+        origin: str | None,
+        message: str | None,
+        high_water: int | None,
+    ) -> bool: ...
+    def rollback(self, high_water: int | None) -> None: ...
+
+
+class Engine(Protocol):
+    """One open production on one database."""
+
+    location: str  # what errors and titles show: a file path, or a URI without its password
+
+    @property
+    def reads(self) -> Reads: ...
+    @property
+    def graph(self) -> GraphFacts: ...
+    def begin_write(self, busy_timeout: float) -> WriteSession: ...
+    def change_token(self) -> object:
+        """A cheap value that differs once anything new has committed (any process)."""
+        ...
+
+    def wait_for_change(self, token: object, timeout: float) -> None:
+        """Sleep up to ``timeout`` seconds or until ``change_token()`` may differ from ``token``."""
+        ...
+
+    def notify_committed(self) -> None:
+        """Wake this process's waiters after a commit through this engine."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def iter_chunks(ids: Sequence[bytes], size: int) -> Iterator[Sequence[bytes]]:
+    """``ids`` in slices of at most ``size`` (id lists sent to a database in bounded batches)."""
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

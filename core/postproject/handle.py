@@ -1,0 +1,214 @@
+"""The internal handle: what a production shares with its transactions and read models.
+
+A :class:`ProductionHandle` carries the engine, the clock, the cursor codec, the root map
+and the write lock of one open production. ``Production``, ``Transaction``, leases and the
+knowledge package all work through it (and through the engine interface), so no module
+reaches into another object's private attributes. :func:`handle_of` finds the handle of a
+``Production`` for code that receives one from a caller (lease import, PROV export).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+from postproject import clock as clocks
+from postproject.engine import Engine, Reads, WriteSession
+from postproject.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
+from postproject.ids import ProductionId
+from postproject.model import names
+from postproject.model.assets import Representation
+from postproject.pages import CursorCodec, Page
+
+T = TypeVar("T")
+
+
+class ProductionHandle:
+    """Engine, clock, cursors, roots and the write lock of one open production."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: clocks.Clock,
+        read_only: bool,
+        root_map: Mapping[str, Path],
+        busy_timeout: float,
+    ) -> None:
+        self.engine = engine
+        self.reads: Reads = engine.reads
+        self.clock = clock
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self.root_map = dict(root_map)
+        raw_id, _, cursor_key = self.reads.production_row()
+        self.production_id = ProductionId(raw_id)
+        self.cursors = CursorCodec(str(self.production_id), cursor_key)
+        self.closed = False
+        self._stored_roots: dict[str, Path | None] = {}
+        self._write_lock = threading.Lock()
+        self._abandon: Callable[[], None] | None = None  # ends the open edit, if any
+
+    @property
+    def location(self) -> str:
+        return self.engine.location
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise ConflictError(f"production {self.location} is closed", reason=Reason.CLOSED)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        abandon = self._abandon
+        if abandon is not None:
+            abandon()  # an edit left open: roll it back so its lock and leases end now
+        self.closed = True
+        self.engine.close()
+
+    # --- the write lock ----------------------------------------------------------------
+
+    def begin_write(self, abandon: Callable[[], None]) -> WriteSession:
+        """Take this handle's write lock and start an edit; ``abandon`` ends it on close."""
+        self.check_open()
+        if not self._write_lock.acquire(blocking=False):
+            raise ConflictError(
+                "another transaction is open on this production handle", reason=Reason.NESTED_EDIT
+            )
+        try:
+            session = self.engine.begin_write(self.busy_timeout)
+        except BaseException:
+            self._write_lock.release()
+            raise
+        self._abandon = abandon
+        return session
+
+    def end_write(self) -> None:
+        self._abandon = None
+        self._write_lock.release()
+
+    # --- time --------------------------------------------------------------------------
+
+    def now_micros(self) -> int:
+        """An unguarded timestamp (requests, creation times, commit times)."""
+        return clocks.to_micros(sample(self.clock))
+
+    def sample_clock(self, high_water: int | None) -> int:
+        """A guarded sample: conflict when the clock is behind the durable high-water mark."""
+        now = self.now_micros()
+        if high_water is not None and now < high_water:
+            raise ConflictError(
+                f"job authority clock moved backward: {clocks.from_micros(now).isoformat()} is before "
+                f"{clocks.from_micros(high_water).isoformat()}; retry when time catches up",
+                reason=Reason.CLOCK_REGRESSED,
+            )
+        return now
+
+    def guarded_now(self) -> int:
+        return self.sample_clock(self.reads.high_water())
+
+    # --- paths -------------------------------------------------------------------------
+
+    def root_path(self, name: str) -> Path | None:
+        """This machine's directory for a media root (the root map wins over the stored path)."""
+        if name in self.root_map:
+            return self.root_map[name]
+        if name not in self._stored_roots:  # a root, once added, never changes: read it once
+            root = self.reads.media_root(name)
+            if root is None:
+                raise NotFoundError(f"media root {name!r} does not exist")
+            self._stored_roots[name] = Path(root.path) if root.path is not None else None
+        return self._stored_roots[name]
+
+    def locate(
+        self,
+        path: str | os.PathLike[str],
+        root: str | None,
+        root_path: Callable[[str], Path | None] | None = None,
+    ) -> tuple[str, Path]:
+        """(stored text, absolute path) of a representation file; ``root_path`` resolves roots
+        (default: this production's committed roots and root map)."""
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise InvalidArgumentError(f"representation path must be a non-empty path; got {path!r}")
+        if "\x00" in os.fspath(path):
+            raise InvalidArgumentError("representation path must not contain a NUL character")
+        given = Path(path).expanduser()
+        if root is None:
+            # abspath, not resolve(): no filesystem walk, and the path stays the one given.
+            absolute = Path(os.path.abspath(given))
+            return str(absolute), absolute
+        names.root_name("media root", root)
+        base = (root_path or self.root_path)(root)
+        if base is None:
+            raise InvalidArgumentError(f"media root {root!r} has no directory on this machine; map it first")
+        absolute = Path(os.path.abspath(base / given))
+        try:
+            relative = absolute.relative_to(os.path.abspath(base))
+        except ValueError:
+            raise InvalidArgumentError(
+                f"representation path {given} is outside media root {root!r} ({base})"
+            ) from None
+        return relative.as_posix(), absolute
+
+    def resolve(self, representation: Representation) -> Path | None:
+        """The representation's file on this machine (None when its root is not mapped)."""
+        if representation.root is None:
+            return Path(representation.path)
+        base = self.root_path(representation.root)
+        return base / representation.path if base is not None else None
+
+    # --- keyset pages ------------------------------------------------------------------
+
+    def after(self, family: str, params: Sequence[str], cursor: str | None) -> bytes | None:
+        """The last key of the page a cursor continues (None for the first page)."""
+        if cursor is None:
+            return None
+        (last,) = self.cursors.decode(cursor, family, params, 1)
+        try:
+            return bytes.fromhex(last)
+        except ValueError:
+            raise InvalidArgumentError("query cursor does not match this query and its parameters") from None
+
+    def page(
+        self,
+        family: str,
+        params: Sequence[str],
+        items: Sequence[T],
+        limit: int,
+        key: Callable[[T], bytes],
+    ) -> Page[T]:
+        """A page of ``limit`` items from ``limit + 1`` read, with the cursor to continue."""
+        more = len(items) > limit
+        items = items[:limit]
+        next_cursor = self.cursors.encode(family, params, (key(items[-1]).hex(),)) if more else None
+        return Page(tuple(items), next_cursor)
+
+
+_HANDLES: weakref.WeakKeyDictionary[object, ProductionHandle] = weakref.WeakKeyDictionary()
+
+
+def register(owner: object, handle: ProductionHandle) -> None:
+    """Remember ``owner``'s handle (``owner`` is a ``Production``)."""
+    _HANDLES[owner] = handle
+
+
+def handle_of(owner: object) -> ProductionHandle:
+    """The handle of a ``Production`` (TypeError for anything else)."""
+    try:
+        return _HANDLES[owner]
+    except (KeyError, TypeError):
+        raise TypeError(f"expected an open Production; got {type(owner).__name__}") from None
+
+
+def sample(clock: clocks.Clock) -> datetime:
+    now = clock.now()
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise InternalError(f"the clock returned {now!r}; it must return a timezone-aware datetime")
+    return now

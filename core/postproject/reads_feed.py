@@ -1,0 +1,119 @@
+"""The revision feed of a production: headers, changes since a sequence, and waiting for more.
+
+:class:`FeedReads` is one part of :class:`postproject.Production` (its feed methods).
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable
+from datetime import timedelta
+
+from postproject import clock as clocks
+from postproject.errors import InvalidArgumentError
+from postproject.handle import ProductionHandle
+from postproject.ids import RevisionId
+from postproject.model.revisions import Changes, Revision, RevisionSummary, event_kind
+from postproject.pages import check_limit
+
+MAX_WAIT = timedelta(seconds=60)
+
+
+class FeedReads:
+    """Reads of the gap-free revision feed."""
+
+    _handle: ProductionHandle
+
+    def latest_sequence(self) -> int:
+        """The newest revision's sequence (0 when there is none); never loads events."""
+        self._handle.check_open()
+        return self._handle.reads.latest_sequence()
+
+    def revisions(self, limit: int = 100, before: int | None = None) -> tuple[RevisionSummary, ...]:
+        """Revision headers, newest first (those before sequence ``before``), with event counts
+        per kind instead of the events themselves (a bulk edit may hold millions)."""
+        self._handle.check_open()
+        check_limit(limit)
+        if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 1):
+            raise InvalidArgumentError(f"before must be a positive sequence; got {before!r}")
+        return tuple(
+            RevisionSummary(
+                RevisionId(id_),
+                seq,
+                clocks.from_micros(at),
+                origin,
+                message,
+                counts,
+                str(uuid.UUID(bytes=subject)) if subject is not None else None,
+            )
+            for seq, id_, at, origin, message, counts, subject in self._handle.reads.revision_summaries(
+                limit, before
+            )
+        )
+
+    def latest_revision(self) -> Revision | None:
+        """The newest revision, or None for a production nobody has changed yet."""
+        self._handle.check_open()
+        return self._handle.reads.latest_revision()
+
+    def changes_since(self, sequence: int, limit: int = 100, kinds: Iterable[str] | None = None) -> Changes:
+        """Revisions after ``sequence``, oldest first, with their events.
+
+        With ``kinds``, only revisions holding at least one event of those kinds are returned
+        (with all their events); ``through_sequence`` tells how far the page covered.
+        """
+        self._handle.check_open()
+        if isinstance(sequence, bool) or not isinstance(sequence, int) or sequence < 0:
+            raise InvalidArgumentError(f"sequence must be a non-negative int; got {sequence!r}")
+        check_limit(limit)
+        kind_list: list[str] | None = None
+        if kinds is not None:
+            kind_list = sorted({event_kind(k) for k in kinds})
+            if not kind_list:
+                raise InvalidArgumentError("kinds must name at least one event kind (or be None)")
+        found, through = self._handle.reads.changes_since(sequence, limit, kind_list)
+        return Changes(tuple(found), through)
+
+    def wait_for_changes(
+        self,
+        after_sequence: int,
+        timeout: float | timedelta,
+        *,
+        limit: int = 100,
+        kinds: Iterable[str] | None = None,
+        stop: threading.Event | None = None,
+    ) -> Changes:
+        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
+        ``stop`` is set by another thread).
+
+        Another process's commit is noticed within a few tens of milliseconds: the wait polls
+        ``PRAGMA data_version`` (microseconds per probe) with a 5-50 ms backoff; commits from
+        this process wake it at once.
+
+        Args:
+            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
+        """
+        seconds = _seconds(timeout)
+        engine = self._handle.engine
+        deadline = clocks.monotonic() + seconds
+        while True:
+            token = engine.change_token()
+            changes = self.changes_since(after_sequence, limit, kinds)
+            remaining = deadline - clocks.monotonic()
+            if changes or remaining <= 0 or (stop is not None and stop.is_set()):
+                return changes
+            # Short slices keep ``stop`` responsive; the engine wakes early on a commit.
+            engine.wait_for_change(token, min(remaining, 0.05))
+
+
+def _seconds(timeout: float | timedelta) -> float:
+    if isinstance(timeout, timedelta):
+        seconds = timeout.total_seconds()
+    elif isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+        seconds = float(timeout)
+    else:
+        raise TypeError(f"timeout must be seconds or a timedelta; got {type(timeout).__name__}")
+    if not 0 <= seconds <= MAX_WAIT.total_seconds():
+        raise InvalidArgumentError(f"timeout must be between 0 and 60 seconds; got {seconds:g}")
+    return seconds

@@ -1,0 +1,81 @@
+"""The SQLite adapter: one ``*.pproj`` file, WAL, one writer at a time, any number of readers."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from postproject import clock, feed
+from postproject.storage.sqlite import connection
+from postproject.storage.sqlite.errors import translated
+from postproject.storage.sqlite.graph import Graph
+from postproject.storage.sqlite.reads import Reader
+from postproject.storage.sqlite.writes import WriteSession
+
+
+class SqliteEngine:
+    """The engine interface (:class:`postproject.engine.Engine`) over one production file."""
+
+    def __init__(self, path: Path, reader: Reader) -> None:
+        self.path = path
+        self.location = str(path)
+        self._key = str(path.resolve())  # one wake-up channel per file, however it was named
+        self._reader = reader
+        self._graph = Graph(reader)
+        self._write_conn: connection.Connection | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, path: Path, production_id: bytes, created_at: int) -> SqliteEngine:
+        return cls(path, Reader(connection.create_file(path, production_id, created_at), path))
+
+    @classmethod
+    def open(cls, path: Path, *, read_only: bool) -> SqliteEngine:
+        return cls(path, Reader(connection.open_file(path, read_only=read_only), path))
+
+    @property
+    def reads(self) -> Reader:
+        return self._reader
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    def begin_write(self, busy_timeout: float) -> WriteSession:
+        with self._lock:
+            if self._write_conn is None:
+                self._write_conn = connection.open_file(self.path, read_only=False)
+                connection.set_writer_mode(self._write_conn)
+            conn = self._write_conn
+        session = WriteSession(conn, self.path, busy_timeout=busy_timeout, on_commit=self.notify_committed)
+        session.begin()
+        return session
+
+    def change_token(self) -> object:
+        return (feed.generation(self._key), self._reader.data_version())
+
+    def wait_for_change(self, token: object, timeout: float) -> None:
+        """Same-process commits wake at once; others are seen by polling ``PRAGMA data_version``
+        (microseconds per probe) with a 5-50 ms backoff."""
+        generation = token[0] if isinstance(token, tuple) else -1
+        deadline = clock.monotonic() + timeout
+        delay = 0.005
+        while True:
+            remaining = deadline - clock.monotonic()
+            if remaining <= 0:
+                return
+            feed.wait(self._key, generation, min(delay, remaining))
+            if self.change_token() != token:
+                return
+            delay = min(delay * 2, 0.05)
+
+    def notify_committed(self) -> None:
+        feed.notify(self._key)
+
+    def close(self) -> None:
+        with translated(self.path):
+            self._reader.conn.close()
+            with self._lock:
+                if self._write_conn is not None:
+                    self._write_conn.close()
+                    self._write_conn = None

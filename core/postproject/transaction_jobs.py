@@ -1,0 +1,334 @@
+"""Job operations of a transaction: requests, claims and every lease transition.
+
+:class:`JobOperations` is one part of :class:`postproject.transaction.Transaction`; it
+holds the rules (lease fencing, the guarded clock, atomic completion) and asks the engine's
+write session for the facts and the guarded statements.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+
+from postproject import leases
+from postproject.edit import EditBase
+from postproject.engine import WriteSession
+from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
+from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
+from postproject.leases import InputChangedError, JobLease, LeaseState, lease_micros
+from postproject.lifecycle import JobState
+from postproject.model import names
+from postproject.model.assets import RepresentationKind
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import JobRequest
+from postproject.model.jobs import diagnostic as check_diagnostic
+
+log = logging.getLogger(__name__)
+
+I64_MAX = 2**63 - 1
+FINISHED = frozenset(s.code for s in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED))
+
+
+class JobOperations(EditBase):
+    """Requests, claims, renewals, releases, failures, completions and cancellations."""
+
+    def _now_guarded(self) -> int:
+        """Sample the library clock for a guarded lease operation (notes §2.2)."""
+        edit = self._edit
+        stored = edit.session.stored_high_water if edit.session else None
+        now = self._handle.sample_clock(max(filter(None, (stored, edit.observed_high)), default=None))
+        edit.observed_high = max(now, edit.observed_high or now)
+        edit.guarded = True
+        return now
+
+    def _held(self, lease: object) -> tuple[JobId, bytes]:
+        if not isinstance(lease, JobLease):
+            raise TypeError(f"lease must be a JobLease; got {type(lease).__name__}")
+        if lease.production_id != self._handle.production_id:
+            raise InvalidArgumentError(f"job lease belongs to another production ({lease.production_id})")
+        return lease.job_id, leases.usable_secret(lease, self._edit)
+
+    def _lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> tuple[int, int]:
+        """Require the stored claim to be this lease's and unexpired; (expiry, claim sequence)."""
+        row = session.lease_row(job_id.bytes)
+        if row is None:
+            raise NotFoundError(f"job {job_id} does not exist")
+        if row.secret != secret or row.expires is None or row.expires <= now or row.claim_sequence is None:
+            if row.state in FINISHED and row.secret is None:
+                raise ConflictError(
+                    f"job {job_id} already finished (it is {_state_name(row.state)}); this lease no longer holds it",
+                    reason=Reason.LEASE_LOST,
+                )
+            raise ConflictError(
+                f"job lease on {job_id} is expired, superseded or no longer claimed",
+                reason=Reason.LEASE_LOST,
+            )
+        return row.expires, row.claim_sequence
+
+    def request_job(self, request: JobRequest) -> JobId:
+        """Request work; parameters are metadata on ``JobRef(job_id)``.
+
+        Raises:
+            NotFoundError: (not_found) the output asset, an input or the target root is absent.
+        """
+        if not isinstance(request, JobRequest):
+            raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
+        job_id = JobId.new()
+        with self._op() as s:
+            absent = s.missing("representations", [r.bytes for r in request.inputs]) if request.inputs else ()
+            if absent:
+                raise NotFoundError(f"job input representation {RepresentationId(absent[0])} does not exist")
+            if not s.insert_job(job_id.bytes, request, self._handle.now_micros()):
+                # The foreign keys refused the row: say which reference is missing.
+                if s.missing("assets", [request.output_asset_id.bytes]):
+                    raise NotFoundError(f"job output asset {request.output_asset_id} does not exist")
+                raise NotFoundError(f"job target root {request.target_root!r} does not exist")
+            self._event(s, "job_requested", job_id, job_id=job_id)
+        return job_id
+
+    def claim_job_lease(
+        self,
+        job_id: JobId,
+        tool: ToolIdentity,
+        duration: object,
+        agent: AgentIdentity | None = None,
+    ) -> JobLease:
+        """Claim a requested job (or one whose lease expired) for ``duration``.
+
+        Returns a pending lease that becomes active when this transaction commits.
+
+        Raises:
+            TypeError: ``duration`` is not a timedelta.
+            InvalidArgumentError: (invalid_argument) duration outside 1 µs-24 h.
+            NotFoundError: (not_found) no such job.
+            ConflictError: (conflict) the job is claimed by a live lease or finished, or the
+                clock moved backward.
+        """
+        micros = lease_micros(duration)
+        _typed("job_id", job_id, JobId)
+        _identities(tool, agent)
+        secret = os.urandom(16)
+        with self._op() as s:
+            now = self._now_guarded()
+            expires = _expiry(now, micros)
+            if not s.claim(job_id.bytes, secret, tool, agent, now, expires):
+                row = s.lease_row(job_id.bytes)
+                if row is None:
+                    raise NotFoundError(f"job {job_id} does not exist")
+                if row.state in FINISHED:
+                    raise ConflictError(
+                        f"job {job_id} is not claimable: it is {_state_name(row.state)}",
+                        reason=Reason.JOB_FINISHED,
+                    )
+                raise ConflictError(f"job {job_id} is not claimable: its lease is live")
+            return self._claimed(s, job_id, secret, expires)
+
+    def claim_next_job_lease(
+        self,
+        tool: ToolIdentity,
+        duration: object,
+        *,
+        kinds: Sequence[str] | None = None,
+        agent: AgentIdentity | None = None,
+    ) -> JobLease | None:
+        """Claim the oldest claimable job (of ``kinds``) in one guarded statement; None if none."""
+        micros = lease_micros(duration)
+        _identities(tool, agent)
+        if kinds is not None:
+            if isinstance(kinds, str) or not kinds:
+                raise InvalidArgumentError("kinds must be a non-empty list of job kinds (or None for any)")
+            kinds = sorted({names.namespaced("job kind", k) for k in kinds})
+        secret = os.urandom(16)
+        with self._op() as s:
+            now = self._now_guarded()
+            expires = _expiry(now, micros)
+            claimed = s.claim_next(kinds, secret, tool, agent, now, expires)
+            if claimed is None:
+                return None
+            return self._claimed(s, JobId(claimed), secret, expires)
+
+    def _claimed(self, s: WriteSession, job_id: JobId, secret: bytes, expires: int) -> JobLease:
+        self._event(s, "job_claimed", job_id, job_id=job_id)
+        lease = JobLease(
+            self._handle.production_id, job_id, secret, LeaseState.PENDING, None, owner=self._edit
+        )
+        self._edit.guards.append(expires)
+        self._edit.effects.append((lease, "activate", expires))
+        log.info("job claimed", extra={"action": "job_claimed", "job_id": str(job_id)})
+        return lease
+
+    def renew_job_lease(self, lease: JobLease, duration: object) -> None:
+        """Extend a live lease to now + ``duration`` (must strictly extend; commits before the old expiry)."""
+        job_id, secret = self._held(lease)
+        micros = lease_micros(duration)
+        with self._op() as s:
+            now = self._now_guarded()
+            expires, _ = self._lease_row(s, job_id, secret, now)
+            new_expiry = _expiry(now, micros)
+            if not s.renew(job_id.bytes, secret, now, new_expiry):
+                raise ConflictError(
+                    f"renewal of job {job_id} must extend its lease beyond the current expiry "
+                    f"(by {duration} it would end {(expires - new_expiry)} µs earlier or at the same time)"
+                )
+            self._event(s, "job_claim_renewed", job_id, job_id=job_id)
+            self._edit.guards.append(expires)
+            self._edit.effects.append((lease, "extend", new_expiry))
+
+    def release_job_lease(self, lease: JobLease) -> None:
+        """Give a claimed job back (it returns to requested)."""
+        self._finish(
+            lease,
+            "job_claim_released",
+            lambda s, job_id, secret, now: s.release(job_id.bytes, secret, now),
+        )
+
+    def fail_job_lease(self, lease: JobLease, diagnostic: str) -> None:
+        """Fail a claimed job with a diagnostic of 1-4096 UTF-8 bytes (no activity is created)."""
+        self._held(lease)
+        text = check_diagnostic(diagnostic)
+        self._finish(
+            lease,
+            "job_failed",
+            lambda s, job_id, secret, now: s.fail(job_id.bytes, secret, now, text),
+        )
+
+    def _finish(
+        self,
+        lease: JobLease,
+        event: str,
+        update: Callable[[WriteSession, JobId, bytes, int], bool],
+    ) -> None:
+        job_id, secret = self._held(lease)
+        with self._op() as s:
+            now = self._now_guarded()
+            expires, _ = self._lease_row(s, job_id, secret, now)
+            if not update(s, job_id, secret, now):
+                raise ConflictError(f"job {job_id} changed under this lease", reason=Reason.LEASE_LOST)
+            self._event(s, event, job_id, job_id=job_id)
+            self._edit.guards.append(expires)
+            self._edit.effects.append((lease, "end", 0))
+
+    def complete_job_lease(
+        self,
+        lease: JobLease,
+        representation_id: RepresentationId,
+        activity_id: ActivityId,
+    ) -> None:
+        """Mark the job succeeded with an output and activity staged in this transaction.
+
+        The output representation, the activity (with its snapshots) and the succeeded state
+        commit in one revision or not at all. Job parameters are not copied to the activity.
+
+        Raises:
+            InvalidArgumentError: (invalid_argument) the output's asset or kind differs from the
+                request, the activity's inputs differ from the job's, or it has other outputs.
+            ConflictError: (conflict) the lease is expired, superseded or cancelled, or an input
+                changed after the claim (the message names the input and the revision).
+        """
+        _typed("representation_id", representation_id, RepresentationId)
+        _typed("activity_id", activity_id, ActivityId)
+        self._edit.check_usable()
+        try:
+            self._complete(lease, representation_id, activity_id)
+        except PostProjectError as error:
+            self._edit.poison = error  # notes §2.6: the whole edit then publishes nothing
+            raise
+
+    def _complete(
+        self, lease: JobLease, representation_id: RepresentationId, activity_id: ActivityId
+    ) -> None:
+        job_id, secret = self._held(lease)
+        with self._op() as s:
+            now = self._now_guarded()
+            expires, claim_sequence = self._lease_row(s, job_id, secret, now)
+            asset, kind, inputs = s.job_io(job_id.bytes)
+            if claim_sequence < s.sequence:
+                changed = s.fingerprints_changed_after(inputs, claim_sequence)
+                if changed is not None:
+                    input_id = RepresentationId(changed.representation_id)
+                    raise InputChangedError(
+                        f"input representation {input_id} of job {job_id} changed in revision "
+                        f"{changed.sequence} ({RevisionId(changed.revision_id)}) after the claim; "
+                        "do the work again under a new claim",
+                        input_id=input_id,
+                        superseding_revision=changed.sequence,
+                    )
+            self._check_output(s, representation_id, asset, kind)
+            self._check_activity(s, activity_id, representation_id, inputs)
+            if not s.succeed(job_id.bytes, secret, now, activity_id.bytes, representation_id.bytes):
+                raise ConflictError(f"job {job_id} claim changed during completion", reason=Reason.LEASE_LOST)
+            self._event(s, "job_succeeded", job_id, job_id=job_id)
+            self._edit.guards.append(expires)
+            self._edit.effects.append((lease, "end", 0))
+
+    def _check_output(self, s: WriteSession, rep_id: RepresentationId, asset: bytes, kind: int) -> None:
+        row = s.output_facts(rep_id.bytes)
+        if row is None:
+            raise NotFoundError(f"representation {rep_id} does not exist")
+        if row.created_sequence != s.sequence:
+            raise InvalidArgumentError(
+                f"completion output {rep_id} must be added in the same transaction as the completion"
+            )
+        if row.asset_id != asset or row.kind != kind:
+            raise InvalidArgumentError(
+                f"completion output {rep_id} is a {RepresentationKind.from_code(row.kind).value} of asset "
+                f"{AssetId(row.asset_id)}; the job requested a {RepresentationKind.from_code(kind).value} of asset {AssetId(asset)}"
+            )
+
+    def _check_activity(
+        self,
+        s: WriteSession,
+        activity_id: ActivityId,
+        rep_id: RepresentationId,
+        inputs: list[bytes],
+    ) -> None:
+        if not s.staged_here("activities", activity_id.bytes):
+            if s.missing("activities", [activity_id.bytes]):
+                raise NotFoundError(f"activity {activity_id} does not exist")
+            raise InvalidArgumentError(
+                f"completion activity {activity_id} must be created in the same transaction as the completion"
+            )
+        activity_inputs, outputs = s.activity_edge_ids(activity_id.bytes)
+        if activity_inputs != inputs:
+            raise InvalidArgumentError("completion activity inputs do not match the job inputs")
+        if outputs != [rep_id.bytes]:
+            raise InvalidArgumentError(
+                f"completion activity must have exactly one output, the completion output {rep_id}"
+            )
+
+    def cancel_job(self, job_id: JobId) -> None:
+        """Cancel requested or claimed work (no lease needed; a live lease is fenced at once)."""
+        _typed("job_id", job_id, JobId)
+        with self._op() as s:
+            if not s.cancel(job_id.bytes):
+                row = s.lease_row(job_id.bytes)
+                if row is None:
+                    raise NotFoundError(f"job {job_id} does not exist")
+                raise ConflictError(
+                    f"job {job_id} cannot be cancelled: it is {_state_name(row.state)}",
+                    reason=Reason.JOB_FINISHED,
+                )
+            self._event(s, "job_cancelled", job_id, job_id=job_id)
+
+
+def _identities(tool: object, agent: object) -> None:
+    if not isinstance(tool, ToolIdentity):
+        raise InvalidArgumentError(f"tool must be a ToolIdentity; got {type(tool).__name__}")
+    if agent is not None and not isinstance(agent, AgentIdentity):
+        raise InvalidArgumentError(f"agent must be an AgentIdentity or None; got {type(agent).__name__}")
+
+
+def _expiry(now: int, micros: int) -> int:
+    if now + micros > I64_MAX:
+        raise InvalidArgumentError("lease expiry overflows the timestamp range")
+    return now + micros
+
+
+def _state_name(code: int) -> str:
+    return JobState.from_code(code).value
+
+
+def _typed(field: str, value: object, kind: type) -> None:
+    if type(value) is not kind:
+        raise InvalidArgumentError(f"{field} must be a {kind.__name__}; got {type(value).__name__}")
