@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -49,3 +50,140 @@ def test_every_error_code_has_one_class_and_a_cli_exit_status() -> None:
         "unsupported",
         "internal",
     ]  # append-only: a rename breaks scripts
+
+
+# --- the engine seam (issue 11) ------------------------------------------------------------
+
+ADAPTERS = CORE / "storage"
+DRIVERS = {"sqlite3", "psycopg", "psycopg_pool", "psycopg2"}
+SQL = re.compile(r"\b(SELECT\s+\S|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX))")
+MAX_MODULE_LINES = 600
+
+
+def _modules() -> list[Path]:
+    return sorted(CORE.rglob("*.py"))
+
+
+def _private_names_defined(tree: ast.Module) -> set[str]:
+    """Underscore names a module defines for its own objects (attributes, slots, methods)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr.startswith("_"):
+            found.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("_"):
+            found.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == "__slots__":
+                    found.update(
+                        e.value
+                        for e in ast.walk(node.value)
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str)
+                    )
+    return found
+
+
+def test_no_module_reads_another_objects_private_attributes() -> None:
+    """``x._name`` is only for ``self``/``cls``, or for names the same module defines."""
+    offenders = []
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = _private_names_defined(tree)
+        for node in ast.walk(tree):
+            if (
+                not isinstance(node, ast.Attribute)
+                or not node.attr.startswith("_")
+                or node.attr.startswith("__")
+            ):
+                continue
+            base = node.value
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if isinstance(base, ast.Name) and base.id == "argparse" and node.attr == "_SubParsersAction":
+                continue  # the only spelling of add_subparsers()'s type in annotations
+            if node.attr in own:
+                continue
+            offenders.append(f"{path.relative_to(CORE)}:{node.lineno} .{node.attr}")
+    assert offenders == [], offenders
+
+
+def test_only_the_adapters_import_a_driver_or_hold_sql() -> None:
+    offenders = []
+    for path in _modules():
+        if ADAPTERS in path.parents:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module.split(".")[0]]
+            offenders += [
+                f"{path.relative_to(CORE)}:{node.lineno} imports {n}" for n in names if n in DRIVERS
+            ]
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL.search(node.value):
+                offenders.append(f"{path.relative_to(CORE)}:{node.lineno} holds SQL")
+    assert offenders == [], offenders
+
+
+def test_no_core_module_is_over_the_house_limit() -> None:
+    long = {
+        str(path.relative_to(CORE)): n
+        for path in _modules()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"split these modules (limit {MAX_MODULE_LINES} lines): {long}"
+
+
+def _imports(path: Path, *, type_checking: bool) -> set[str]:
+    """The postproject modules ``path`` imports (only those under TYPE_CHECKING, or only the others)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            guarded.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if (id(node) in guarded) != type_checking:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("postproject"):
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("postproject"))
+    return found
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycle_hides_behind_type_checking() -> None:
+    """A TYPE_CHECKING-only import must not point back at a module that imports us."""
+    modules = {_module_name(p): p for p in _modules()}
+    runtime = {
+        name: {m for m in _imports(p, type_checking=False) if m in modules} for name, p in modules.items()
+    }
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            current = todo.pop()
+            if current == goal:
+                return True
+            if current not in seen:
+                seen.add(current)
+                todo.extend(runtime.get(current, ()))
+        return False
+
+    cycles = [
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        for target in _imports(path, type_checking=True)
+        if target in modules and reaches(target, name)
+    ]
+    assert cycles == [], cycles

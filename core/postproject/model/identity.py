@@ -44,6 +44,6 @@ class AgentIdentity:
 def _absolute_uri(field: str, value: object) -> str:
     text = names.bounded_text(field, value, 4096)
     parts = urlsplit(text)
-    if not parts.scheme or any(ch.isspace() for ch in text) or names._has_control(text):
+    if not parts.scheme or any(ch.isspace() for ch in text) or names.has_control(text):
         raise InvalidArgumentError(f"{field} must be an absolute URI without spaces; got {text[:140]!r}")
     return text

@@ -38,7 +38,7 @@ def root_name(field: str, value: object) -> str:
     size = len(text.encode())
     if not 1 <= size <= MAX_ROOT_NAME_BYTES:
         raise InvalidArgumentError(f"{field} must be 1-{MAX_ROOT_NAME_BYTES} bytes; got {size} bytes")
-    if text != text.strip() or "/" in text or "\\" in text or _has_control(text):
+    if text != text.strip() or "/" in text or "\\" in text or has_control(text):
         raise InvalidArgumentError(
             f"{field} must not have leading or trailing whitespace, control characters, "
             f"'/' or '\\'; got {text[:140]!r}"
@@ -67,5 +67,5 @@ def _text(field: str, value: object) -> str:
     return value
 
 
-def _has_control(text: str) -> bool:
+def has_control(text: str) -> bool:
     return any(unicodedata.category(ch) == "Cc" for ch in text)
