@@ -75,27 +75,34 @@ class EditState:
 
 
 class Operation:
-    """Savepoint around one transaction method: on failure the database, the staged events,
-    the commit guards and the lease effects all return to where they were."""
+    """One atomic transaction method: on failure the database, the staged events, the commit
+    guards and the lease effects all return to where they were. An operation that writes at
+    most one row (a failed statement writes nothing) needs no savepoint: ``savepoint=False``
+    then only rewinds the staged events."""
 
-    __slots__ = ("_edit", "_effects", "_guards", "_session", "_token")
+    __slots__ = ("_edit", "_effects", "_guards", "_savepoint", "_session", "_token")
 
-    def __init__(self, edit: EditState) -> None:
+    def __init__(self, edit: EditState, savepoint: bool) -> None:
         self._edit = edit
+        self._savepoint = savepoint
 
     def __enter__(self) -> WriteSession:
         edit = self._edit
         edit.check_usable()
-        self._session = edit.write_session()
+        session = self._session = edit.write_session()
         self._guards, self._effects = len(edit.guards), len(edit.effects)
-        self._token = self._session.savepoint()
-        return self._session
+        self._token = session.savepoint() if self._savepoint else session.mark()
+        return session
 
     def __exit__(self, kind: type[BaseException] | None, exc: object, tb: object) -> None:
         if kind is None:
-            self._session.release_savepoint(self._token)
+            if self._savepoint:
+                self._session.release_savepoint(self._token)
             return
-        self._session.rollback_savepoint(self._token)
+        if self._savepoint:
+            self._session.rollback_savepoint(self._token)
+        else:
+            self._session.rewind(self._token)
         del self._edit.guards[self._guards :], self._edit.effects[self._effects :]
 
 
@@ -105,9 +112,9 @@ class EditBase:
     _handle: ProductionHandle
     _edit: EditState
 
-    def _op(self) -> Operation:
-        """One atomic operation (a savepoint); use as ``with self._op() as session:``."""
-        return Operation(self._edit)
+    def _op(self, *, savepoint: bool = True) -> Operation:
+        """One atomic operation; use as ``with self._op() as session:`` (see :class:`Operation`)."""
+        return Operation(self._edit, savepoint)
 
     def _event(self, session: WriteSession, kind: str, subject: _Id | None, **payload: object) -> None:
         session.event(

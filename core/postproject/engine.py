@@ -38,12 +38,24 @@ Fingerprints = dict[Domain, bytes]
 
 @dataclass(frozen=True, slots=True)
 class LeaseRow:
-    """The stored claim of a job as a lease operation sees it."""
+    """The stored claim of a job (and what a completion checks) as a lease operation sees it."""
 
     state: int
     secret: bytes | None
     expires: int | None
     claim_sequence: int | None
+    output_asset_id: bytes
+    output_kind: int
+    inputs: list[bytes]  # sorted input representation ids
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityFacts:
+    """An activity as a completion checks it: its creating revision and sorted edge ids."""
+
+    created_sequence: int
+    inputs: list[bytes]
+    outputs: list[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +200,17 @@ class WriteSession(Protocol):
     staged: list[RevisionEvent]
 
     # atomic operations
+    def mark(self) -> object:
+        """A position in the staged events, for an operation that writes at most one row."""
+        ...
+
+    def rewind(self, mark: object) -> None: ...
     def savepoint(self) -> object: ...
     def release_savepoint(self, token: object) -> None: ...
     def rollback_savepoint(self, token: object) -> None: ...
-    def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None: ...
+    def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None:
+        """Stage a revision event (written with the revision at commit)."""
+        ...
 
     # setup and files
     def insert_asset(self, asset_id: bytes, name: str | None, now: int) -> None: ...
@@ -210,7 +229,11 @@ class WriteSession(Protocol):
         size: int,
         mtime: int,
         now: int,
-    ) -> None: ...
+        fingerprint: Fingerprint,
+    ) -> bool:
+        """Insert a representation and its first fingerprint; False when its asset or root is absent."""
+        ...
+
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None: ...
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None: ...
     def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool: ...
@@ -221,21 +244,20 @@ class WriteSession(Protocol):
     def creates_cycle(self, inputs: Sequence[bytes], outputs: Sequence[bytes]) -> bool: ...
     def insert_activity(
         self, activity_id: bytes, spec: ActivitySpec, started: int | None, finished: int | None
-    ) -> None: ...
+    ) -> bool:
+        """Insert an activity and its edges; False when an edge's representation is absent."""
+        ...
+
     def insert_metadata(
         self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
     ) -> None: ...
-    def staged_here(self, table: str, id_: bytes) -> bool: ...
-    def activity_edge_ids(self, activity_id: bytes) -> tuple[list[bytes], list[bytes]]:
-        """(sorted input ids, sorted output ids) of an activity as this edit sees it."""
-        ...
+    def activity_facts(self, activity_id: bytes) -> ActivityFacts | None: ...
 
     def output_facts(self, rep_id: bytes) -> OutputFacts | None: ...
 
     # jobs and leases
     def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool: ...
     def lease_row(self, job_id: bytes) -> LeaseRow | None: ...
-    def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]: ...
     def claim(
         self,
         job_id: bytes,

@@ -93,7 +93,7 @@ class Transaction(JobOperations):
         if name is not None:
             names.bounded_text("asset name", name, 1024)
         asset_id = AssetId.new()
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             s.insert_asset(asset_id.bytes, name, self._handle.now_micros())
             self._event(s, "asset_imported", asset_id, asset_id=asset_id)
         return asset_id
@@ -102,7 +102,7 @@ class Transaction(JobOperations):
         """Configure a named media root, optionally with this machine's directory for it."""
         names.root_name("media root name", name)
         stored = str(Path(path).expanduser().resolve()) if path is not None else None
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             if s.media_root_path(name) is not None:
                 raise AlreadyExistsError(f"media root {name!r} already exists")
             root_id = MediaRootId.new()
@@ -134,9 +134,7 @@ class Transaction(JobOperations):
         facts = files.read_facts(absolute)  # hashed before taking the write lock when we can
         rep_id = RepresentationId.new()
         with self._op() as s:
-            if s.missing("assets", [asset_id.bytes]):
-                raise NotFoundError(f"asset {asset_id} does not exist")
-            s.insert_representation(
+            if not s.insert_representation(
                 rep_id.bytes,
                 asset_id.bytes,
                 kind.code,
@@ -145,8 +143,11 @@ class Transaction(JobOperations):
                 facts.size,
                 facts.mtime,
                 self._handle.now_micros(),
-            )
-            s.set_fingerprint(rep_id.bytes, facts.fingerprint)
+                facts.fingerprint,
+            ):
+                if s.missing("assets", [asset_id.bytes]):
+                    raise NotFoundError(f"asset {asset_id} does not exist")
+                raise NotFoundError(f"media root {root!r} does not exist")
             self._event(
                 s,
                 "representation_added",
@@ -215,19 +216,21 @@ class Transaction(JobOperations):
         outputs = [e.representation_id.bytes for e in spec.output_edges]
         activity_id = ActivityId.new()
         with self._op() as s:
-            absent = s.missing("representations", sorted(set(inputs + outputs)))
-            if absent:
-                raise NotFoundError(f"representation {RepresentationId(absent[0])} does not exist")
             if s.outputs_consumed(outputs) and s.creates_cycle(inputs, outputs):
+                absent = s.missing("representations", sorted(set(inputs + outputs)))
+                if absent:
+                    raise NotFoundError(f"representation {RepresentationId(absent[0])} does not exist")
                 raise InvalidArgumentError(
                     "the activity would create a provenance cycle (an output is upstream of an input)"
                 )
-            s.insert_activity(
+            if not s.insert_activity(
                 activity_id.bytes,
                 spec,
                 to_micros(spec.started_at) if spec.started_at else None,
                 to_micros(spec.finished_at) if spec.finished_at else None,
-            )
+            ):
+                absent = s.missing("representations", sorted(set(inputs + outputs)))
+                raise NotFoundError(f"representation {RepresentationId(absent[0])} does not exist")
             self._event(
                 s,
                 "activity_created",
@@ -255,7 +258,7 @@ class Transaction(JobOperations):
             "activity": "activities",
             "job": "jobs",
         }
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             if s.missing(table[ref.kind], [ref.id.bytes]):
                 raise NotFoundError(f"{ref.kind} {ref.id} does not exist")
             s.insert_metadata(ref.code, ref.id.bytes, property.vocabulary, property.name, encoded)

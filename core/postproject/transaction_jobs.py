@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from postproject import leases
 from postproject.edit import EditBase
-from postproject.engine import WriteSession
+from postproject.engine import LeaseRow, WriteSession
 from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
 from postproject.leases import InputChangedError, JobLease, LeaseState, lease_micros
@@ -42,6 +42,11 @@ class JobOperations(EditBase):
         edit.guarded = True
         return now
 
+    @staticmethod
+    def _expiry_of(row: LeaseRow) -> int:
+        assert row.expires is not None  # _lease_row checked it
+        return row.expires
+
     def _held(self, lease: object) -> tuple[JobId, bytes]:
         if not isinstance(lease, JobLease):
             raise TypeError(f"lease must be a JobLease; got {type(lease).__name__}")
@@ -49,8 +54,8 @@ class JobOperations(EditBase):
             raise InvalidArgumentError(f"job lease belongs to another production ({lease.production_id})")
         return lease.job_id, leases.usable_secret(lease, self._edit)
 
-    def _lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> tuple[int, int]:
-        """Require the stored claim to be this lease's and unexpired; (expiry, claim sequence)."""
+    def _lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> LeaseRow:
+        """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set)."""
         row = session.lease_row(job_id.bytes)
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
@@ -64,7 +69,7 @@ class JobOperations(EditBase):
                 f"job lease on {job_id} is expired, superseded or no longer claimed",
                 reason=Reason.LEASE_LOST,
             )
-        return row.expires, row.claim_sequence
+        return row
 
     def request_job(self, request: JobRequest) -> JobId:
         """Request work; parameters are metadata on ``JobRef(job_id)``.
@@ -75,12 +80,14 @@ class JobOperations(EditBase):
         if not isinstance(request, JobRequest):
             raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
         job_id = JobId.new()
-        with self._op() as s:
-            absent = s.missing("representations", [r.bytes for r in request.inputs]) if request.inputs else ()
-            if absent:
-                raise NotFoundError(f"job input representation {RepresentationId(absent[0])} does not exist")
+        with self._op(savepoint=False) as s:
             if not s.insert_job(job_id.bytes, request, self._handle.now_micros()):
-                # The foreign keys refused the row: say which reference is missing.
+                # A reference is missing (the insert wrote nothing): say which one.
+                absent = s.missing("representations", [r.bytes for r in request.inputs])
+                if absent:
+                    raise NotFoundError(
+                        f"job input representation {RepresentationId(absent[0])} does not exist"
+                    )
                 if s.missing("assets", [request.output_asset_id.bytes]):
                     raise NotFoundError(f"job output asset {request.output_asset_id} does not exist")
                 raise NotFoundError(f"job target root {request.target_root!r} does not exist")
@@ -109,7 +116,7 @@ class JobOperations(EditBase):
         _typed("job_id", job_id, JobId)
         _identities(tool, agent)
         secret = os.urandom(16)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             now = self._now_guarded()
             expires = _expiry(now, micros)
             if not s.claim(job_id.bytes, secret, tool, agent, now, expires):
@@ -140,7 +147,7 @@ class JobOperations(EditBase):
                 raise InvalidArgumentError("kinds must be a non-empty list of job kinds (or None for any)")
             kinds = sorted({names.namespaced("job kind", k) for k in kinds})
         secret = os.urandom(16)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             now = self._now_guarded()
             expires = _expiry(now, micros)
             claimed = s.claim_next(kinds, secret, tool, agent, now, expires)
@@ -162,9 +169,9 @@ class JobOperations(EditBase):
         """Extend a live lease to now + ``duration`` (must strictly extend; commits before the old expiry)."""
         job_id, secret = self._held(lease)
         micros = lease_micros(duration)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             now = self._now_guarded()
-            expires, _ = self._lease_row(s, job_id, secret, now)
+            expires = self._expiry_of(self._lease_row(s, job_id, secret, now))
             new_expiry = _expiry(now, micros)
             if not s.renew(job_id.bytes, secret, now, new_expiry):
                 raise ConflictError(
@@ -200,9 +207,9 @@ class JobOperations(EditBase):
         update: Callable[[WriteSession, JobId, bytes, int], bool],
     ) -> None:
         job_id, secret = self._held(lease)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             now = self._now_guarded()
-            expires, _ = self._lease_row(s, job_id, secret, now)
+            expires = self._expiry_of(self._lease_row(s, job_id, secret, now))
             if not update(s, job_id, secret, now):
                 raise ConflictError(f"job {job_id} changed under this lease", reason=Reason.LEASE_LOST)
             self._event(s, event, job_id, job_id=job_id)
@@ -239,10 +246,10 @@ class JobOperations(EditBase):
         self, lease: JobLease, representation_id: RepresentationId, activity_id: ActivityId
     ) -> None:
         job_id, secret = self._held(lease)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             now = self._now_guarded()
-            expires, claim_sequence = self._lease_row(s, job_id, secret, now)
-            asset, kind, inputs = s.job_io(job_id.bytes)
+            row = self._lease_row(s, job_id, secret, now)
+            expires, claim_sequence, inputs = self._expiry_of(row), row.claim_sequence or 0, row.inputs
             if claim_sequence < s.sequence:
                 changed = s.fingerprints_changed_after(inputs, claim_sequence)
                 if changed is not None:
@@ -254,7 +261,7 @@ class JobOperations(EditBase):
                         input_id=input_id,
                         superseding_revision=changed.sequence,
                     )
-            self._check_output(s, representation_id, asset, kind)
+            self._check_output(s, representation_id, row.output_asset_id, row.output_kind)
             self._check_activity(s, activity_id, representation_id, inputs)
             if not s.succeed(job_id.bytes, secret, now, activity_id.bytes, representation_id.bytes):
                 raise ConflictError(f"job {job_id} claim changed during completion", reason=Reason.LEASE_LOST)
@@ -283,13 +290,14 @@ class JobOperations(EditBase):
         rep_id: RepresentationId,
         inputs: list[bytes],
     ) -> None:
-        if not s.staged_here("activities", activity_id.bytes):
-            if s.missing("activities", [activity_id.bytes]):
-                raise NotFoundError(f"activity {activity_id} does not exist")
+        facts = s.activity_facts(activity_id.bytes)
+        if facts is None:
+            raise NotFoundError(f"activity {activity_id} does not exist")
+        if facts.created_sequence != s.sequence:
             raise InvalidArgumentError(
                 f"completion activity {activity_id} must be created in the same transaction as the completion"
             )
-        activity_inputs, outputs = s.activity_edge_ids(activity_id.bytes)
+        activity_inputs, outputs = facts.inputs, facts.outputs
         if activity_inputs != inputs:
             raise InvalidArgumentError("completion activity inputs do not match the job inputs")
         if outputs != [rep_id.bytes]:
@@ -300,7 +308,7 @@ class JobOperations(EditBase):
     def cancel_job(self, job_id: JobId) -> None:
         """Cancel requested or claimed work (no lease needed; a live lease is fenced at once)."""
         _typed("job_id", job_id, JobId)
-        with self._op() as s:
+        with self._op(savepoint=False) as s:
             if not s.cancel(job_id.bytes):
                 row = s.lease_row(job_id.bytes)
                 if row is None:

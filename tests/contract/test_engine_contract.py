@@ -37,8 +37,28 @@ def seed(engine: Engine) -> tuple[bytes, bytes]:
     s = engine.begin_write(5.0)
     s.insert_asset(asset, "A001", T0)
     s.event("asset_imported", asset, {})
-    s.insert_representation(rep, asset, RepresentationKind.ORIGINAL.code, "/media/a.mov", None, 1, T0, T0)
-    s.set_fingerprint(rep, Fingerprint("sha256", 1, b"\x01" * 32))
+    assert s.insert_representation(
+        rep,
+        asset,
+        RepresentationKind.ORIGINAL.code,
+        "/media/a.mov",
+        None,
+        1,
+        T0,
+        T0,
+        Fingerprint("sha256", 1, b"\x01" * 32),
+    )
+    assert not s.insert_representation(
+        RepresentationId.new().bytes,
+        AssetId.new().bytes,
+        0,
+        "/x",
+        None,
+        1,
+        T0,
+        T0,
+        Fingerprint("sha256", 1, b""),
+    )  # no such asset
     s.event("representation_added", rep, {})
     assert commit(s)
     return asset, rep
@@ -165,14 +185,29 @@ def test_graph_facts_see_commit_snapshots(engine_factory: Callable[[], Engine]) 
     asset, original = seed(engine)
     proxy, activity = RepresentationId.new().bytes, ActivityId.new()
     s = engine.begin_write(5.0)
-    s.insert_representation(proxy, asset, RepresentationKind.PROXY.code, "/media/p.mp4", None, 1, T0, T0)
-    s.set_fingerprint(proxy, Fingerprint("sha256", 1, b"\x03" * 32))
+    s.insert_representation(
+        proxy,
+        asset,
+        RepresentationKind.PROXY.code,
+        "/media/p.mp4",
+        None,
+        1,
+        T0,
+        T0,
+        Fingerprint("sha256", 1, b"\x03" * 32),
+    )
     spec = ActivitySpec(
         "org.example:t", inputs=(RepresentationId(original),), outputs=(RepresentationId(proxy),)
     )
     s.insert_activity(activity.bytes, spec, None, None)
     s.event("activity_created", activity.bytes, {})
-    assert s.activity_edge_ids(activity.bytes) == ([original], [proxy])
+    facts = s.activity_facts(activity.bytes)
+    assert facts is not None and (facts.created_sequence, facts.inputs, facts.outputs) == (
+        2,
+        [original],
+        [proxy],
+    )
+    assert s.activity_facts(ActivityId.new().bytes) is None
     assert commit(s)
     graph = engine.graph
     with graph.snapshot():

@@ -2,8 +2,9 @@
 
 The revision sequence is allocated when the write lock is taken: nobody else can commit
 while we hold it, and a rollback writes nothing, so numbers stay gap-free. Rows written by
-the edit carry that sequence; events are inserted as they are staged, inside the savepoint
-of their operation, so a failed operation takes its events with it.
+the edit carry that sequence; events are staged in memory (a failed operation drops its
+own) and written with the revision row at commit. Job and lease statements live in
+:mod:`.job_writes`.
 """
 
 from __future__ import annotations
@@ -14,37 +15,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from postproject.engine import ChangedInput, LeaseRow, OutputFacts
-from postproject.lifecycle import Action, JobState, sources
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
-from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import JobRequest
 from postproject.model.revisions import RevisionEvent
-from postproject.storage.sqlite import connection, rows
+from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translate, translated
+from postproject.storage.sqlite.job_writes import JobWrites
 
-CLAIMED = JobState.CLAIMED.code
-
-
-def _codes(action: Action) -> str:
-    """The SQL list of stored state codes an action may start from (from the lifecycle table)."""
-    return ",".join(str(state.code) for state in sorted(sources(action), key=lambda s: s.code))
+CHUNK = 500  # ids per IN (...) list
+EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, below SQLite's 32766)
 
 
-_CLEAR_CLAIM = """claim_secret = NULL, claim_tool_name = NULL, claim_tool_version = NULL,
-    claim_tool_uri = NULL, claim_agent_name = NULL, claimed_at = NULL, claim_expires_at = NULL,
-    claim_sequence = NULL"""
-_SET_CLAIM = """state = 2, claim_secret = :secret, claim_tool_name = :tool_name,
-    claim_tool_version = :tool_version, claim_tool_uri = :tool_uri, claim_agent_name = :agent,
-    claimed_at = :now, claim_expires_at = :expires, claim_sequence = :seq, updated_sequence = :seq"""
-# Claimable: requested, or claimed with a lease that expired at or before now.
-_CLAIMABLE = f"(state IN ({_codes(Action.CLAIM)}) AND (state <> {CLAIMED} OR claim_expires_at <= :now))"
-# Held by a lease: claimed by this secret and not expired.
-_HELD = "state = 2 AND claim_secret = :secret AND claim_expires_at > :now"
-
-
-class WriteSession:
+class WriteSession(JobWrites):
     """The statements of one edit over the production's write connection."""
 
     def __init__(
@@ -64,6 +46,7 @@ class WriteSession:
         self.positions = 0
         self.staged: list[RevisionEvent] = []  # what the receipt reports, in staging order
         self._savepoints = 0
+        self._subjects: list[bytes | None] = []  # each staged event's subject
         self.created_activities: list[bytes] = []
 
     def begin(self) -> None:
@@ -75,6 +58,16 @@ class WriteSession:
             ).fetchone()
         self.sequence = (last or 0) + 1
         self.stored_high_water = max((m for m in (mark, high_water) if m is not None), default=None)
+
+    def mark(self) -> int:
+        """Where the staged events end now (an operation that writes at most once needs no savepoint)."""
+        return self.positions
+
+    def rewind(self, mark: object) -> None:
+        """Drop the events staged after ``mark`` (the failed operation wrote no row)."""
+        assert isinstance(mark, int)
+        self.positions = mark
+        del self.staged[mark:], self._subjects[mark:]
 
     def savepoint(self) -> tuple[str, int]:
         """Open a savepoint; returns the token to release or roll back to."""
@@ -92,7 +85,7 @@ class WriteSession:
         """Undo everything since the savepoint, staged events included."""
         self._savepoints -= 1
         name, self.positions = _savepoint(token)
-        del self.staged[self.positions :]
+        del self.staged[self.positions :], self._subjects[self.positions :]
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
 
@@ -109,17 +102,9 @@ class WriteSession:
         return self._exec(sql, params).fetchall()
 
     def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None:
-        self._exec(
-            "INSERT INTO revision_events (sequence, position, kind, subject, payload) VALUES (?, ?, ?, ?, ?)",
-            (
-                self.sequence,
-                self.positions,
-                kind,
-                subject,
-                json.dumps(payload, separators=(",", ":")),
-            ),
-        )
+        """Stage an event; staged events are written with the revision at commit."""
         self.staged.append(RevisionEvent(self.positions, kind, payload))
+        self._subjects.append(subject)
         self.positions += 1
 
     # --- setup and provenance ----------------------------------------------------------
@@ -149,12 +134,27 @@ class WriteSession:
         size: int,
         mtime: int,
         now: int,
-    ) -> None:
+        fingerprint: Fingerprint,
+    ) -> bool:
+        """Insert a representation and its first fingerprint; False when its asset or root is absent."""
+        try:
+            self.conn.execute(
+                "INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, created_at, "
+                "created_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (rep_id, asset_id, kind, path, root, size, mtime, now, self.sequence),
+            )
+        except sqlite3.IntegrityError as exc:
+            if "FOREIGN KEY" in str(exc):
+                return False
+            raise translate(exc, self.path) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
         self._exec(
-            "INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, created_at, "
-            "created_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (rep_id, asset_id, kind, path, root, size, mtime, now, self.sequence),
+            "INSERT INTO representation_fingerprints (representation_id, algorithm, version, value, "
+            "recorded_sequence) VALUES (?, ?, ?, ?, ?)",
+            (rep_id, fingerprint.algorithm, fingerprint.version, fingerprint.value, self.sequence),
         )
+        return True
 
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
         """(stored path, root name) of a representation as this edit sees it, or None."""
@@ -193,8 +193,8 @@ class WriteSession:
         """Those of ``ids`` absent from ``table``."""
         assert table in ("assets", "representations", "activities", "jobs")
         absent: list[bytes] = []
-        for chunk_start in range(0, len(ids), 500):
-            chunk = ids[chunk_start : chunk_start + 500]
+        for chunk_start in range(0, len(ids), CHUNK):
+            chunk = ids[chunk_start : chunk_start + CHUNK]
             marks = ",".join("?" * len(chunk))
             found = {r[0] for r in self._all(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)}
             absent.extend(i for i in chunk if i not in found)
@@ -235,7 +235,9 @@ class WriteSession:
         spec: ActivitySpec,
         started: int | None,
         finished: int | None,
-    ) -> None:
+    ) -> bool:
+        """Insert an activity with its edges; False when an edge's representation is absent
+        (the caller's savepoint then undoes the activity row)."""
         tool, agent = spec.tool, spec.agent
         self._exec(
             "INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, started_at, "
@@ -258,46 +260,10 @@ class WriteSession:
             for direction, edges in ((0, spec.input_edges), (1, spec.output_edges))
             for edge in edges
         ]
-        with translated(self.path):
+        try:
             self.conn.executemany(
                 "INSERT INTO activity_edges (activity_id, direction, representation_id, role) VALUES (?, ?, ?, ?)",
                 edge_rows,
-            )
-
-    def insert_metadata(
-        self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
-    ) -> None:
-        self._exec(
-            "INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (target_kind, target_id, vocabulary, name, value, self.sequence),
-        )
-
-    def staged_here(self, table: str, id_: bytes) -> bool:
-        """Was this asset/representation/activity created by this edit?"""
-        assert table in ("representations", "activities")
-        row = self._one(f"SELECT created_sequence FROM {table} WHERE id = ?", (id_,))
-        return row is not None and row[0] == self.sequence
-
-    # --- jobs --------------------------------------------------------------------------
-
-    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool:
-        """Insert a requested job; False when the output asset or target root does not exist."""
-        try:
-            self.conn.execute(
-                "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, requested_at, "
-                "requested_sequence, updated_sequence) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
-                (
-                    job_id,
-                    request.kind,
-                    b"".join(rep.bytes for rep in request.inputs),
-                    request.output_asset_id.bytes,
-                    request.output_representation_kind.code,
-                    request.target_root,
-                    now,
-                    self.sequence,
-                    self.sequence,
-                ),
             )
         except sqlite3.IntegrityError as exc:
             if "FOREIGN KEY" in str(exc):
@@ -307,181 +273,14 @@ class WriteSession:
             raise translate(exc, self.path) from exc
         return True
 
-    def lease_row(self, job_id: bytes) -> LeaseRow | None:
-        """The stored claim of a job, or None when the job does not exist."""
-        row = self._one(
-            "SELECT state, claim_secret, claim_expires_at, claim_sequence FROM jobs WHERE id = ?", (job_id,)
+    def insert_metadata(
+        self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
+    ) -> None:
+        self._exec(
+            "INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (target_kind, target_id, vocabulary, name, value, self.sequence),
         )
-        return LeaseRow(*row) if row is not None else None
-
-    def output_facts(self, rep_id: bytes) -> OutputFacts | None:
-        row = self._one(
-            "SELECT asset_id, kind, created_sequence FROM representations WHERE id = ?", (rep_id,)
-        )
-        return OutputFacts(*row) if row is not None else None
-
-    def activity_edge_ids(self, activity_id: bytes) -> tuple[list[bytes], list[bytes]]:
-        sides: tuple[list[bytes], list[bytes]] = ([], [])
-        for direction, rep in self._all(
-            "SELECT direction, representation_id FROM activity_edges WHERE activity_id = ? "
-            "ORDER BY direction, representation_id",
-            (activity_id,),
-        ):
-            sides[direction].append(rep)
-        return sides
-
-    def job_io(self, job_id: bytes) -> tuple[bytes, int, list[bytes]]:
-        """Output asset, output kind code and sorted input ids of a job."""
-        asset, kind, inputs = self._one(
-            "SELECT output_asset_id, output_kind, inputs FROM jobs WHERE id = ?", (job_id,)
-        )
-        return asset, kind, rows.split_ids(inputs)
-
-    def _claim_params(
-        self,
-        secret: bytes,
-        tool: ToolIdentity,
-        agent: AgentIdentity | None,
-        now: int,
-        expires: int,
-    ) -> dict[str, Any]:
-        return {
-            "secret": secret,
-            "tool_name": tool.name,
-            "tool_version": tool.version,
-            "tool_uri": tool.uri,
-            "agent": agent.name if agent else None,
-            "now": now,
-            "expires": expires,
-            "seq": self.sequence,
-        }
-
-    def claim(
-        self,
-        job_id: bytes,
-        secret: bytes,
-        tool: ToolIdentity,
-        agent: AgentIdentity | None,
-        now: int,
-        expires: int,
-    ) -> bool:
-        """One guarded UPDATE; True when the job was claimable and is now ours."""
-        params = self._claim_params(secret, tool, agent, now, expires) | {"id": job_id}
-        cursor = self._exec(f"UPDATE jobs SET {_SET_CLAIM} WHERE id = :id AND {_CLAIMABLE}", params)
-        return cursor.rowcount == 1
-
-    def claim_next(
-        self,
-        kinds: Sequence[str] | None,
-        secret: bytes,
-        tool: ToolIdentity,
-        agent: AgentIdentity | None,
-        now: int,
-        expires: int,
-    ) -> bytes | None:
-        """Claim the oldest claimable job of ``kinds`` in one guarded statement."""
-        params = self._claim_params(secret, tool, agent, now, expires)
-        # Oldest = smallest id (UUIDv7). Each candidate is one index probe; the plan is
-        # pinned with INDEXED BY so the planner can never fall back to sorting ready rows.
-        if kinds is None:
-            candidates = [
-                "SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state WHERE state = 1 ORDER BY id LIMIT 1)",
-                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry WHERE state = 2 AND claim_expires_at <= :now",
-            ]
-        else:
-            candidates = []
-            for index, kind in enumerate(kinds):
-                params[f"k{index}"] = kind
-                candidates.append(
-                    f"SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state_kind "
-                    f"WHERE state = 1 AND kind = :k{index} ORDER BY id LIMIT 1)"
-                )
-            marks = ",".join(f":k{i}" for i in range(len(kinds)))
-            candidates.append(
-                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry "
-                f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks})"
-            )
-        pick = " UNION ALL ".join(candidates)
-        row = self._one(
-            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT min(id) FROM ({pick})) AND {_CLAIMABLE} RETURNING id",
-            params,
-        )
-        return row[0] if row else None
-
-    def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET claim_expires_at = :expires, updated_sequence = :seq WHERE id = :id AND {_HELD} "
-            "AND :expires > claim_expires_at",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "expires": expires,
-                "seq": self.sequence,
-            },
-        )
-        return cursor.rowcount == 1
-
-    def release(self, job_id: bytes, secret: bytes, now: int) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.REQUESTED.code}, {_CLEAR_CLAIM}, updated_sequence = :seq "
-            f"WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.RELEASE)})",
-            {"id": job_id, "secret": secret, "now": now, "seq": self.sequence},
-        )
-        return cursor.rowcount == 1
-
-    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.FAILED.code}, {_CLEAR_CLAIM}, failure_diagnostic = :diagnostic, "
-            f"updated_sequence = :seq WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.FAIL)})",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "diagnostic": diagnostic,
-                "seq": self.sequence,
-            },
-        )
-        return cursor.rowcount == 1
-
-    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.SUCCEEDED.code}, {_CLEAR_CLAIM}, completion_activity_id = :activity, "
-            f"completion_representation_id = :rep, updated_sequence = :seq "
-            f"WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.COMPLETE)})",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "activity": activity_id,
-                "rep": rep_id,
-                "seq": self.sequence,
-            },
-        )
-        return cursor.rowcount == 1
-
-    def cancel(self, job_id: bytes) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ? "
-            f"WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
-            (self.sequence, job_id),
-        )
-        return cursor.rowcount == 1
-
-    def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None:
-        """The first input whose fingerprint was recorded after ``sequence``: (rep, seq, revision id)."""
-        for chunk_start in range(0, len(rep_ids), 500):
-            chunk = rep_ids[chunk_start : chunk_start + 500]
-            marks = ",".join("?" * len(chunk))
-            row = self._one(
-                "SELECT f.representation_id, f.recorded_sequence, r.id FROM representation_fingerprints f "
-                f"JOIN revisions r ON r.sequence = f.recorded_sequence WHERE f.representation_id IN ({marks}) "
-                "AND f.recorded_sequence > ? ORDER BY f.recorded_sequence LIMIT 1",
-                [*chunk, sequence],
-            )
-            if row is not None:
-                return ChangedInput(*row)
-        return None
 
     # --- commit ------------------------------------------------------------------------
 
@@ -507,6 +306,18 @@ class WriteSession:
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (seq, revision_id, committed_at, origin, message, max(marks, default=None)),
             )
+            rows_ = [
+                value
+                for e, subject in zip(self.staged, self._subjects, strict=True)
+                for value in (seq, e.position, e.kind, subject, json.dumps(e.payload, separators=(",", ":")))
+            ]
+            for start in range(0, len(rows_), EVENTS_PER_INSERT * 5):  # one statement per batch of events
+                part = rows_[start : start + EVENTS_PER_INSERT * 5]
+                self.conn.execute(
+                    "INSERT INTO revision_events (sequence, position, kind, subject, payload) VALUES "
+                    + ",".join(["(?, ?, ?, ?, ?)"] * (len(part) // 5)),
+                    part,
+                )
             self.conn.execute("COMMIT")
         if self._on_commit is not None:
             self._on_commit()
