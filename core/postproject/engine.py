@@ -29,7 +29,7 @@ from postproject.lifecycle import JobState
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Job, JobRequest
+from postproject.model.jobs import Attempt, Job, JobRequest
 from postproject.model.revisions import Revision, RevisionEvent
 
 Domain = tuple[str, int]  # (algorithm, version) of a fingerprint
@@ -41,12 +41,42 @@ class LeaseRow:
     """The stored claim of a job (and what a completion checks) as a lease operation sees it."""
 
     state: int
-    secret: bytes | None
+    secret_hash: bytes | None  # SHA-256 of the lease secret (secrets are never stored)
     expires: int | None
     claim_sequence: int | None
     output_asset_id: bytes
     output_kind: int
     inputs: list[bytes]  # sorted input representation ids
+    attempts: int  # claims so far
+    max_attempts: int | None
+    attempt: int | None  # the running attempt's number
+
+
+@dataclass(frozen=True, slots=True)
+class LostClaim:
+    """An expired claim the loss sweep may finalise."""
+
+    job_id: bytes
+    attempt: int
+    attempts: int
+    max_attempts: int | None
+    worker: str | None
+    agent: str | None
+    expires: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFacts:
+    """A registered worker as a claim checks it."""
+
+    session: bytes
+    last_seen: int
+    capacity: int
+    kinds: tuple[str, ...] | None
+    active: int  # unexpired claims it holds
+
+
+WorkerRow = tuple[str, str | None, int, int, int, tuple[str, ...] | None, list[bytes], dict[int, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +181,18 @@ class Reads(Protocol):
     ) -> list[Job]: ...
     def job_counts(self, kind: str | None) -> dict[int, int]: ...
     def job_kinds(self) -> list[str]: ...
-    def job_secret(self, job_id: JobId) -> tuple[int, bytes | None, int | None] | None: ...
+    def job_secret(self, job_id: JobId) -> tuple[int, bytes | None, int | None] | None:
+        """(state, lease secret hash, expiry) of a job."""
+        ...
+
+    def workers(self, now: int) -> list[WorkerRow]:
+        """(name, host, registered_at, last_seen, capacity, kinds, running job ids, attempts by outcome)."""
+        ...
+
+    def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:
+        """The newest attempts of a worker: (job id, attempt)."""
+        ...
+
     def job_history(self, job_id: JobId) -> list[HistoryRow]: ...
 
     # the revision feed
@@ -193,7 +234,11 @@ class GraphFacts(Protocol):
 
 
 class WriteSession(Protocol):
-    """One edit under the write lock. ``sequence`` is the revision it will publish."""
+    """One edit under the write lock. ``sequence`` is the revision it will publish.
+
+    Every method is atomic: it changes all it says or nothing (a failed statement leaves the
+    edit as it was), so the core takes savepoints only around several calls.
+    """
 
     sequence: int
     stored_high_water: int | None
@@ -255,8 +300,11 @@ class WriteSession(Protocol):
 
     def output_facts(self, rep_id: bytes) -> OutputFacts | None: ...
 
-    # jobs and leases
-    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool: ...
+    # jobs and leases (``secret`` is always the SHA-256 hash of a lease secret)
+    def insert_job(
+        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
+    ) -> bool: ...
+    def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None: ...
     def lease_row(self, job_id: bytes) -> LeaseRow | None: ...
     def claim(
         self,
@@ -264,23 +312,55 @@ class WriteSession(Protocol):
         secret: bytes,
         tool: ToolIdentity,
         agent: AgentIdentity | None,
+        worker: tuple[bytes, bytes] | None,
         now: int,
         expires: int,
-    ) -> bool: ...
+    ) -> int | None:
+        """Claim one job and start its attempt (ending a running one as lost); the attempt number."""
+        ...
+
     def claim_next(
         self,
         kinds: Sequence[str] | None,
         secret: bytes,
         tool: ToolIdentity,
         agent: AgentIdentity | None,
+        worker: tuple[bytes, bytes] | None,
         now: int,
         expires: int,
-    ) -> bytes | None: ...
+    ) -> tuple[bytes, int] | None:
+        """Claim the first claimable job (priority desc, availability, id): (job id, attempt)."""
+        ...
+
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool: ...
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool: ...
-    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str) -> bool: ...
+    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str, *, retry: bool) -> bool: ...
     def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool: ...
-    def cancel(self, job_id: bytes) -> bool: ...
+    def cancel(self, job_id: bytes, now: int) -> bool: ...
+    def requeue(self, job_id: bytes, now: int) -> bool: ...
+    def set_priority(self, job_id: bytes, priority: int) -> bool: ...
+    def lost_claims(self, now: int, limit: int) -> list[LostClaim]: ...
+    def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool: ...
+    def link_retry(self, original: bytes, retry: bytes) -> None: ...
+    def completed_by(self, job_id: bytes) -> tuple[int, bytes | None, bytes | None] | None: ...
+
+    # reads inside the edit
+    def job(self, job_id: bytes) -> Job | None: ...
+    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
+
+    # workers (stored state, not revisions)
+    def register_worker(
+        self,
+        worker_id: bytes,
+        name: str,
+        session: bytes,
+        capacity: int,
+        kinds: Sequence[str] | None,
+        host: str | None,
+        now: int,
+    ) -> bytes: ...
+    def heartbeat(self, worker_id: bytes, session: bytes, now: int) -> bool: ...
+    def worker_facts(self, worker_id: bytes, now: int) -> WorkerFacts | None: ...
     def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None: ...
 
     # ending

@@ -30,6 +30,10 @@ Reasons::
                 closed              the production is closed
                 nested_edit         another edit is open on this production handle
                 transaction_closed  the edit already committed, rolled back or failed
+                idempotency_key_conflict  a different request reused an idempotency key
+                worker_session_replaced   the worker registered again; this session is fenced
+                worker_offline      the worker's last heartbeat is too old to claim
+                worker_at_capacity  the worker already holds as many claims as its capacity
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
@@ -78,6 +82,10 @@ class Reason(enum.StrEnum):
     NOT_A_DEMO = "not_a_demo"
     PRODUCING_ACTIVITY_AMBIGUOUS = "producing_activity_ambiguous"
     PRODUCING_ACTIVITY_MISSING = "producing_activity_missing"
+    IDEMPOTENCY_KEY_CONFLICT = "idempotency_key_conflict"
+    WORKER_SESSION_REPLACED = "worker_session_replaced"
+    WORKER_OFFLINE = "worker_offline"
+    WORKER_AT_CAPACITY = "worker_at_capacity"
 
 
 class PostProjectError(Exception):

@@ -9,6 +9,7 @@ never writes, releases or renews.
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 import uuid
 from datetime import datetime, timedelta
@@ -130,8 +131,8 @@ class JobLease:
         row = handle.reads.job_secret(job_id)
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
-        _, stored_secret, expires = row
-        if stored_secret != secret or expires is None or expires <= now:
+        _, stored_hash, expires = row
+        if stored_hash != hashlib.sha256(secret).digest() or expires is None or expires <= now:
             raise ConflictError(
                 f"job lease on {job_id} is expired, superseded or no longer claimed",
                 reason=Reason.LEASE_LOST,

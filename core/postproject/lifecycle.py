@@ -8,6 +8,11 @@ source states from it, and the monitor draws its state diagram from it.
     [*] --request--> requested --claim--> claimed --complete--> succeeded
                      requested <--release-- claimed --fail--> failed
     requested|claimed --cancel--> cancelled;  claimed --renew / reclaim--> claimed
+
+The farm layer adds moves that never contradict these: a supervisor may requeue a claim, a
+worker may fail retryably while attempts remain, the loss sweep finalises expired claims
+(back to requested, or failed when out of attempts), and a requested job's priority may
+change.
 """
 
 from __future__ import annotations
@@ -59,6 +64,10 @@ class Action(enum.Enum):
     COMPLETE = "complete"
     FAIL = "fail"
     CANCEL = "cancel"
+    REQUEUE = "requeue"
+    RETRY = "retry"  # a retryable failure while attempts remain
+    FINALIZE_LOST = "finalize_lost"
+    PRIORITIZE = "prioritize"
 
 
 class Holder(enum.Enum):
@@ -127,6 +136,45 @@ TRANSITIONS: tuple[Transition, ...] = (
         JobState.CANCELLED,
         Holder.ANYONE,
         "job_cancelled",
+    ),
+    Transition(
+        JobState.CLAIMED,
+        Action.REQUEUE,
+        JobState.REQUESTED,
+        Holder.ANYONE,
+        "job_requeued",
+        "a supervisor returns a claim (expired or not); fences its lease",
+    ),
+    Transition(
+        JobState.CLAIMED,
+        Action.RETRY,
+        JobState.REQUESTED,
+        Holder.LEASE,
+        "job_retry_scheduled",
+        "a retryable failure while attempts remain",
+    ),
+    Transition(
+        JobState.CLAIMED,
+        Action.FINALIZE_LOST,
+        JobState.REQUESTED,
+        Holder.ANYONE,
+        "job_lost",
+        "the loss sweep: an expired, unrenewed claim with attempts left",
+    ),
+    Transition(
+        JobState.CLAIMED,
+        Action.FINALIZE_LOST,
+        JobState.FAILED,
+        Holder.ANYONE,
+        "job_failed",
+        "the loss sweep: an expired claim out of attempts",
+    ),
+    Transition(
+        JobState.REQUESTED,
+        Action.PRIORITIZE,
+        JobState.REQUESTED,
+        Holder.ANYONE,
+        "job_priority_changed",
     ),
 )
 

@@ -45,12 +45,12 @@ from postproject.model.assets import RepresentationKind
 from postproject.model.metadata import Property
 from postproject.model.refs import JobRef, ObjectRef, check_ref
 from postproject.model.revisions import CommitReceipt, Revision
-from postproject.transaction_jobs import JobOperations
+from postproject.transaction_farm import FarmOperations
 
 log = logging.getLogger(__name__)
 
 
-class Transaction(JobOperations):
+class Transaction(FarmOperations):
     """An edit of one production (see the module docstring)."""
 
     def __init__(

@@ -7,11 +7,15 @@ write session for the facts and the guarded statements.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Literal
 
 from postproject import leases
+from postproject.clock import to_micros
 from postproject.edit import EditBase
 from postproject.engine import LeaseRow, WriteSession
 from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
@@ -23,6 +27,7 @@ from postproject.model.assets import RepresentationKind
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
 from postproject.model.jobs import diagnostic as check_diagnostic
+from postproject.model.workers import OFFLINE_AFTER, WorkerSession
 
 log = logging.getLogger(__name__)
 
@@ -52,15 +57,20 @@ class JobOperations(EditBase):
             raise TypeError(f"lease must be a JobLease; got {type(lease).__name__}")
         if lease.production_id != self._handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({lease.production_id})")
-        return lease.job_id, leases.usable_secret(lease, self._edit)
+        return lease.job_id, secret_hash(leases.usable_secret(lease, self._edit))
 
     def _lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> LeaseRow:
         """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set)."""
         row = session.lease_row(job_id.bytes)
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
-        if row.secret != secret or row.expires is None or row.expires <= now or row.claim_sequence is None:
-            if row.state in FINISHED and row.secret is None:
+        if (
+            row.secret_hash != secret
+            or row.expires is None
+            or row.expires <= now
+            or row.claim_sequence is None
+        ):
+            if row.state in FINISHED and row.secret_hash is None:
                 raise ConflictError(
                     f"job {job_id} already finished (it is {_state_name(row.state)}); this lease no longer holds it",
                     reason=Reason.LEASE_LOST,
@@ -79,9 +89,22 @@ class JobOperations(EditBase):
         """
         if not isinstance(request, JobRequest):
             raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
+        not_before = to_micros(request.not_before) if request.not_before is not None else None
+        digest = request.digest(not_before) if request.idempotency_key is not None else None
         job_id = JobId.new()
         with self._op(savepoint=False) as s:
-            if not s.insert_job(job_id.bytes, request, self._handle.now_micros()):
+            if request.idempotency_key is not None:
+                found = s.idempotent_job(request.idempotency_key)
+                if found is not None:
+                    original, original_digest = found
+                    if original_digest != digest:
+                        raise ConflictError(
+                            f"idempotency key {request.idempotency_key!r} was used for a different request "
+                            f"(job {JobId(original)})",
+                            reason=Reason.IDEMPOTENCY_KEY_CONFLICT,
+                        )
+                    return JobId(original)  # an equivalent replay: nothing new is staged
+            if not s.insert_job(job_id.bytes, request, self._handle.now_micros(), not_before, digest):
                 # A reference is missing (the insert wrote nothing): say which one.
                 absent = s.missing("representations", [r.bytes for r in request.inputs])
                 if absent:
@@ -100,6 +123,8 @@ class JobOperations(EditBase):
         tool: ToolIdentity,
         duration: object,
         agent: AgentIdentity | None = None,
+        *,
+        worker: WorkerSession | None = None,
     ) -> JobLease:
         """Claim a requested job (or one whose lease expired) for ``duration``.
 
@@ -119,7 +144,15 @@ class JobOperations(EditBase):
         with self._op(savepoint=False) as s:
             now = self._now_guarded()
             expires = _expiry(now, micros)
-            if not s.claim(job_id.bytes, secret, tool, agent, now, expires):
+            ident = self._worker_may_claim(s, worker, now, None)
+            if ident is False:
+                assert worker is not None
+                raise ConflictError(
+                    f"worker {worker.name!r} is at its capacity ({worker.capacity})",
+                    reason=Reason.WORKER_AT_CAPACITY,
+                )
+            attempt = s.claim(job_id.bytes, secret_hash(secret), tool, agent, ident, now, expires)
+            if attempt is None:
                 row = s.lease_row(job_id.bytes)
                 if row is None:
                     raise NotFoundError(f"job {job_id} does not exist")
@@ -128,8 +161,10 @@ class JobOperations(EditBase):
                         f"job {job_id} is not claimable: it is {_state_name(row.state)}",
                         reason=Reason.JOB_FINISHED,
                     )
+                if row.state == JobState.REQUESTED.code:
+                    raise ConflictError(f"job {job_id} is not claimable yet (its not_before is later)")
                 raise ConflictError(f"job {job_id} is not claimable: its lease is live")
-            return self._claimed(s, job_id, secret, expires)
+            return self._claimed(s, job_id, secret, expires, attempt, worker)
 
     def claim_next_job_lease(
         self,
@@ -138,8 +173,14 @@ class JobOperations(EditBase):
         *,
         kinds: Sequence[str] | None = None,
         agent: AgentIdentity | None = None,
+        worker: WorkerSession | None = None,
     ) -> JobLease | None:
-        """Claim the oldest claimable job (of ``kinds``) in one guarded statement; None if none."""
+        """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none.
+
+        Order: priority (higher first), then availability, then id. With ``worker`` the claim
+        is made by that registered session: only while it is current and online, for its
+        kinds, and while its unexpired claims are below its capacity (else None).
+        """
         micros = lease_micros(duration)
         _identities(tool, agent)
         if kinds is not None:
@@ -150,13 +191,60 @@ class JobOperations(EditBase):
         with self._op(savepoint=False) as s:
             now = self._now_guarded()
             expires = _expiry(now, micros)
-            claimed = s.claim_next(kinds, secret, tool, agent, now, expires)
+            ident = self._worker_may_claim(s, worker, now, kinds)
+            if ident is False:
+                return None  # at capacity, or none of the asked kinds is the worker's
+            if worker is not None and worker.kinds is not None:
+                kinds = sorted(set(worker.kinds) & set(kinds)) if kinds is not None else list(worker.kinds)
+            claimed = s.claim_next(kinds, secret_hash(secret), tool, agent, ident or None, now, expires)
             if claimed is None:
                 return None
-            return self._claimed(s, JobId(claimed), secret, expires)
+            job_id, attempt = claimed
+            return self._claimed(s, JobId(job_id), secret, expires, attempt, worker)
 
-    def _claimed(self, s: WriteSession, job_id: JobId, secret: bytes, expires: int) -> JobLease:
-        self._event(s, "job_claimed", job_id, job_id=job_id)
+    def _worker_may_claim(
+        self, s: WriteSession, worker: WorkerSession | None, now: int, kinds: Sequence[str] | None
+    ) -> tuple[bytes, bytes] | Literal[False] | None:
+        """(worker id, session) when ``worker`` may claim now; None without a worker; False at
+        capacity or when ``kinds`` and the worker's kinds share none."""
+        if worker is None:
+            return None
+        if not isinstance(worker, WorkerSession):
+            raise InvalidArgumentError(f"worker must be a WorkerSession; got {type(worker).__name__}")
+        if worker.production_id != self._handle.production_id:
+            raise InvalidArgumentError("worker session belongs to another production")
+        facts = s.worker_facts(worker.worker_id, now)
+        if facts is None:
+            raise NotFoundError(f"worker {worker.name!r} is not registered")
+        if facts.session != worker.session_id:
+            raise ConflictError(
+                f"worker {worker.name!r} registered again elsewhere; this session is fenced",
+                reason=Reason.WORKER_SESSION_REPLACED,
+            )
+        if now - facts.last_seen > OFFLINE_AFTER // timedelta(microseconds=1):
+            raise ConflictError(
+                f"worker {worker.name!r} is offline (no heartbeat for {OFFLINE_AFTER.seconds} s); heartbeat first",
+                reason=Reason.WORKER_OFFLINE,
+            )
+        if facts.active >= facts.capacity:
+            return False
+        if kinds is not None and facts.kinds is not None and not set(kinds) & set(facts.kinds):
+            return False
+        return worker.worker_id, worker.session_id
+
+    def _claimed(
+        self,
+        s: WriteSession,
+        job_id: JobId,
+        secret: bytes,
+        expires: int,
+        attempt: int,
+        worker: WorkerSession | None,
+    ) -> JobLease:
+        if worker is not None:
+            self._event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt, worker=worker.name)
+        else:
+            self._event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt)
         lease = JobLease(
             self._handle.production_id, job_id, secret, LeaseState.PENDING, None, owner=self._edit
         )
@@ -190,14 +278,26 @@ class JobOperations(EditBase):
             lambda s, job_id, secret, now: s.release(job_id.bytes, secret, now),
         )
 
-    def fail_job_lease(self, lease: JobLease, diagnostic: str) -> None:
-        """Fail a claimed job with a diagnostic of 1-4096 UTF-8 bytes (no activity is created)."""
+    def fail_job_lease(self, lease: JobLease, diagnostic: str, retry: bool = False) -> None:
+        """Fail a claimed job with a diagnostic of 1-4096 UTF-8 bytes (no activity is created).
+
+        With ``retry`` the job returns to requested for another attempt while it has attempts
+        left (``job_retry_scheduled``); out of attempts it fails (``job_failed``, terminal).
+        """
         self._held(lease)
         text = check_diagnostic(diagnostic)
+        if not isinstance(retry, bool):
+            raise InvalidArgumentError(f"retry must be a bool; got {retry!r}")
         self._finish(
             lease,
             "job_failed",
-            lambda s, job_id, secret, now: s.fail(job_id.bytes, secret, now, text),
+            lambda s, job_id, secret, now: s.fail(job_id.bytes, secret, now, text, retry=False),
+            retry=(
+                "job_retry_scheduled",
+                lambda s, job_id, secret, now: s.fail(job_id.bytes, secret, now, text, retry=True),
+            )
+            if retry
+            else None,
         )
 
     def _finish(
@@ -205,11 +305,15 @@ class JobOperations(EditBase):
         lease: JobLease,
         event: str,
         update: Callable[[WriteSession, JobId, bytes, int], bool],
+        retry: tuple[str, Callable[[WriteSession, JobId, bytes, int], bool]] | None = None,
     ) -> None:
         job_id, secret = self._held(lease)
         with self._op(savepoint=False) as s:
             now = self._now_guarded()
-            expires = self._expiry_of(self._lease_row(s, job_id, secret, now))
+            row = self._lease_row(s, job_id, secret, now)
+            expires = self._expiry_of(row)
+            if retry is not None and (row.max_attempts is None or row.attempts < row.max_attempts):
+                event, update = retry
             if not update(s, job_id, secret, now):
                 raise ConflictError(f"job {job_id} changed under this lease", reason=Reason.LEASE_LOST)
             self._event(s, event, job_id, job_id=job_id)
@@ -309,7 +413,7 @@ class JobOperations(EditBase):
         """Cancel requested or claimed work (no lease needed; a live lease is fenced at once)."""
         _typed("job_id", job_id, JobId)
         with self._op(savepoint=False) as s:
-            if not s.cancel(job_id.bytes):
+            if not s.cancel(job_id.bytes, self._handle.now_micros()):
                 row = s.lease_row(job_id.bytes)
                 if row is None:
                     raise NotFoundError(f"job {job_id} does not exist")
@@ -318,6 +422,11 @@ class JobOperations(EditBase):
                     reason=Reason.JOB_FINISHED,
                 )
             self._event(s, "job_cancelled", job_id, job_id=job_id)
+
+
+def secret_hash(secret: bytes) -> bytes:
+    """Lease secrets are stored only as SHA-256 hashes."""
+    return hashlib.sha256(secret).digest()
 
 
 def _identities(tool: object, agent: object) -> None:

@@ -68,7 +68,11 @@ def request(engine: Engine, asset: bytes, rep: bytes, kind: str = "org.example:a
     job = JobId.new()
     s = engine.begin_write(5.0)
     assert s.insert_job(
-        job.bytes, JobRequest(kind, (RepresentationId(rep),), AssetId(asset), RepresentationKind.PROXY), T0
+        job.bytes,
+        JobRequest(kind, (RepresentationId(rep),), AssetId(asset), RepresentationKind.PROXY),
+        T0,
+        None,
+        None,
     )
     s.event("job_requested", job.bytes, {})
     assert commit(s)
@@ -115,16 +119,16 @@ def test_claim_next_honours_its_kinds_and_takes_the_oldest(engine_factory: Calla
     older_a = request(engine, asset, rep, "org.example:a")
     b = request(engine, asset, rep, "org.example:b")
     s = engine.begin_write(5.0)
-    claimed = s.claim_next(["org.example:b"], os.urandom(16), TOOL, AGENT, T0, T0 + 10)
-    assert claimed == b  # not the older job of another kind
-    assert s.claim_next(["org.example:c"], os.urandom(16), TOOL, AGENT, T0, T0 + 10) is None
-    assert s.claim_next(None, os.urandom(16), TOOL, AGENT, T0, T0 + 10) == older_a
-    assert s.claim_next(None, os.urandom(16), TOOL, AGENT, T0, T0 + 10) is None
+    claimed = s.claim_next(["org.example:b"], os.urandom(32), TOOL, AGENT, None, T0, T0 + 10)
+    assert claimed == (b, 1)  # not the older job of another kind
+    assert s.claim_next(["org.example:c"], os.urandom(32), TOOL, AGENT, None, T0, T0 + 10) is None
+    assert s.claim_next(None, os.urandom(32), TOOL, AGENT, None, T0, T0 + 10) == (older_a, 1)
+    assert s.claim_next(None, os.urandom(32), TOOL, AGENT, None, T0, T0 + 10) is None
     s.event("job_claimed", b, {})
     assert commit(s)
     s = engine.begin_write(5.0)  # an expired claim is claimable again, at or after its expiry
-    assert s.claim_next(None, os.urandom(16), TOOL, AGENT, T0 + 9, T0 + 20) is None
-    assert s.claim_next(None, os.urandom(16), TOOL, AGENT, T0 + 10, T0 + 20) == older_a
+    assert s.claim_next(None, os.urandom(32), TOOL, AGENT, None, T0 + 9, T0 + 20) is None
+    assert s.claim_next(None, os.urandom(32), TOOL, AGENT, None, T0 + 10, T0 + 20) == (older_a, 2)
     s.rollback(None)
 
 
@@ -132,10 +136,10 @@ def test_lease_rows_counts_and_guarded_transitions(engine_factory: Callable[[], 
     engine = engine_factory()
     asset, rep = seed(engine)
     job = request(engine, asset, rep)
-    secret = os.urandom(16)
+    secret = os.urandom(32)  # the core passes SHA-256 hashes of lease secrets
     s = engine.begin_write(5.0)
-    assert s.claim(job, secret, TOOL, AGENT, T0, T0 + 100)
-    assert not s.claim(job, os.urandom(16), TOOL, AGENT, T0, T0 + 100)  # live lease
+    assert s.claim(job, secret, TOOL, AGENT, None, T0, T0 + 100) == 1
+    assert s.claim(job, os.urandom(32), TOOL, AGENT, None, T0, T0 + 100) is None  # live lease
     row = s.lease_row(job)
     assert isinstance(row, LeaseRow) and (row.state, row.expires, row.claim_sequence) == (
         CLAIMED,
@@ -147,7 +151,7 @@ def test_lease_rows_counts_and_guarded_transitions(engine_factory: Callable[[], 
     counts = engine.reads.job_counts(None)
     assert counts.get(CLAIMED) == 1 and counts.get(REQUESTED, 0) == 0
     s = engine.begin_write(5.0)
-    assert not s.renew(job, os.urandom(16), T0 + 1, T0 + 200)  # another secret
+    assert not s.renew(job, os.urandom(32), T0 + 1, T0 + 200)  # another secret
     assert not s.renew(job, secret, T0 + 1, T0 + 50)  # must extend
     assert s.renew(job, secret, T0 + 1, T0 + 200)
     assert not s.release(job, secret, T0 + 200)  # expired at its expiry

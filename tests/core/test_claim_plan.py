@@ -35,8 +35,8 @@ from postproject.storage.sqlite.reads import Reader
 from postproject.storage.sqlite.writes import WriteSession
 
 LIST_INDEXES = ("jobs_by_state_kind", "jobs_by_kind", "jobs_by_state", "jobs_by_completion")
-READY = "jobs_by_state"  # oldest requested job of any kind: first (1, id) entry
-READY_KIND = "jobs_by_state_kind"  # oldest requested job of one kind: first (1, kind, id) entry
+READY = "jobs_ready"  # partial (requested jobs only), in claim order: priority desc, availability, id
+READY_KIND = "jobs_ready_kind"  # the same per kind: (kind, priority desc, availability, id)
 EXPIRY = "jobs_claimed_expiry"  # partial: claimed jobs by lease expiry
 CLAIM_INDEXES = (READY, READY_KIND, EXPIRY)
 KINDS = ("org.example:proxy", "org.example:render", "org.example:transcode")
@@ -155,23 +155,31 @@ def test_claim_next_uses_the_claim_indexes_without_sorting(
     conn, path = plan_db
     recorder = PlanRecorder(conn)
     session = WriteSession(recorder, path, busy_timeout=1.0)  # type: ignore[arg-type]
-    assert session.claim_next(kinds, b"\x01" * 16, TOOL, None, 1_000, 2_000) is None
+    assert session.claim_next(kinds, b"\x01" * 32, TOOL, None, None, 1_000, 2_000) is None
     details = recorder.only_plan()
-    assert not [line for line in details if "TEMP B-TREE" in line], details
+    # One small sort picks the best of the candidates (one row per probe, at most kinds + 1);
+    # no probe ever sorts ready rows.
+    assert len([line for line in details if "TEMP B-TREE" in line]) <= 1, details
     used = _indexes(details, "jobs")
-    # the outer UPDATE finds its row by key; each probe seeks its index (never scans it)
+    # the outer UPDATE finds its row by key; each probe reads its index in claim order
     assert used == ["primary key", *ready_index, EXPIRY], details
     probes = [line for line in details if re.match(r"(SCAN|SEARCH) jobs\b", line)][1:]
-    assert all(line.startswith("SEARCH jobs ") for line in probes), details
-    for line in probes[:-1]:
-        assert "(state=?" in line, details  # a seek to the requested jobs, not a filter
+    if kinds is not None:
+        assert all(line.startswith("SEARCH jobs ") for line in probes), details
+        for line in probes[:-1]:
+            assert "(kind=?" in line, details  # a seek to the kind's requested jobs, not a filter
+    else:  # the partial index holds only requested jobs, already in claim order: LIMIT 1 stops at once
+        assert probes[0].startswith(
+            ("SCAN jobs USING INDEX jobs_ready", "SEARCH jobs USING INDEX jobs_ready")
+        ), details
+    assert "claim_expires_at<?" in probes[-1], details  # the expired claims: a seek on the expiry
 
 
 def test_claim_by_id_uses_the_id_index(plan_db: tuple[sqlite3.Connection, Path]) -> None:
     conn, path = plan_db
     recorder = PlanRecorder(conn)
     session = WriteSession(recorder, path, busy_timeout=1.0)  # type: ignore[arg-type]
-    session.claim(b"\x02" * 16, b"\x01" * 16, TOOL, None, 1_000, 2_000)
+    session.claim(b"\x02" * 16, b"\x01" * 32, TOOL, None, None, 1_000, 2_000)
     details = recorder.only_plan()
     assert not [line for line in details if "TEMP B-TREE" in line], details
     assert _indexes(details, "jobs") == ["primary key"], details

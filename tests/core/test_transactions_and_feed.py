@@ -235,15 +235,21 @@ def test_filtered_reads_examine_a_bounded_window(
 def test_job_history_uses_the_job_index(production: Production, media: Media) -> None:
     import sqlite3
 
+    from postproject.lifecycle import JOB_EVENT_KINDS
+
+    kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))  # as the reader sends it
     conn = sqlite3.connect(production.path)
     plan = " ".join(
         row[3]
         for row in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT sequence FROM revision_events WHERE subject = ? AND kind IN "
-            "('job_cancelled','job_claim_released','job_claim_renewed','job_claimed','job_failed',"
-            "'job_requested','job_succeeded') ORDER BY sequence",
+            f"EXPLAIN QUERY PLAN SELECT sequence FROM revision_events WHERE subject = ? AND kind IN ({kinds}) "
+            "ORDER BY sequence",
             (b"x" * 16,),
         )
     )
+    index_sql = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'revision_events_by_job'"
+    ).fetchone()[0]
     conn.close()
+    assert kinds in " ".join(index_sql.split()).replace(", ", ","), "the index lists exactly the job events"
     assert "revision_events_by_job" in plan and "TEMP B-TREE" not in plan

@@ -108,7 +108,10 @@ def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
             )
         begin_immediate(conn, path, timeout=30.0)
         try:
-            schema.migrate(conn, version)
+            # Another process may have migrated it while we waited for the lock: read again.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version < schema.LATEST:
+                schema.migrate(conn, version)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

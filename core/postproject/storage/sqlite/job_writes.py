@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from postproject.engine import ActivityFacts, ChangedInput, LeaseRow, OutputFacts
+from postproject.engine import ActivityFacts, ChangedInput, LeaseRow, LostClaim, OutputFacts
 from postproject.lifecycle import Action, JobState, sources
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import JobRequest
+from postproject.model.jobs import AttemptOutcome, JobRequest
 from postproject.storage.sqlite import rows
 from postproject.storage.sqlite.errors import translate
 
 CHUNK = 500  # ids per IN (...) list
 CLAIMED = JobState.CLAIMED.code
+REQUESTED = JobState.REQUESTED.code
 
 
 def _codes(action: Action) -> str:
@@ -27,16 +29,24 @@ def _codes(action: Action) -> str:
     return ",".join(str(state.code) for state in sorted(sources(action), key=lambda s: s.code))
 
 
-_CLEAR_CLAIM = """claim_secret = NULL, claim_tool_name = NULL, claim_tool_version = NULL,
-    claim_tool_uri = NULL, claim_agent_name = NULL, claimed_at = NULL, claim_expires_at = NULL,
-    claim_sequence = NULL"""
-_SET_CLAIM = """state = 2, claim_secret = :secret, claim_tool_name = :tool_name,
+_CLEAR_CLAIM = """claim_secret_hash = NULL, claim_tool_name = NULL, claim_tool_version = NULL,
+    claim_tool_uri = NULL, claim_agent_name = NULL, claim_worker_id = NULL, claim_session = NULL,
+    claimed_at = NULL, claim_expires_at = NULL, claim_sequence = NULL, claim_attempt = NULL"""
+_SET_CLAIM = """state = 2, claim_secret_hash = :secret, claim_tool_name = :tool_name,
     claim_tool_version = :tool_version, claim_tool_uri = :tool_uri, claim_agent_name = :agent,
-    claimed_at = :now, claim_expires_at = :expires, claim_sequence = :seq, updated_sequence = :seq"""
-# Claimable: requested, or claimed with a lease that expired at or before now.
-_CLAIMABLE = f"(state IN ({_codes(Action.CLAIM)}) AND (state <> {CLAIMED} OR claim_expires_at <= :now))"
+    claim_worker_id = :worker, claim_session = :session, claimed_at = :now, claim_expires_at = :expires,
+    claim_sequence = :seq, claim_attempt = attempts + 1, attempts = attempts + 1, updated_sequence = :seq"""
+# Claimable: requested and not held back by not_before, or claimed with a lease that expired
+# at or before now. (available_at only orders the queue: a request from a host whose clock runs
+# ahead is claimable at once.)
+_READY = "(not_before IS NULL OR not_before <= :now)"
+_CLAIMABLE = f"((state = {REQUESTED} AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= :now))"
 # Held by a lease: claimed by this secret and not expired.
-_HELD = "state = 2 AND claim_secret = :secret AND claim_expires_at > :now"
+_HELD = "state = 2 AND claim_secret_hash = :secret AND claim_expires_at > :now"
+_END_ATTEMPT = (
+    "UPDATE job_attempts SET outcome = :outcome, ended_at = :now, diagnostic = :diagnostic "
+    "WHERE job_id = :id AND outcome IS NULL"
+)
 
 
 class JobWrites:
@@ -58,7 +68,12 @@ class JobWrites:
     def missing(self, table: str, ids: Sequence[bytes]) -> list[bytes]:
         raise NotImplementedError
 
-    def insert_job(self, job_id: bytes, request: JobRequest, now: int) -> bool:
+    def _atomic(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def insert_job(
+        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
+    ) -> bool:
         """Insert a requested job; False when an input, the output asset or the target root is absent."""
         inputs = [rep.bytes for rep in request.inputs]
         values: tuple[Any, ...] = (
@@ -71,19 +86,30 @@ class JobWrites:
             now,
             self.sequence,
             self.sequence,
+            request.priority,
+            not_before,
+            max(now, not_before) if not_before is not None else now,
+            request.max_attempts,
+            request.idempotency_key,
+            digest,
         )
         columns = (
             "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, "
-            "requested_at, requested_sequence, updated_sequence) "
+            "requested_at, requested_sequence, updated_sequence, priority, not_before, available_at, "
+            "max_attempts, idempotency_key, request_digest) "
         )
+        marks = "?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?"
         if len(inputs) > CHUNK:
             if self.missing("representations", inputs):
                 return False
-            sql, params = columns + "VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)", values
+            sql, params = columns + f"VALUES ({marks})", values
         else:  # the input check rides on the insert: one statement
-            marks = ",".join("?" * len(inputs))
-            check = f"(SELECT count(*) FROM representations WHERE id IN ({marks})) = ?" if inputs else "1"
-            sql = columns + f"SELECT ?, ?, ?, ?, ?, ?, 1, ?, ?, ? WHERE {check}"
+            check = (
+                f"(SELECT count(*) FROM representations WHERE id IN ({','.join('?' * len(inputs))})) = ?"
+                if inputs
+                else "1"
+            )
+            sql = columns + f"SELECT {marks} WHERE {check}"
             params = (*values, *inputs, len(inputs)) if inputs else values
         try:
             cursor = self.conn.execute(sql, params)
@@ -95,17 +121,35 @@ class JobWrites:
             raise translate(exc, self.path) from exc
         return cursor.rowcount == 1
 
+    def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None:
+        """(job id, request digest) of the job requested with ``key``, if any."""
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT id, request_digest FROM jobs WHERE idempotency_key = ?", (key,)
+        )
+
     def lease_row(self, job_id: bytes) -> LeaseRow | None:
         """The stored claim of a job, or None when the job does not exist."""
         row = self._one(
-            "SELECT state, claim_secret, claim_expires_at, claim_sequence, output_asset_id, output_kind, inputs "
+            "SELECT state, claim_secret_hash, claim_expires_at, claim_sequence, output_asset_id, output_kind, inputs, "
+            "attempts, max_attempts, claim_attempt "
             "FROM jobs WHERE id = ?",
             (job_id,),
         )
         if row is None:
             return None
-        state, secret, expires, claim_sequence, asset, kind, inputs = row
-        return LeaseRow(state, secret, expires, claim_sequence, asset, kind, rows.split_ids(inputs))
+        state, secret, expires, claim_sequence, asset, kind, inputs, attempts, max_attempts, attempt = row
+        return LeaseRow(
+            state,
+            secret,
+            expires,
+            claim_sequence,
+            asset,
+            kind,
+            rows.split_ids(inputs),
+            attempts,
+            max_attempts,
+            attempt,
+        )
 
     def output_facts(self, rep_id: bytes) -> OutputFacts | None:
         row = self._one(
@@ -134,6 +178,7 @@ class JobWrites:
         secret: bytes,
         tool: ToolIdentity,
         agent: AgentIdentity | None,
+        worker: tuple[bytes, bytes] | None,
         now: int,
         expires: int,
     ) -> dict[str, Any]:
@@ -143,6 +188,8 @@ class JobWrites:
             "tool_version": tool.version,
             "tool_uri": tool.uri,
             "agent": agent.name if agent else None,
+            "worker": worker[0] if worker else None,
+            "session": worker[1] if worker else None,
             "now": now,
             "expires": expires,
             "seq": self.sequence,
@@ -154,13 +201,16 @@ class JobWrites:
         secret: bytes,
         tool: ToolIdentity,
         agent: AgentIdentity | None,
+        worker: tuple[bytes, bytes] | None,
         now: int,
         expires: int,
-    ) -> bool:
-        """One guarded UPDATE; True when the job was claimable and is now ours."""
-        params = self._claim_params(secret, tool, agent, now, expires) | {"id": job_id}
-        cursor = self._exec(f"UPDATE jobs SET {_SET_CLAIM} WHERE id = :id AND {_CLAIMABLE}", params)
-        return cursor.rowcount == 1
+    ) -> int | None:
+        """One guarded UPDATE (its trigger starts the attempt); the attempt number, or None."""
+        params = self._claim_params(secret, tool, agent, worker, now, expires) | {"id": job_id}
+        row = self._one(
+            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = :id AND {_CLAIMABLE} RETURNING claim_attempt", params
+        )
+        return int(row[0]) if row else None
 
     def claim_next(
         self,
@@ -168,97 +218,188 @@ class JobWrites:
         secret: bytes,
         tool: ToolIdentity,
         agent: AgentIdentity | None,
+        worker: tuple[bytes, bytes] | None,
         now: int,
         expires: int,
-    ) -> bytes | None:
-        """Claim the oldest claimable job of ``kinds`` in one guarded statement."""
-        params = self._claim_params(secret, tool, agent, now, expires)
-        # Oldest = smallest id (UUIDv7). Each candidate is one index probe; the plan is
-        # pinned with INDEXED BY so the planner can never fall back to sorting ready rows.
+    ) -> tuple[bytes, int] | None:
+        """Claim the first claimable job of ``kinds`` (priority, then availability, then id) in one
+        guarded statement; (job id, attempt number) or None."""
+        params = self._claim_params(secret, tool, agent, worker, now, expires)
+        # Each candidate is one index probe, pinned with INDEXED BY so the planner can never
+        # fall back to sorting ready rows: the best ready job (of each kind) and the claim
+        # that expired first.
         if kinds is None:
             candidates = [
-                "SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state WHERE state = 1 ORDER BY id LIMIT 1)",
-                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry WHERE state = 2 AND claim_expires_at <= :now",
+                "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready "
+                f"WHERE state = 1 AND {_READY} ORDER BY priority DESC, available_at, id LIMIT 1)",
+                "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
+                "WHERE state = 2 AND claim_expires_at <= :now ORDER BY claim_expires_at LIMIT 1)",
             ]
         else:
             candidates = []
             for index, kind in enumerate(kinds):
                 params[f"k{index}"] = kind
                 candidates.append(
-                    f"SELECT id FROM (SELECT id FROM jobs INDEXED BY jobs_by_state_kind "
-                    f"WHERE state = 1 AND kind = :k{index} ORDER BY id LIMIT 1)"
+                    "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready_kind "
+                    f"WHERE state = 1 AND kind = :k{index} AND {_READY} "
+                    "ORDER BY priority DESC, available_at, id LIMIT 1)"
                 )
             marks = ",".join(f":k{i}" for i in range(len(kinds)))
             candidates.append(
-                "SELECT min(id) FROM jobs INDEXED BY jobs_claimed_expiry "
-                f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks})"
+                "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
+                f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks}) "
+                "ORDER BY claim_expires_at LIMIT 1)"
             )
         pick = " UNION ALL ".join(candidates)
         row = self._one(
-            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT min(id) FROM ({pick})) AND {_CLAIMABLE} RETURNING id",
+            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT id FROM ({pick}) "
+            f"ORDER BY p DESC, a, id LIMIT 1) AND {_CLAIMABLE} RETURNING id, claim_attempt",
             params,
         )
-        return row[0] if row else None
+        return (row[0], int(row[1])) if row else None
 
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool:
         cursor = self._exec(
             f"UPDATE jobs SET claim_expires_at = :expires, updated_sequence = :seq WHERE id = :id AND {_HELD} "
             "AND :expires > claim_expires_at",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "expires": expires,
-                "seq": self.sequence,
-            },
+            {"id": job_id, "secret": secret, "now": now, "expires": expires, "seq": self.sequence},
         )
         return cursor.rowcount == 1
+
+    def _end_claim(
+        self,
+        job_id: bytes,
+        set_job: str,
+        where: str,
+        params: dict[str, Any],
+        outcome: AttemptOutcome,
+        diagnostic: str | None = None,
+    ) -> bool:
+        """One guarded UPDATE of the job that clears its claim, and the end of its attempt."""
+        with self._atomic():
+            cursor = self._exec(
+                f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
+                params | {"id": job_id, "seq": self.sequence},
+            )
+            if cursor.rowcount != 1:
+                return False
+            self._exec(
+                _END_ATTEMPT,
+                {"id": job_id, "now": params["now"], "outcome": outcome.code, "diagnostic": diagnostic},
+            )
+        return True
 
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.REQUESTED.code}, {_CLEAR_CLAIM}, updated_sequence = :seq "
-            f"WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.RELEASE)})",
-            {"id": job_id, "secret": secret, "now": now, "seq": self.sequence},
+        return self._end_claim(
+            job_id,
+            f"state = {REQUESTED}",
+            f"{_HELD} AND state IN ({_codes(Action.RELEASE)})",
+            {"secret": secret, "now": now},
+            AttemptOutcome.RELEASED,
         )
-        return cursor.rowcount == 1
 
-    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.FAILED.code}, {_CLEAR_CLAIM}, failure_diagnostic = :diagnostic, "
-            f"updated_sequence = :seq WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.FAIL)})",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "diagnostic": diagnostic,
-                "seq": self.sequence,
-            },
+    def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str, *, retry: bool) -> bool:
+        """Fail the job, or (``retry``) return it to requested; the attempt ends failed either way."""
+        set_job = (
+            f"state = {REQUESTED}, available_at = :now"
+            if retry
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
         )
-        return cursor.rowcount == 1
+        action = Action.RETRY if retry else Action.FAIL
+        return self._end_claim(
+            job_id,
+            set_job,
+            f"{_HELD} AND state IN ({_codes(action)})",
+            {"secret": secret, "now": now, "diagnostic": diagnostic},
+            AttemptOutcome.FAILED,
+            diagnostic,
+        )
 
     def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
+        return self._end_claim(
+            job_id,
+            f"state = {JobState.SUCCEEDED.code}, completion_activity_id = :activity, "
+            "completion_representation_id = :rep",
+            f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
+            {"secret": secret, "now": now, "activity": activity_id, "rep": rep_id},
+            AttemptOutcome.SUCCEEDED,
+        )
+
+    def cancel(self, job_id: bytes, now: int) -> bool:
+        with self._atomic():
+            cursor = self._exec(
+                f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ? "
+                f"WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
+                (self.sequence, job_id),
+            )
+            if cursor.rowcount != 1:
+                return False
+            self._exec(
+                _END_ATTEMPT,
+                {"id": job_id, "now": now, "outcome": AttemptOutcome.CANCELLED.code, "diagnostic": None},
+            )
+        return True
+
+    def requeue(self, job_id: bytes, now: int) -> bool:
+        """Return a claimed job (expired or not) to requested, fencing its lease."""
+        return self._end_claim(
+            job_id,
+            f"state = {REQUESTED}, available_at = :now",
+            f"state IN ({_codes(Action.REQUEUE)})",
+            {"now": now},
+            AttemptOutcome.RELEASED,
+        )
+
+    def set_priority(self, job_id: bytes, priority: int) -> bool:
         cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.SUCCEEDED.code}, {_CLEAR_CLAIM}, completion_activity_id = :activity, "
-            f"completion_representation_id = :rep, updated_sequence = :seq "
-            f"WHERE id = :id AND {_HELD} AND state IN ({_codes(Action.COMPLETE)})",
-            {
-                "id": job_id,
-                "secret": secret,
-                "now": now,
-                "activity": activity_id,
-                "rep": rep_id,
-                "seq": self.sequence,
-            },
+            f"UPDATE jobs SET priority = ?, updated_sequence = ? WHERE id = ? AND state IN "
+            f"({_codes(Action.PRIORITIZE)})",
+            (priority, self.sequence, job_id),
         )
         return cursor.rowcount == 1
 
-    def cancel(self, job_id: bytes) -> bool:
-        cursor = self._exec(
-            f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ? "
-            f"WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
-            (self.sequence, job_id),
+    def lost_claims(self, now: int, limit: int) -> list[LostClaim]:
+        """Expired claims, soonest-expired first, with what finalising them needs."""
+        return [
+            LostClaim(job, attempt, attempts, max_attempts, worker, agent, expires)
+            for job, attempt, attempts, max_attempts, worker, agent, expires in self._all(
+                "SELECT j.id, j.claim_attempt, j.attempts, j.max_attempts, "
+                "(SELECT w.name FROM workers w WHERE w.id = j.claim_worker_id), j.claim_agent_name, "
+                "j.claim_expires_at FROM jobs j INDEXED BY jobs_claimed_expiry "
+                "WHERE j.state = 2 AND j.claim_expires_at <= ? ORDER BY j.claim_expires_at, j.id LIMIT ?",
+                (now, limit),
+            )
+        ]
+
+    def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool:
+        """End an expired claim's attempt as lost: back to requested, or failed with ``diagnostic``.
+
+        Guarded by the attempt and the expiry, so a re-claim committed first wins."""
+        set_job = (
+            f"state = {REQUESTED}, available_at = :now"
+            if diagnostic is None
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
         )
-        return cursor.rowcount == 1
+        return self._end_claim(
+            job_id,
+            set_job,
+            "state = 2 AND claim_attempt = :attempt AND claim_expires_at <= :now",
+            {"now": now, "attempt": attempt, "diagnostic": diagnostic},
+            AttemptOutcome.LOST,
+        )
+
+    def link_retry(self, original: bytes, retry: bytes) -> None:
+        with self._atomic():
+            self._exec("UPDATE jobs SET retried_as = ? WHERE id = ?", (retry, original))
+            self._exec("UPDATE jobs SET retry_of = ? WHERE id = ?", (original, retry))
+
+    def completed_by(self, job_id: bytes) -> tuple[int, bytes | None, bytes | None] | None:
+        """(state, completion representation, completing attempt's secret hash) of a job."""
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT j.state, j.completion_representation_id, (SELECT a.secret_hash FROM job_attempts a "
+            "WHERE a.job_id = j.id AND a.outcome = 1) FROM jobs j WHERE j.id = ?",
+            (job_id,),
+        )
 
     def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None:
         """The first input whose fingerprint was recorded after ``sequence``: (rep, seq, revision id)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -9,12 +10,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from postproject.engine import WorkerRow
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.lifecycle import JOB_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
-from postproject.model.jobs import Job
+from postproject.model.jobs import Attempt, Job
 from postproject.model.revisions import Revision
 from postproject.storage.sqlite import rows
 from postproject.storage.sqlite.errors import translated
@@ -185,10 +187,25 @@ class Reader:
     # --- jobs --------------------------------------------------------------------------
 
     def job(self, job_id: JobId) -> Job:
-        row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id.bytes,))
-        if row is None:
-            raise NotFoundError(f"job {job_id} does not exist")
-        return rows.job(row)
+        with self.snapshot():
+            row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id.bytes,))
+            if row is None:
+                raise NotFoundError(f"job {job_id} does not exist")
+            return self._with_attempts([row])[0]
+
+    def _with_attempts(self, found: Sequence[Any]) -> list[Job]:
+        """Jobs from rows, each with its attempts (one query for the whole page)."""
+        attempted = [r[0] for r in found if r[rows.ATTEMPT_COUNT]]
+        by_job: dict[bytes, list[Attempt]] = {}
+        for start in range(0, len(attempted), 500):
+            part = attempted[start : start + 500]
+            for row in self._all(
+                f"SELECT {rows.ATTEMPT_COLUMNS} FROM job_attempts a WHERE a.job_id IN ({','.join('?' * len(part))}) "
+                "ORDER BY a.job_id, a.number",
+                part,
+            ):
+                by_job.setdefault(row[0], []).append(rows.attempt(row))
+        return [rows.job(r, by_job.get(r[0], ())) for r in found]
 
     def jobs(
         self,
@@ -215,7 +232,8 @@ class Reader:
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + f" ORDER BY j.id {'DESC' if descending else 'ASC'} LIMIT ?"
         )
-        return [rows.job(r) for r in self._all(sql, [*params, limit])]
+        with self.snapshot():
+            return self._with_attempts(self._all(sql, [*params, limit]))
 
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
@@ -227,9 +245,10 @@ class Reader:
             + (" AND (j.claim_expires_at, j.id) > (?, ?)" if after else "")
             + " ORDER BY j.claim_expires_at, j.id LIMIT ?"
         )
-        return [
-            rows.job(r) for r in self._all(sql, (before, *([kind] if kind else []), *(after or ()), limit))
-        ]
+        with self.snapshot():
+            return self._with_attempts(
+                self._all(sql, (before, *([kind] if kind else []), *(after or ()), limit))
+            )
 
     def job_counts(self, kind: str | None) -> dict[int, int]:
         sql = (
@@ -243,11 +262,53 @@ class Reader:
         return [r[0] for r in self._all("SELECT DISTINCT kind FROM job_counts WHERE count > 0 ORDER BY kind")]
 
     def job_secret(self, job_id: JobId) -> tuple[int, bytes | None, int | None] | None:
-        """State, current secret and expiry of a job (for lease import)."""
+        """State, current secret hash and expiry of a job (for lease import)."""
         return self._one(  # type: ignore[no-any-return]
-            "SELECT state, claim_secret, claim_expires_at FROM jobs WHERE id = ?",
+            "SELECT state, claim_secret_hash, claim_expires_at FROM jobs WHERE id = ?",
             (job_id.bytes,),
         )
+
+    # --- workers -----------------------------------------------------------------------
+
+    def workers(self, now: int) -> list[WorkerRow]:
+        with self.snapshot():
+            heads = self._all(
+                "SELECT id, name, host, registered_at, last_seen, capacity, kinds FROM workers ORDER BY name"
+            )
+            running: dict[bytes, list[bytes]] = {}
+            for worker, job in self._all(
+                "SELECT claim_worker_id, id FROM jobs INDEXED BY jobs_by_worker "
+                "WHERE claim_worker_id IS NOT NULL AND claim_expires_at > ? ORDER BY claim_worker_id, id",
+                (now,),
+            ):
+                running.setdefault(worker, []).append(job)
+            outcomes: dict[bytes, dict[int, int]] = {}
+            for worker, outcome, count in self._all(
+                "SELECT worker_id, outcome, count(*) FROM job_attempts WHERE worker_id IS NOT NULL "
+                "AND outcome IS NOT NULL GROUP BY worker_id, outcome"
+            ):
+                outcomes.setdefault(worker, {})[outcome] = count
+        return [
+            (
+                name,
+                host,
+                registered,
+                last_seen,
+                capacity,
+                tuple(json.loads(kinds)) if kinds else None,
+                running.get(id_, []),
+                outcomes.get(id_, {}),
+            )
+            for id_, name, host, registered, last_seen, capacity, kinds in heads
+        ]
+
+    def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:
+        found = self._all(
+            f"SELECT {rows.ATTEMPT_COLUMNS} FROM job_attempts a INDEXED BY job_attempts_by_worker "
+            "WHERE a.worker_id = (SELECT id FROM workers WHERE name = ?) ORDER BY a.claimed_at DESC LIMIT ?",
+            (name, limit),
+        )
+        return [(row[0], rows.attempt(row)) for row in found]
 
     def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
         """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""

@@ -20,7 +20,7 @@ from postproject.model.assets import (
     RepresentationKind,
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure
+from postproject.model.jobs import Attempt, AttemptOutcome, Job, JobClaim, JobCompletion, JobFailure
 from postproject.model.revisions import Revision, RevisionEvent
 
 Row = sqlite3.Row | tuple[Any, ...]
@@ -28,7 +28,26 @@ Row = sqlite3.Row | tuple[Any, ...]
 JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, j.state,
     j.claim_tool_name, j.claim_tool_version, j.claim_tool_uri, j.claim_agent_name,
     j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
-    j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs"""
+    j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs,
+    (SELECT w.name FROM workers w WHERE w.id = j.claim_worker_id), j.claim_attempt, j.priority,
+    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts"""
+ATTEMPT_COUNT = 25  # the position of j.attempts in JOB_COLUMNS
+ATTEMPT_COLUMNS = """a.job_id, a.number, a.outcome, a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id),
+    a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic"""
+
+
+def attempt(row: Row) -> Attempt:
+    _, number, outcome, agent, worker, tool_name, tool_version, tool_uri, claimed, ended, diagnostic = row
+    return Attempt(
+        number=number,
+        outcome=AttemptOutcome.from_code(outcome) if outcome is not None else None,
+        agent=AgentIdentity(agent) if agent is not None else None,
+        worker=worker,
+        tool=ToolIdentity(tool_name, tool_version, tool_uri),
+        claimed_at=from_micros(claimed),
+        ended_at=from_micros(ended) if ended is not None else None,
+        diagnostic=diagnostic,
+    )
 
 
 def split_ids(blob: bytes) -> list[bytes]:
@@ -36,7 +55,7 @@ def split_ids(blob: bytes) -> list[bytes]:
     return [blob[i : i + 16] for i in range(0, len(blob), 16)]
 
 
-def job(row: Row) -> Job:
+def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
     (
         id_,
         kind,
@@ -56,6 +75,14 @@ def job(row: Row) -> Job:
         requested_at,
         updated,
         inputs,
+        worker,
+        attempt_number,
+        priority,
+        not_before,
+        max_attempts,
+        retry_of,
+        retried_as,
+        _,
     ) = row
     state_value = JobState.from_code(state)
     claim = None
@@ -65,6 +92,8 @@ def job(row: Row) -> Job:
             AgentIdentity(agent) if agent is not None else None,
             from_micros(claimed_at),
             from_micros(expires),
+            worker,
+            attempt_number,
         )
     return Job(
         id=JobId(id_),
@@ -81,6 +110,12 @@ def job(row: Row) -> Job:
         failure=JobFailure(diagnostic) if diagnostic is not None else None,
         requested_at=from_micros(requested_at),
         updated_sequence=updated,
+        priority=priority,
+        not_before=from_micros(not_before) if not_before is not None else None,
+        max_attempts=max_attempts,
+        attempts=tuple(attempts),
+        retry_of=JobId(retry_of) if retry_of is not None else None,
+        retried_as=JobId(retried_as) if retried_as is not None else None,
     )
 
 

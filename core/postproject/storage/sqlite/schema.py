@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from importlib import resources
 
@@ -20,6 +21,7 @@ LATEST = len(_MIGRATIONS)
 def migrate(conn: sqlite3.Connection, current: int) -> None:
     """Apply the migrations after ``current`` inside the caller's write transaction."""
     assert conn.in_transaction, "migrations run inside the caller's BEGIN IMMEDIATE"
+    conn.create_function("pp_sha256", 1, _sha256, deterministic=True)
     try:
         for number, name in enumerate(_MIGRATIONS, start=1):
             if number <= current:
@@ -34,6 +36,10 @@ def migrate(conn: sqlite3.Connection, current: int) -> None:
             conn.execute(f"PRAGMA user_version = {number}")
     except sqlite3.Error as exc:
         raise MigrationError(f"schema migration to version {LATEST} failed: {exc}") from exc
+
+
+def _sha256(value: bytes | None) -> bytes | None:
+    return hashlib.sha256(value).digest() if value is not None else None
 
 
 def _statements(script: str) -> list[str]:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from postproject.engine import WorkerFacts
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
+from postproject.model.jobs import Job
 from postproject.model.revisions import RevisionEvent
-from postproject.storage.sqlite import connection
+from postproject.storage.sqlite import connection, rows
 from postproject.storage.sqlite.errors import translate, translated
 from postproject.storage.sqlite.job_writes import JobWrites
 
@@ -46,6 +49,7 @@ class WriteSession(JobWrites):
         self.positions = 0
         self.staged: list[RevisionEvent] = []  # what the receipt reports, in staging order
         self._savepoints = 0
+        self.state_written = False  # stored state that is not a revision (heartbeats, registrations)
         self._subjects: list[bytes | None] = []  # each staged event's subject
         self.created_activities: list[bytes] = []
 
@@ -88,6 +92,17 @@ class WriteSession(JobWrites):
         del self.staged[self.positions :], self._subjects[self.positions :]
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
+
+    @contextmanager
+    def _atomic(self) -> Iterator[None]:
+        """Several statements as one: all of them or none (an internal savepoint)."""
+        token = self.savepoint()
+        try:
+            yield
+        except BaseException:
+            self.rollback_savepoint(token)
+            raise
+        self.release_savepoint(token)
 
     def _exec(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         try:
@@ -282,6 +297,73 @@ class WriteSession(JobWrites):
             (target_kind, target_id, vocabulary, name, value, self.sequence),
         )
 
+    # --- reads inside the edit ------------------------------------------------------------
+
+    def job(self, job_id: bytes) -> Job | None:
+        """A job as this edit sees it (without its attempts)."""
+        row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id,))
+        return rows.job(row) if row is not None else None
+
+    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
+        """(vocabulary, property, value JSON) of an object, in order."""
+        return self._all(
+            "SELECT vocabulary, property, value FROM metadata WHERE target_kind = ? AND target_id = ? ORDER BY id",
+            (target_kind, target_id),
+        )
+
+    # --- workers (stored state: heartbeats are not revisions) -------------------------------
+
+    def register_worker(
+        self,
+        worker_id: bytes,
+        name: str,
+        session: bytes,
+        capacity: int,
+        kinds: Sequence[str] | None,
+        host: str | None,
+        now: int,
+    ) -> bytes:
+        """Create the worker named ``name`` or replace its session; its (stable) id."""
+        row = self._one(
+            "INSERT INTO workers (id, name, host, capacity, kinds, session, registered_at, last_seen) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET host = excluded.host, "
+            "capacity = excluded.capacity, kinds = excluded.kinds, session = excluded.session, "
+            "registered_at = excluded.registered_at, last_seen = excluded.last_seen RETURNING id",
+            (
+                worker_id,
+                name,
+                host,
+                capacity,
+                json.dumps(list(kinds)) if kinds is not None else None,
+                session,
+                now,
+                now,
+            ),
+        )
+        self.state_written = True
+        return bytes(row[0])
+
+    def heartbeat(self, worker_id: bytes, session: bytes, now: int) -> bool:
+        """Record a heartbeat of the current session (last_seen never moves back); False when fenced."""
+        cursor = self._exec(
+            "UPDATE workers SET last_seen = max(last_seen, ?) WHERE id = ? AND session = ?",
+            (now, worker_id, session),
+        )
+        self.state_written = True
+        return cursor.rowcount == 1
+
+    def worker_facts(self, worker_id: bytes, now: int) -> WorkerFacts | None:
+        """What a claim by this worker checks: its session, liveness, capacity and load."""
+        row = self._one(
+            "SELECT session, last_seen, capacity, kinds, (SELECT count(*) FROM jobs INDEXED BY jobs_by_worker "
+            "WHERE claim_worker_id = w.id AND claim_expires_at > ?) FROM workers w WHERE id = ?",
+            (now, worker_id),
+        )
+        if row is None:
+            return None
+        session, last_seen, capacity, kinds, active = row
+        return WorkerFacts(session, last_seen, capacity, tuple(json.loads(kinds)) if kinds else None, active)
+
     # --- commit ------------------------------------------------------------------------
 
     def commit(
@@ -294,6 +376,10 @@ class WriteSession(JobWrites):
     ) -> bool:
         """Publish the edit; False (and a rollback) when nothing was staged."""
         if self.positions == 0:
+            if self.state_written:  # stored state only (heartbeats): no revision
+                with translated(self.path):
+                    self.conn.execute("COMMIT")
+                return False
             self.rollback(high_water)
             return False
         seq = self.sequence

@@ -1,0 +1,50 @@
+"""Registered workers as a production sees them (:class:`WorkerReads` is part of ``Production``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from postproject import clock as clocks
+from postproject.handle import ProductionHandle
+from postproject.ids import JobId
+from postproject.model import names
+from postproject.model.jobs import Attempt, AttemptOutcome
+from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
+from postproject.pages import check_limit
+
+
+class WorkerReads:
+    """Registered workers and their attempts (part of :class:`Production`)."""
+
+    _handle: ProductionHandle
+
+    def workers(self) -> list[Worker]:
+        """Every registered worker, by name, with liveness derived from its last heartbeat."""
+        self._handle.check_open()
+        now = self._handle.now_micros()
+        offline_after = OFFLINE_AFTER // timedelta(microseconds=1)
+        return [
+            Worker(
+                name=name,
+                host=host,
+                state=WorkerState.ONLINE if now - last_seen <= offline_after else WorkerState.OFFLINE,
+                last_seen=clocks.from_micros(last_seen),
+                capacity=capacity,
+                kinds=kinds,
+                running=tuple(JobId(j) for j in running),
+                outcomes={AttemptOutcome.from_code(code): n for code, n in sorted(outcomes.items())},
+                registered_at=clocks.from_micros(registered),
+            )
+            for name, host, registered, last_seen, capacity, kinds, running, outcomes in self._handle.reads.workers(
+                now
+            )
+        ]
+
+    def worker_attempts(self, name: str, limit: int = 100) -> tuple[tuple[JobId, Attempt], ...]:
+        """The newest attempts of the worker ``name``: (job id, attempt), newest first."""
+        self._handle.check_open()
+        check_limit(limit)
+        names.bounded_text("worker name", name, 256)
+        return tuple(
+            (JobId(job), attempt) for job, attempt in self._handle.reads.worker_attempts(name, limit)
+        )
