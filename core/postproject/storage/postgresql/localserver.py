@@ -141,6 +141,7 @@ class LocalServer:
             self.directory = Path(tempfile.mkdtemp(prefix=PREFIX))
         self.directory.mkdir(parents=True, exist_ok=True)
         _hand_over(self.directory)
+        _check_reachable(self.directory)
         (self.directory / "owner").write_text(_process_identity(os.getpid()))
         atexit.register(self.stop)
         try:
@@ -395,6 +396,21 @@ def _hand_over(path: Path) -> None:
     """Give ``path`` to the server's account when we are root (initdb refuses root)."""
     if (ids := _server_ids()) is not None:
         os.chown(path, *ids)
+
+
+def _check_reachable(directory: Path) -> None:
+    """Refuse a directory the server's account cannot write (a parent it may not enter)."""
+    if _server_ids() is None:
+        return
+    try:
+        _server_command("test", "-w", directory, "-a", "-x", directory, what="test")
+    except StorageError:
+        raise StorageError(
+            f"the PostgreSQL server runs as the account {SERVER_ACCOUNT!r}, which cannot write {directory}: "
+            "every folder above it must be searchable by that account (or use one under "
+            f"{tempfile.gettempdir()})",
+            reason="server_failed",
+        ) from None
 
 
 def _server_command(*args: str | Path, what: str, log: Path | None = None) -> None:

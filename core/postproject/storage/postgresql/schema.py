@@ -42,29 +42,34 @@ Connection = psycopg.Connection[Any]
 
 
 def read_version(conn: Connection, production: str) -> int | None:
-    """The production's schema version, ``None`` when there is no such schema (or it is empty)."""
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'schema_version'),"
-        " EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid)"
-        " OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.pronamespace = n.oid)"
-        " FROM pg_namespace n WHERE n.nspname = %s",
-        (check_production_name(production),),
-    ).fetchone()
-    if row is None:
-        return None
-    has_version, has_objects = row
-    if not has_version:
-        if has_objects:
-            raise StorageError(
-                f"schema {production!r} exists but does not hold a PostProject production",
-                reason="not_a_production",
-            )
-        return None
-    version = conn.execute(
-        sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(production))
-    ).fetchone()
+    """The production's schema version, ``None`` when there is no such schema (or it is empty).
+
+    Leaves ``conn`` in the transaction state it found it in (idle stays idle).
+    """
+    name = check_production_name(production)
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'schema_version'),"
+            " EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid)"
+            " OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.pronamespace = n.oid)"
+            " FROM pg_namespace n WHERE n.nspname = %s",
+            (name,),
+        ).fetchone()
+        if row is None:
+            return None
+        has_version, has_objects = row
+        if not has_version:
+            if has_objects:
+                raise StorageError(
+                    f"schema {name!r} exists but does not hold a PostProject production",
+                    reason="not_a_production",
+                )
+            return None
+        version = conn.execute(
+            sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(name))
+        ).fetchone()
     if version is None:
-        raise StorageError(f"schema {production!r} has an empty schema_version", reason="not_a_production")
+        raise StorageError(f"schema {name!r} has an empty schema_version", reason="not_a_production")
     return int(version[0])
 
 
@@ -78,7 +83,7 @@ def lock(conn: Connection, production: str) -> None:
 def migrate(conn: Connection, production: str, current: int) -> None:
     """Apply the migrations after ``current`` inside the caller's transaction (which holds :func:`lock`).
 
-    ``current == 0`` creates the schema (or adopts an empty one) and its ``schema_version``.
+    ``current == 0`` creates the schema and its ``schema_version`` where they do not exist yet.
     """
     assert conn.info.transaction_status == TransactionStatus.INTRANS, "migrations run in a transaction"
     schema = sql.Identifier(check_production_name(production))
@@ -87,11 +92,14 @@ def migrate(conn: Connection, production: str, current: int) -> None:
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema))
             conn.execute(
                 sql.SQL(
-                    "CREATE TABLE {}.schema_version (singleton smallint PRIMARY KEY CHECK (singleton = 1),"
+                    "CREATE TABLE IF NOT EXISTS {}.schema_version"
+                    " (singleton smallint PRIMARY KEY CHECK (singleton = 1),"
                     " version integer NOT NULL CHECK (version >= 0))"
                 ).format(schema)
             )
-            conn.execute(sql.SQL("INSERT INTO {}.schema_version VALUES (1, 0)").format(schema))
+            conn.execute(
+                sql.SQL("INSERT INTO {}.schema_version VALUES (1, 0) ON CONFLICT DO NOTHING").format(schema)
+            )
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(schema))
         for number, name in enumerate(_MIGRATIONS, start=1):
             if number <= current:
