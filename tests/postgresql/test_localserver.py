@@ -148,3 +148,20 @@ def test_reaping_leaves_live_servers_alone(postgres_server: LocalServer) -> None
     reap_stale_servers()
     assert postgres_server.directory is not None and postgres_server.directory.exists()
     assert accepts(postgres_server.port)
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("", "1 skipped"), ("true", "1 error")])
+def test_without_server_binaries_tests_skip_except_in_ci(ci: str, outcome: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env |= {"POSTPROJECT_PG_BINDIR": "/nonexistent", "CI": ci}
+    test = f"{Path(__file__).resolve()}::test_reaping_leaves_live_servers_alone"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", test],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert outcome in result.stdout, result.stdout
+    assert "no PostgreSQL server binaries" in result.stdout

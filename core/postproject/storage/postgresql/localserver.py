@@ -59,27 +59,31 @@ _PORT_ATTEMPTS = 5
 def find_bindir() -> Path | None:
     """The newest directory holding ``initdb``, ``pg_ctl`` and ``postgres``, or ``None``.
 
-    Looks at ``POSTPROJECT_PG_BINDIR``, Debian's ``/usr/lib/postgresql/<major>/bin``,
-    ``pg_config --bindir`` and ``PATH``, in that order.
+    ``POSTPROJECT_PG_BINDIR``, when set, is the only place looked at; otherwise Debian's
+    ``/usr/lib/postgresql/<major>/bin``, ``pg_config --bindir`` and ``PATH``, in that order.
     """
-    candidates: list[Path] = []
-    if configured := os.environ.get("POSTPROJECT_PG_BINDIR"):
-        candidates.append(Path(configured))
-    if _BIN_DIRS.is_dir():
-        versioned = [p for p in _BIN_DIRS.glob("*/bin") if p.parent.name.isdigit()]
-        candidates += sorted(versioned, key=lambda p: int(p.parent.name), reverse=True)
-    if pg_config := shutil.which("pg_config"):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            found = subprocess.run(
-                [pg_config, "--bindir"], capture_output=True, text=True, check=True, timeout=10
-            )
-            candidates.append(Path(found.stdout.strip()))
-    if initdb := shutil.which("initdb"):
-        candidates.append(Path(initdb).parent)
-    for directory in candidates:
+    configured = os.environ.get("POSTPROJECT_PG_BINDIR")
+    for directory in [Path(configured)] if configured else _usual_bindirs():
         if all((directory / name).is_file() for name in ("initdb", "pg_ctl", "postgres")):
             return directory
     return None
+
+
+def _usual_bindirs() -> list[Path]:
+    found = sorted(
+        (p for p in _BIN_DIRS.glob("*/bin") if p.parent.name.isdigit()),
+        key=lambda p: int(p.parent.name),
+        reverse=True,
+    )
+    if pg_config := shutil.which("pg_config"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            answer = subprocess.run(
+                [pg_config, "--bindir"], capture_output=True, text=True, check=True, timeout=10
+            )
+            found.append(Path(answer.stdout.strip()))
+    if initdb := shutil.which("initdb"):
+        found.append(Path(initdb).parent)
+    return found
 
 
 def server_version(bindir: Path) -> tuple[int, str]:
