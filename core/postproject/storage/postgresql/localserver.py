@@ -237,8 +237,7 @@ class LocalServer:
 
         statement = sql.SQL("CREATE DATABASE {} OWNER {}").format(sql.Identifier(name), sql.Identifier(ROLE))
         if template is not None:
-            # FILE_COPY clones a small template faster than WAL_LOG (the default since 15).
-            statement += sql.SQL(" TEMPLATE {} STRATEGY FILE_COPY").format(sql.Identifier(template))
+            statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
         self.admin().execute(statement)
         return self.uri(name)
 
