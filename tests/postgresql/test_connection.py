@@ -137,6 +137,18 @@ def test_a_missing_database_is_database_missing(postgres_server: LocalServer) ->
     assert "no_such_database" in raised.value.message
 
 
+@pytest.mark.parametrize("option", ["sslmode=bogus", "target_session_attrs=bogus", "keepalives=abc"])
+def test_a_connection_option_libpq_refuses_is_invalid_argument(
+    postgres_server: LocalServer, option: str
+) -> None:
+    target = parsed(f"{postgres_server.uri(production='p')}&{option}")
+    with pytest.raises(InvalidArgumentError) as raised:
+        connection.connect(target)
+    assert raised.value.reason == "malformed_uri"
+    assert option.partition("=")[0] in raised.value.message
+    assert_no_secret(raised.value, postgres_server.password)
+
+
 def test_a_malformed_uri_fails_before_any_connection() -> None:
     with pytest.raises(InvalidArgumentError) as raised:
         parsed(f"postgresql://postproject:{WRONG}@127.0.0.1:1/db?production=x;drop")

@@ -10,7 +10,8 @@ Reasons of ``storage`` errors on this engine::
     read_only          the server or transaction is read-only (a standby, default_transaction_read_only)
     permission_denied  the role may not do this (grants on the database or schema)
 
-Connection failures carry no SQLSTATE, so they are told apart by libpq's and the server's
+A connection option libpq refuses (``sslmode=bogus``) is ``invalid_argument`` with reason
+``malformed_uri``, like a malformed URI. Connection failures carry no SQLSTATE, so they are told apart by libpq's and the server's
 English messages (the local server runs with ``lc_messages = C``); anything unrecognised
 while connecting is ``unreachable``. Messages name the URI by its display form and never
 contain a password.
@@ -18,6 +19,7 @@ contain a password.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -40,12 +42,9 @@ _AUTH_MESSAGES = (
     "no pg_hba.conf entry",
     "scram",
 )
-_BUSY_STATES = {
-    "40001",
-    "40P01",
-    "55P03",
-    "53300",
-}  # serialization, deadlock, lock timeout, too many connections
+_BAD_OPTION = re.compile(r'invalid (integer )?(\w+ )?value:? "')  # libpq: invalid sslmode value: "x"
+# serialization failure, deadlock, lock not available (lock_timeout), too many connections
+_BUSY_STATES = {"40001", "40P01", "55P03", "53300"}
 _LOST_STATES = {"57P01", "57P02", "57P03"}  # admin/crash shutdown, cannot connect now
 _IO_STATES = {"53100", "53200", "58030"}  # disk full, out of memory, I/O error
 
@@ -61,10 +60,14 @@ def translate(exc: psycopg.Error, uri: PostgresUri, *, connecting: bool = False)
     ``connecting``: the error came from opening a connection (no SQLSTATE there).
     """
     where = uri.display
-    detail = uri.scrub(str(exc).strip().removeprefix("connection failed: "))
+    detail = uri.scrub(
+        str(exc).strip().removeprefix("connection failed: ").removeprefix("connection is bad: ")
+    )
     state = sqlstate(exc)
     lowered = detail.lower()
     if connecting and state is None:
+        if _BAD_OPTION.search(detail):
+            return InvalidArgumentError(f"bad connection option in {where}: {detail}", reason="malformed_uri")
         if any(text in lowered for text in _AUTH_MESSAGES):
             return StorageError(
                 f"the PostgreSQL server refused the login for {where}: {detail}", reason="auth_failed"
