@@ -253,22 +253,11 @@ class LocalServer:
         assert self.bindir is not None
         self.data.mkdir(mode=0o700, exist_ok=True)
         _hand_over(self.data)
+        options = (
+            f"--username {ADMIN} --encoding UTF8 --locale C --auth-local trust --auth-host scram-sha-256"
+        )
         _server_command(
-            self.bindir / "initdb",
-            "--pgdata",
-            self.data,
-            "--username",
-            ADMIN,
-            "--encoding",
-            "UTF8",
-            "--locale",
-            "C",
-            "--auth-local",
-            "trust",
-            "--auth-host",
-            "scram-sha-256",
-            "--no-sync",
-            what="initdb",
+            self.bindir / "initdb", "--pgdata", self.data, *options.split(), "--no-sync", what="initdb"
         )
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
             conf.write("\ninclude_if_exists = 'postproject.conf'\n")
@@ -280,20 +269,17 @@ class LocalServer:
             self._write_settings()
             offset = self.log_path.stat().st_size if self.log_path.exists() else 0
             try:
-                _server_command(
+                wait = ("--wait", "--timeout", str(_START_TIMEOUT), "--silent")
+                start = (
                     self.bindir / "pg_ctl",
                     "start",
                     "--pgdata",
                     self.data,
                     "--log",
                     self.log_path,
-                    "--wait",
-                    "--timeout",
-                    str(_START_TIMEOUT),
-                    "--silent",
-                    what="pg_ctl start",
-                    log=self.log_path,
+                    *wait,
                 )
+                _server_command(*start, what="pg_ctl start", log=self.log_path)
                 return
             except StorageError:
                 log = _read_tail(self.log_path, offset)
@@ -448,17 +434,8 @@ def _shutdown(bindir: Path, data: Path) -> None:
     """Stop the server on ``data``: a fast shutdown, or an immediate one if that fails."""
     for mode in ("fast", "immediate"):
         try:
-            _server_command(
-                bindir / "pg_ctl",
-                "stop",
-                "--pgdata",
-                data,
-                "--mode",
-                mode,
-                "--wait",
-                "--silent",
-                what="pg_ctl stop",
-            )
+            stop = (bindir / "pg_ctl", "stop", "--pgdata", data, "--mode", mode, "--wait", "--silent")
+            _server_command(*stop, what="pg_ctl stop")
             return
         except StorageError:
             if not (data / "postmaster.pid").exists():
