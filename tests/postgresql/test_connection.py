@@ -80,6 +80,16 @@ def test_every_pooled_connection_is_bound_to_the_schema(postgres_database: Datab
         pool.close()
 
 
+def test_a_pool_with_no_free_connection_is_busy(postgres_database: Database) -> None:
+    target = parsed(postgres_database.uri(production="p"))
+    pool = connection.open_pool(target, min_size=1, max_size=1)
+    try:
+        with pool.connection():
+            assert translate_failure(target, lambda: pool.getconn(timeout=0.1)) == "busy"
+    finally:
+        pool.close()
+
+
 def test_a_closed_port_is_unreachable(postgres_server: LocalServer) -> None:
     target = parsed(postgres_server.uri(port=free_port(), production="p"))
     for attempt in (lambda: connection.connect(target), lambda: connection.open_pool(target, timeout=5)):

@@ -6,7 +6,8 @@ Reasons of ``storage`` errors on this engine::
     auth_failed        the server refused the credentials (wrong or missing password, no such role)
     database_missing   the URI's database does not exist on the server
     connection_lost    an open connection broke (server restart, terminated backend, network)
-    busy               a lock, serialization or connection limit: the same request may succeed later
+    busy               a lock, serialization or connection limit, or no pooled connection free in
+                       time: the same request may succeed later
     read_only          the server or transaction is read-only (a standby, default_transaction_read_only)
     permission_denied  the role may not do this (grants on the database or schema)
 
@@ -24,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import psycopg
+from psycopg_pool import PoolTimeout
 
 from postproject.errors import (
     InvalidArgumentError,
@@ -77,7 +79,7 @@ def translate(exc: psycopg.Error, uri: PostgresUri, *, connecting: bool = False)
         if "too many" in lowered and "connections" in lowered:
             return StorageError(f"the PostgreSQL server for {where} is busy: {detail}", reason="busy")
         return StorageError(f"cannot reach the PostgreSQL server for {where}: {detail}", reason="unreachable")
-    if state in _BUSY_STATES:
+    if state in _BUSY_STATES or isinstance(exc, PoolTimeout):
         return StorageError(f"production {where} is busy: {detail}", reason="busy")
     if state in _LOST_STATES or (state or "").startswith("08") or _is_lost(exc):
         return StorageError(f"the connection to {where} was lost: {detail}", reason="connection_lost")
