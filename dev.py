@@ -7,7 +7,8 @@
 
 Setup creates ``.venv`` beside this file and installs the project (editable) with its
 extras; it is repeated only when ``pyproject.toml`` changes. On Linux it checks the system
-libraries Qt needs and installs them with apt-get when it can (root), or names them.
+libraries Qt needs and, for tests and benchmarks, PostgreSQL's server programs, and installs
+them with apt-get when it can (root), or names them.
 """
 
 from __future__ import annotations
@@ -102,22 +103,26 @@ def missing_libraries(libraries: dict[str, str]) -> list[str]:
     return sorted({package for library, package in libraries.items() if library not in cache})
 
 
+def apt_install(packages: list[str], *flags: str) -> bool:
+    """Install Debian/Ubuntu ``packages`` with apt-get when we can (root); whether it worked."""
+    apt = shutil.which("apt-get")
+    if not (apt and hasattr(os, "geteuid") and os.geteuid() == 0):
+        return False
+    say(f"installing system packages: {' '.join(packages)}")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    return (
+        run(apt, "update", "-qq", env=env) == 0
+        and run(apt, "install", "-y", "-qq", *flags, *packages, env=env) == 0
+    )
+
+
 def ensure_system_packages(libraries: dict[str, str], commands: dict[str, str] | None = None) -> None:
     packages = missing_libraries(libraries)
     packages += sorted(
         {package for command, package in (commands or {}).items() if not shutil.which(command)}
     )
-    if not packages:
+    if not packages or apt_install(packages):
         return
-    apt = shutil.which("apt-get")
-    if apt and hasattr(os, "geteuid") and os.geteuid() == 0:
-        say(f"installing system packages: {' '.join(packages)}")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        if (
-            run(apt, "update", "-qq", env=env) == 0
-            and run(apt, "install", "-y", "-qq", *packages, env=env) == 0
-        ):
-            return
     sys.exit(
         "These system packages are missing:\n"
         f"    sudo apt-get install {' '.join(packages)}\n"
@@ -125,9 +130,26 @@ def ensure_system_packages(libraries: dict[str, str], commands: dict[str, str] |
     )
 
 
+def has_postgresql_server() -> bool:
+    """Whether PostgreSQL's server programs are here (Debian keeps them outside PATH)."""
+    if configured := os.environ.get("POSTPROJECT_PG_BINDIR"):
+        return (Path(configured) / "initdb").is_file()
+    return any(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or shutil.which("initdb") is not None
+
+
+def ensure_postgresql_server() -> None:
+    """The PostgreSQL tests start their own server from the system's binaries: install them when
+    missing and we can; otherwise say so (those tests are then skipped, and fail under CI=true)."""
+    if has_postgresql_server() or not sys.platform.startswith("linux"):
+        return
+    if not apt_install(["postgresql"], "--no-install-recommends"):
+        say("PostgreSQL's server is missing (sudo apt-get install postgresql): its tests will be skipped")
+
+
 def test(args: list[str]) -> int:
-    setup("gui,test,bench")
+    setup("gui,test,bench,postgresql")
     ensure_system_packages(QT_LIBRARIES, TEST_COMMANDS)
+    ensure_postgresql_server()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
     checks: list[tuple[str, list[str | Path]]] = [
         ("ruff (lint)", [BIN / "ruff", "check", "."]),
@@ -162,7 +184,8 @@ def demo(args: list[str]) -> int:
 
 
 def bench(args: list[str]) -> int:
-    setup("gui,test,bench")
+    setup("gui,test,bench,postgresql")
+    ensure_postgresql_server()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     return run(PYTHON, "benchmarks/run_all.py", *args, env=env)
 

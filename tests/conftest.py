@@ -13,6 +13,8 @@ from postproject import FakeClock, Production
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
+pytest_plugins = ["tests.postgresql_fixtures"]  # postgres_server, postgres_uri, postgres_database
+
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:

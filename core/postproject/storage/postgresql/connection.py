@@ -1,0 +1,100 @@
+"""Connections to a production's database, bound to its schema.
+
+Every connection (single or pooled) has ``search_path`` set to the production's schema only
+(quoted with ``psycopg.sql.Identifier``), an ``application_name`` unless the URI names one,
+and a connect timeout unless the URI sets ``connect_timeout``. Failures to connect are
+translated once, here: ``storage`` with reason ``unreachable``, ``auth_failed`` or
+``database_missing`` (see :mod:`postproject.storage.postgresql.errors`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from postproject.errors import StorageError
+from postproject.storage.postgresql.errors import translated
+from postproject.storage.postgresql.uri import PostgresUri
+
+APPLICATION_NAME = "postproject"
+CONNECT_TIMEOUT = 10  # seconds, per host, when the URI does not say
+
+Connection = psycopg.Connection[Any]
+Pool = ConnectionPool[Connection]
+
+
+def connect(
+    uri: PostgresUri, *, application_name: str = APPLICATION_NAME, autocommit: bool = False
+) -> Connection:
+    """One connection to ``uri``'s database with ``search_path`` = the production's schema."""
+    with translated(uri, connecting=True):
+        conn = psycopg.connect(uri.conninfo, autocommit=autocommit, **_defaults(uri, application_name))
+    try:
+        with translated(uri):
+            set_search_path(conn, uri.production)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def open_pool(
+    uri: PostgresUri,
+    *,
+    application_name: str = APPLICATION_NAME,
+    min_size: int = 1,
+    max_size: int = 8,
+    timeout: float = 30.0,
+    autocommit: bool = False,
+) -> Pool:
+    """An open pool of connections to ``uri``, each with ``search_path`` = the production's schema.
+
+    One direct connection is made first, so a bad URI, password or server fails here with a
+    clear error instead of a pool timeout. ``timeout`` bounds ``pool.connection()`` waits.
+    """
+    connect(uri, application_name=application_name).close()
+    production = uri.production
+
+    def configure(conn: Connection) -> None:
+        set_search_path(conn, production)
+
+    pool: Pool = ConnectionPool(
+        uri.conninfo,
+        kwargs={"autocommit": autocommit, **_defaults(uri, application_name)},
+        min_size=min_size,
+        max_size=max_size,
+        open=False,
+        configure=configure,
+        timeout=timeout,
+        name=f"postproject:{production}",
+    )
+    try:
+        pool.open(wait=True, timeout=timeout)
+    except PoolTimeout as exc:
+        pool.close()
+        raise StorageError(
+            f"cannot open connections to {uri.display} within {timeout:g} s", reason="unreachable"
+        ) from exc
+    return pool
+
+
+def set_search_path(conn: Connection, production: str) -> None:
+    """Make ``production``'s schema the only one searched (pg_catalog stays implicit); leaves ``conn`` idle."""
+    conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(production)))
+    if not conn.autocommit:
+        conn.commit()
+
+
+def _defaults(uri: PostgresUri, application_name: str) -> dict[str, Any]:
+    """Connection parameters the URI does not set itself."""
+    given = conninfo_to_dict(uri.conninfo)
+    defaults: dict[str, Any] = {}
+    if "application_name" not in given:
+        defaults["application_name"] = application_name
+    if "connect_timeout" not in given:
+        defaults["connect_timeout"] = CONNECT_TIMEOUT
+    return defaults

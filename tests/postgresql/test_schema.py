@@ -1,0 +1,514 @@
+"""The PostgreSQL schema is SQLite's 0001 in another dialect, and its runner is all or nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from postproject import Production
+from postproject.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotFoundError,
+    StorageError,
+    UnsupportedError,
+)
+from postproject.storage.postgresql import connection, schema, uri
+from tests.postgresql_fixtures import Database
+
+A, R, X, OTHER = (uuid.UUID(int=n) for n in (0xA, 0xB, 0xC, 0xD))
+SEQ = 1_000_000
+
+
+@pytest.fixture
+def conn(postgres_database: Database) -> Iterator[psycopg.Connection[Any]]:
+    with connection.connect(uri.parse(postgres_database.uri(production="prod"))) as conn:
+        yield conn
+
+
+@pytest.fixture
+def sqlite_conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    path = tmp_path / "reference.pproj"
+    Production.create(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    yield conn
+    conn.close()
+
+
+def namespaces(conn: psycopg.Connection[Any]) -> set[str]:
+    names = {row[0] for row in conn.execute("SELECT nspname FROM pg_namespace").fetchall()}
+    conn.rollback()
+    return names
+
+
+# -- the same structure as SQLite's --------------------------------------------------
+
+
+def test_tables_columns_indexes_and_triggers_match_sqlite(
+    conn: psycopg.Connection[Any], sqlite_conn: sqlite3.Connection
+) -> None:
+    assert schema.ensure(conn, "prod") == 0
+    sqlite_tables = {
+        name: [column[1] for column in sqlite_conn.execute(f"PRAGMA table_info({name})")]
+        for (name,) in sqlite_conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    pg_tables: dict[str, list[str]] = {}
+    for table, column in conn.execute(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'prod'"
+        " ORDER BY table_name, ordinal_position"
+    ).fetchall():
+        pg_tables.setdefault(table, []).append(column)
+    assert pg_tables.pop("schema_version") == ["singleton", "version"]
+    assert pg_tables == sqlite_tables
+
+    sqlite_indexes = set(
+        sqlite_conn.execute(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+        )
+    )
+    pg_indexes = set(
+        conn.execute(
+            "SELECT i.relname, t.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = 'prod'::regnamespace"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)"
+        ).fetchall()
+    )
+    assert pg_indexes == sqlite_indexes
+    sqlite_triggers = {
+        row[0] for row in sqlite_conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    }
+    pg_triggers = {
+        row[0]
+        for row in conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+            " AND tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'prod'::regnamespace)"
+        ).fetchall()
+    }
+    assert pg_triggers == sqlite_triggers
+    assert sqlite_conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST  # numbered alike
+    assert conn.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
+    ).fetchone() == (0,)
+
+
+# -- the same checks as SQLite's -------------------------------------------------------
+
+JOB = {
+    "id": OTHER,
+    "kind": "k",
+    "inputs": b"",
+    "output_asset_id": A,
+    "output_kind": 1,
+    "state": 1,
+    "requested_at": 0,
+    "requested_sequence": 1,
+    "updated_sequence": 1,
+}
+CLAIMED = {
+    **JOB,
+    "state": 2,
+    "claim_secret": b"s" * 16,
+    "claim_tool_name": "t",
+    "claimed_at": 0,
+    "claim_expires_at": 1,
+    "claim_sequence": 1,
+}
+REVISION = {"sequence": 2 * SEQ, "id": OTHER, "committed_at": 0, "origin": "o", "message": "é" * 2048}
+REPRESENTATION = {
+    "id": OTHER,
+    "asset_id": A,
+    "kind": 1,
+    "path": "p",
+    "size": 0,
+    "mtime": 0,
+    "created_at": 0,
+    "created_sequence": 1,
+}
+ACTIVITY = {
+    "id": OTHER,
+    "kind": "k",
+    "tool_name": "t",
+    "started_at": 10,
+    "finished_at": 20,
+    "created_sequence": 1,
+}
+# (table, a row both engines accept, changes that make both refuse it, empty the table first)
+CASES: list[tuple[str, dict[str, object], dict[str, object], bool]] = [
+    (
+        "production",
+        {"singleton": 1, "id": OTHER, "created_at": 0, "cursor_key": b"k" * 32},
+        {"cursor_key": b"k" * 31},
+        True,
+    ),
+    (
+        "production",
+        {"singleton": 1, "id": OTHER, "created_at": 0, "cursor_key": b"k" * 32},
+        {"singleton": 2},
+        True,
+    ),
+    ("revisions", REVISION, {"message": "é" * 2049}, False),  # 4098 bytes in 2049 characters
+    ("revisions", REVISION, {"origin": ""}, False),
+    ("revisions", REVISION, {"sequence": 0}, False),
+    (
+        "revision_events",
+        {"sequence": SEQ, "position": 1, "kind": "x", "payload": '{"b": 1, "a": [2]}'},
+        {"payload": "{no"},
+        False,
+    ),
+    (
+        "revision_events",
+        {"sequence": SEQ, "position": 1, "kind": "x", "payload": "{}"},
+        {"position": -1},
+        False,
+    ),
+    ("media_roots", {"id": OTHER, "name": "root", "created_sequence": 1}, {"name": ""}, False),
+    ("media_roots", {"id": OTHER, "name": "r" * 128, "created_sequence": 1}, {"name": "r" * 129}, False),
+    ("assets", {"id": OTHER, "name": "B", "created_at": 0, "created_sequence": 1}, {"name": ""}, False),
+    ("representations", REPRESENTATION, {"kind": 4}, False),
+    ("representations", REPRESENTATION, {"size": -1}, False),
+    ("representations", REPRESENTATION, {"path": ""}, False),
+    ("representations", REPRESENTATION, {"asset_id": uuid.UUID(int=99)}, False),
+    ("representations", REPRESENTATION, {"root_name": "no such root"}, False),
+    (
+        "representation_fingerprints",
+        {
+            "representation_id": R,
+            "algorithm": "sha256",
+            "version": 65535,
+            "value": b"x",
+            "recorded_sequence": 1,
+        },
+        {"version": 65536},
+        False,
+    ),
+    ("activities", ACTIVITY, {"finished_at": 5}, False),
+    ("activities", ACTIVITY, {"tool_name": None, "tool_version": "1"}, False),
+    (
+        "activity_edges",
+        {"activity_id": X, "direction": 1, "representation_id": R, "role": "", "snapshot_fingerprints": "[]"},
+        {"direction": 2},
+        False,
+    ),
+    (
+        "activity_edges",
+        {"activity_id": X, "direction": 1, "representation_id": R, "role": "", "snapshot_fingerprints": "[]"},
+        {"snapshot_fingerprints": "[1,"},
+        False,
+    ),
+    (
+        "metadata",
+        {
+            "target_kind": 5,
+            "target_id": A,
+            "vocabulary": "v",
+            "property": "p",
+            "value": '"x"',
+            "created_sequence": 1,
+        },
+        {"target_kind": 4},
+        False,
+    ),
+    (
+        "metadata",
+        {
+            "target_kind": 1,
+            "target_id": A,
+            "vocabulary": "v",
+            "property": "p",
+            "value": '"x"',
+            "created_sequence": 1,
+        },
+        {"value": "nope"},
+        False,
+    ),
+    ("jobs", JOB, {"state": 2}, False),
+    ("jobs", JOB, {"state": 3}, False),
+    ("jobs", JOB, {"state": 4}, False),
+    ("jobs", JOB, {"state": 6}, False),
+    ("jobs", JOB, {"failure_diagnostic": "boom"}, False),
+    ("jobs", JOB, {"claim_secret": b"s" * 16}, False),
+    ("jobs", JOB, {"inputs": b"x" * 15}, False),
+    ("jobs", JOB, {"kind": ""}, False),
+    ("jobs", JOB, {"output_kind": 4}, False),
+    ("jobs", CLAIMED, {"claim_secret": b"s" * 15}, False),
+    ("jobs", CLAIMED, {"claim_expires_at": None}, False),
+    (
+        "jobs",
+        {**JOB, "state": 4, "failure_diagnostic": "x" * 4096},
+        {"failure_diagnostic": "x" * 4097},
+        False,
+    ),
+    ("job_counts", {"kind": "z", "state": 1, "count": 0}, {"count": -1}, False),
+]
+
+
+class Engine:
+    """Just enough of a dialect to run the same rows through both engines."""
+
+    def __init__(
+        self,
+        execute: Callable[[str, tuple[object, ...]], object],
+        placeholder: str,
+        as_id: Callable[[uuid.UUID], object],
+    ):
+        self.execute, self.placeholder, self.as_id = execute, placeholder, as_id
+
+    def insert(self, table: str, row: dict[str, object]) -> None:
+        names = ", ".join(row)
+        marks = ", ".join(self.placeholder for _ in row)
+        values = tuple(self.as_id(v) if isinstance(v, uuid.UUID) else v for v in row.values())
+        self.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", values)
+
+    def seed(self) -> None:
+        self.insert("assets", {"id": A, "name": "A", "created_at": 0, "created_sequence": 1})
+        self.insert("representations", {**REPRESENTATION, "id": R})
+        self.insert("activities", {**ACTIVITY, "id": X})
+        self.insert("revisions", {"sequence": SEQ, "id": A, "committed_at": 0})
+
+
+@contextmanager
+def undone(run: Callable[[str], object]) -> Iterator[None]:
+    run("SAVEPOINT case_")
+    try:
+        yield
+    finally:
+        run("ROLLBACK TO SAVEPOINT case_")
+
+
+@pytest.mark.parametrize(("table", "good", "bad", "clear"), CASES)
+def test_both_engines_refuse_the_same_rows(
+    conn: psycopg.Connection[Any],
+    sqlite_conn: sqlite3.Connection,
+    table: str,
+    good: dict[str, object],
+    bad: dict[str, object],
+    clear: bool,
+) -> None:
+    schema.ensure(conn, "prod")
+    engines = [
+        (
+            Engine(lambda q, p: sqlite_conn.execute(q, p), "?", lambda u: u.bytes),
+            lambda q: sqlite_conn.execute(q),
+            sqlite3.IntegrityError,
+        ),
+        (
+            Engine(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u),
+            lambda q: conn.execute(q.encode()),
+            (psycopg.IntegrityError, psycopg.DataError),
+        ),
+    ]
+    sqlite_conn.execute("BEGIN")
+    for engine, run, refused in engines:
+        engine.seed()
+        with undone(run):
+            if clear:
+                run(f"DELETE FROM {table}")
+            with undone(run), pytest.raises(refused):  # type: ignore[arg-type]
+                engine.insert(table, {**good, **bad})
+            engine.insert(table, good)
+    sqlite_conn.execute("ROLLBACK")
+    conn.rollback()
+
+
+# -- counts maintained like SQLite's ---------------------------------------------------
+
+# (statement with one {} per parameter, the parameters' names): a request, claim, renewal, release, cancel.
+STEPS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, state, requested_at, requested_sequence,"
+        " updated_sequence) VALUES ({}, {}, {}, {}, 1, 1, 0, 1, 1)",
+        ("id", "kind", "empty", "asset"),
+    ),
+    (
+        "UPDATE jobs SET state = 2, claim_secret = {}, claim_tool_name = 't', claimed_at = 0, claim_expires_at = 9,"
+        " claim_sequence = 2 WHERE id = {}",
+        ("secret", "id"),
+    ),
+    ("UPDATE jobs SET claim_expires_at = 99 WHERE id = {}", ("id",)),
+    (
+        "UPDATE jobs SET state = 1, claim_secret = NULL, claim_tool_name = NULL, claimed_at = NULL,"
+        " claim_expires_at = NULL, claim_sequence = NULL WHERE id = {}",
+        ("id",),
+    ),
+    ("UPDATE jobs SET state = 5 WHERE id = {}", ("id",)),
+]
+
+
+def run_steps(
+    run: Callable[[str, tuple[object, ...]], object], mark: str, as_id: Callable[[uuid.UUID], object]
+) -> None:
+    """Six jobs of two kinds, job N taken through the first 1 + N % 5 steps."""
+    for index in range(6):
+        values = {
+            "id": as_id(uuid.UUID(int=100 + index)),
+            "kind": "render" if index % 2 else "proxy",
+            "empty": b"",
+            "asset": as_id(A),
+            "secret": b"s" * 16,
+        }
+        for statement, names in STEPS[: 1 + index % len(STEPS)]:
+            run(statement.format(*[mark] * len(names)), tuple(values[name] for name in names))
+
+
+def test_job_counts_follow_the_same_steps_on_both_engines(
+    conn: psycopg.Connection[Any], sqlite_conn: sqlite3.Connection
+) -> None:
+    schema.ensure(conn, "prod")
+    sqlite_conn.execute(
+        "INSERT INTO assets (id, name, created_at, created_sequence) VALUES (?, 'A', 0, 1)", (A.bytes,)
+    )
+    conn.execute("INSERT INTO assets (id, name, created_at, created_sequence) VALUES (%s, 'A', 0, 1)", (A,))
+    run_steps(lambda q, p: sqlite_conn.execute(q, p), "?", lambda u: u.bytes)
+    run_steps(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u)
+    counts = "SELECT kind, state, count FROM job_counts ORDER BY kind, state"
+    expected = sqlite_conn.execute(counts).fetchall()
+    assert conn.execute(counts.encode()).fetchall() == expected
+    actual = "SELECT kind, state, count(*) FROM jobs GROUP BY kind, state ORDER BY kind, state"
+    assert [row for row in expected if row[2]] == sqlite_conn.execute(actual).fetchall()
+    assert {state for _, state, _ in expected} == {1, 2, 5}
+
+
+def test_deferred_counts_apply_at_commit(conn: psycopg.Connection[Any]) -> None:
+    schema.ensure(conn, "prod")
+    conn.execute("INSERT INTO assets (id, name, created_at, created_sequence) VALUES (%s, 'A', 0, 1)", (A,))
+    conn.commit()
+    conn.execute("SET CONSTRAINTS job_counts_insert, job_counts_update DEFERRED")
+    run_steps(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u)
+    assert conn.execute("SELECT count(*) FROM job_counts").fetchone() == (0,)  # not yet
+    conn.commit()
+    assert conn.execute("SELECT sum(count) FROM job_counts").fetchone() == (6,)
+    assert conn.execute("SELECT count FROM job_counts WHERE kind = 'render' AND state = 2").fetchone() == (1,)
+
+
+def test_json_is_kept_byte_for_byte_and_text_sorts_bytewise(conn: psycopg.Connection[Any]) -> None:
+    schema.ensure(conn, "prod")
+    payload = '{"z": 1,  "a": [1.50, 2e3], "z": 2}'  # order, spacing, duplicates, number forms
+    conn.execute("INSERT INTO revisions (sequence, id, committed_at) VALUES (1, %s, 0)", (A,))
+    conn.execute(
+        "INSERT INTO revision_events (sequence, position, kind, payload) VALUES (1, 0, 'x', %s)", (payload,)
+    )
+    assert conn.execute("SELECT payload::text FROM revision_events").fetchone() == (payload,)
+    names = ["b", "B", "a", "_", "é", "Z", "10", "9"]
+    for index, name in enumerate(names):
+        conn.execute("INSERT INTO assets VALUES (%s, %s, 0, 1)", (uuid.UUID(int=index + 1), name))
+    ordered = [row[0] for row in conn.execute("SELECT name FROM assets ORDER BY name").fetchall()]
+    assert ordered == sorted(names, key=lambda n: n.encode())  # SQLite's BINARY order
+
+
+# -- the runner --------------------------------------------------------------------------
+
+
+def test_ensure_creates_once_and_then_finds_the_latest_version(conn: psycopg.Connection[Any]) -> None:
+    assert schema.read_version(conn, "prod") is None
+    assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    assert schema.ensure(conn, "prod") == 0
+    assert schema.ensure(conn, "prod") == schema.LATEST
+    assert schema.upgrade(conn, "prod") == schema.LATEST
+    assert schema.read_version(conn, "prod") == schema.LATEST
+    assert conn.execute("SELECT count(*) FROM prod.job_clock").fetchone() == (1,)
+
+
+def test_create_runs_its_initialiser_in_the_same_transaction(conn: psycopg.Connection[Any]) -> None:
+    def initialise(c: psycopg.Connection[Any]) -> None:
+        c.execute("INSERT INTO production VALUES (1, %s, 0, %s)", (A, b"k" * 32))
+
+    schema.create(conn, "prod", initialise)
+    assert conn.execute("SELECT id FROM prod.production").fetchone() == (A,)
+    conn.rollback()
+    with pytest.raises(AlreadyExistsError):
+        schema.create(conn, "prod", initialise)
+    assert conn.execute("SELECT count(*) FROM prod.production").fetchone() == (1,)
+
+
+def test_a_failed_initialiser_leaves_nothing(conn: psycopg.Connection[Any]) -> None:
+    before = namespaces(conn)
+
+    def initialise(c: psycopg.Connection[Any]) -> None:
+        raise InvalidArgumentError("refused halfway")
+
+    with pytest.raises(InvalidArgumentError, match="halfway"):
+        schema.create(conn, "prod", initialise)
+    assert namespaces(conn) == before
+    assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_missing_production_is_not_found(conn: psycopg.Connection[Any]) -> None:
+    with pytest.raises(NotFoundError, match="no production 'absent'"):
+        schema.upgrade(conn, "absent")
+    assert "absent" not in namespaces(conn)
+
+
+def test_a_newer_production_is_refused_and_left_alone(conn: psycopg.Connection[Any]) -> None:
+    schema.ensure(conn, "prod")
+    conn.execute("UPDATE prod.schema_version SET version = %s", (schema.LATEST + 1,))
+    conn.commit()
+    for attempt in (lambda: schema.upgrade(conn, "prod"), lambda: schema.ensure(conn, "prod")):
+        with pytest.raises(UnsupportedError, match="newer than this release"):
+            attempt()
+    with pytest.raises(AlreadyExistsError):
+        schema.create(conn, "prod")
+    assert schema.read_version(conn, "prod") == schema.LATEST + 1
+
+
+def test_an_older_production_is_migrated_unless_read_only(conn: psycopg.Connection[Any]) -> None:
+    # Version 0: a schema_version and nothing else, as an interrupted-then-retried creation would see.
+    conn.execute("CREATE SCHEMA prod")
+    conn.execute(
+        "CREATE TABLE prod.schema_version (singleton smallint PRIMARY KEY, version integer NOT NULL)"
+    )
+    conn.execute("INSERT INTO prod.schema_version VALUES (1, 0)")
+    conn.commit()
+    with pytest.raises(UnsupportedError, match="must be upgraded"):
+        schema.upgrade(conn, "prod", read_only=True)
+    assert schema.read_version(conn, "prod") == 0
+    assert schema.upgrade(conn, "prod") == schema.LATEST
+    assert conn.execute("SELECT count(*) FROM prod.job_clock").fetchone() == (1,)
+
+
+def test_an_empty_schema_is_adopted_and_a_foreign_one_refused(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("CREATE SCHEMA prod")
+    conn.execute("CREATE SCHEMA someone_else")
+    conn.execute("CREATE TABLE someone_else.orders (id int)")
+    conn.commit()
+    schema.create(conn, "prod")
+    assert schema.read_version(conn, "prod") == schema.LATEST
+    for attempt in (
+        lambda: schema.create(conn, "someone_else"),
+        lambda: schema.ensure(conn, "someone_else"),
+        lambda: schema.upgrade(conn, "someone_else"),
+    ):
+        with pytest.raises(StorageError) as raised:
+            attempt()
+        assert raised.value.reason == "not_a_production"
+        conn.rollback()
+    tables = conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'someone_else'"
+    )
+    assert tables.fetchall() == [("orders",)]
+
+
+@pytest.mark.parametrize("name", ["x; drop table jobs", '"quoted"', "PUBLIC", "public", "", "pg_temp"])
+def test_unsafe_names_are_refused_before_any_sql(conn: psycopg.Connection[Any], name: str) -> None:
+    before = namespaces(conn)
+    for attempt in (schema.ensure, schema.create, schema.upgrade, schema.read_version):
+        with pytest.raises(InvalidArgumentError) as raised:
+            attempt(conn, name)  # type: ignore[operator]
+        assert raised.value.reason == "invalid_production_name"
+        conn.rollback()
+    assert namespaces(conn) == before
+
+
+def test_identifiers_are_always_quoted(conn: psycopg.Connection[Any]) -> None:
+    # A keyword is a valid name: it works only because every use is quoted.
+    assert schema.ensure(conn, "select") == 0
+    count = conn.execute(sql.SQL("SELECT count(*) FROM {}.jobs").format(sql.Identifier("select"))).fetchone()
+    assert count == (0,)
