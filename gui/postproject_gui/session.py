@@ -79,6 +79,7 @@ class MonitorSession(QObject):
         self._feed_head = 0
         self._applied = -1
         self._updating = False
+        self._held = False
         self._live = False
         self._reads = 0
         self._idle: list[asyncio.Future[None]] = []
@@ -120,6 +121,15 @@ class MonitorSession(QObject):
     @property
     def live(self) -> bool:
         return self._live
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def hold(self) -> None:
+        """Stop following the feed: the view stays at the revision it reached (a snapshot
+        freezes it there while writers keep committing); the round in flight finishes."""
+        self._held = True
 
     @property
     def busy(self) -> bool:
@@ -295,6 +305,8 @@ class MonitorSession(QObject):
     # --- live updates ------------------------------------------------------------------
 
     def _on_revisions(self, revisions: list[Revision]) -> None:
+        if self._held:
+            return
         self.events.add(revisions)
         self.knowledge.on_revisions(revisions)
         self.revisions_arrived.emit(revisions)
@@ -323,13 +335,13 @@ class MonitorSession(QObject):
         self.live_changed.emit(live)
 
     def _kick(self) -> None:
-        if not self._updating and self.info is not None:
+        if not self._updating and not self._held and self.info is not None:
             self._updating = True
             self.spawn(self._update(), "Updating")
 
     async def _update(self) -> None:
         try:
-            while self._dirty or self._feed_head > self._applied:
+            while (self._dirty or self._feed_head > self._applied) and not self._held:
                 ids, self._dirty = self._dirty, set()
                 target = self._feed_head
                 if len(ids) > RELOAD_ALL_ABOVE:

@@ -105,6 +105,14 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
     target = options.until_revision if options.until_revision is not None else session.info.head
     _apply_filter(session, options)
     await _until(
+        lambda: session.applied_revision >= target and session.live,
+        deadline,
+        window,
+        f"revision {target}",
+        session,
+    )
+    session.hold()  # writers may keep committing: the picture is of the revision reached
+    await _until(
         lambda: _settled(window, session, target, None), deadline, window, f"revision {target}", session
     )
     if options.job_id is not None:
