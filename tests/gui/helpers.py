@@ -157,7 +157,9 @@ print(done, flush=True)
 """
 
 
-def steady_writer(builder: ProductionBuilder, rate: float = 150.0, seconds: float = 60.0) -> subprocess.Popen[str]:
+def steady_writer(
+    builder: ProductionBuilder, rate: float = 150.0, seconds: float = 60.0
+) -> subprocess.Popen[str]:
     """A separate process that requests one job per revision at ``rate`` revisions per second
     for ``seconds`` (terminate it when done); returns once it has committed its first one."""
     process = subprocess.Popen(

@@ -99,7 +99,9 @@ def test_until_revision_returns_while_writers_keep_committing(
     try:
         target = builder.production.latest_sequence() + 300  # two seconds of writing ahead
         out = tmp_path / "busy.png"
-        done = monitor(builder.production.path, "--snapshot", out, "--until-revision", target, "--timeout", "60s")
+        done = monitor(
+            builder.production.path, "--snapshot", out, "--until-revision", target, "--timeout", "60s"
+        )
         assert done.returncode == 0, done.stderr
         assert writer.poll() is None, "the writer stopped before the snapshot returned"
         shown = json.loads(out.with_suffix(".json").read_text())
