@@ -107,7 +107,7 @@ class JobActions(QObject):
     ) -> None:
         spec = RequestJobDialog.ask(self._window, choices, session.service.path, initial)
         if spec is not None:
-            session.spawn(self._submit(session, spec), "Requesting the job")
+            session.spawn_retryable(lambda: self._submit(session, spec), "Requesting the job")
 
     async def _submit(self, session: MonitorSession, spec: RequestSpec) -> None:
         job_id, revision = await session.service.request_job(spec)
@@ -129,7 +129,10 @@ class JobActions(QObject):
             return
         if CancelDialog.ask(self._window, rows, now):
             ids = [r.id for r in CancelPlan.of(rows, session.now()).cancellable]
-            session.spawn(self._cancel(session, ids), "Cancelling")
+            n = len(ids)
+            session.spawn_retryable(
+                lambda: self._cancel(session, ids), f"Cancelling {n} job{'s' if n != 1 else ''}"
+            )
 
     async def _cancel(self, session: MonitorSession, ids: list[JobId]) -> None:
         outcome = await session.service.cancel_jobs(ids)

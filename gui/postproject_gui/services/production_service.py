@@ -56,6 +56,7 @@ T = TypeVar("T")
 PAGE_SIZE = 200
 ARTIFACT_PAGE = 200
 OUTLOOK_SPAN = timedelta(minutes=5)
+WRITE_BUSY_SECONDS = 2.0  # a write waits this long for another program's lock, then says "busy"
 
 
 class _Worker:
@@ -268,7 +269,9 @@ class ProductionService:
     def _on_writer(self, fn: Callable[..., T], args: tuple[object, ...]) -> T:
         worker = self._writer
         if worker.production is None:
-            worker.production = Production.open(self._path, clock=self._clock)
+            worker.production = Production.open(
+                self._path, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS
+            )
         if worker.production.read_only:  # pragma: no cover - opened writable above
             raise ConflictError("production is open read-only", reason="read_only")
         return fn(worker.production, *args)

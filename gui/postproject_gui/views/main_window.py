@@ -24,6 +24,7 @@ from postproject_gui.session import MonitorSession
 from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views import menus
+from postproject_gui.views.busy_banner import BusyBanner
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(6)
         self.summary = StateSummary(central)
+        self.busy = BusyBanner(central)
         self.tabs = QTabWidget(central)
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
@@ -102,6 +104,7 @@ class MainWindow(QMainWindow):
         for page, title, tip in pages:
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         layout.addWidget(self.summary)
+        layout.addWidget(self.busy)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
@@ -184,6 +187,10 @@ class MainWindow(QMainWindow):
         session.detail_missing.connect(self.detail.show_missing)
         session.applied.connect(self._applied)
         session.live_changed.connect(self.status.set_live)
+        session.feed_stalled.connect(self.status.set_stalled)
+        session.waiter.changed.connect(self._waiting_changed)
+        self.busy.retry_requested.connect(session.waiter.retry)
+        self.busy.give_up_requested.connect(session.waiter.give_up)
         session.knowledge.stale_changed.connect(self.summary.set_stale)
         session.table.status_changed.connect(self._table_status)
         session.table.ticked.connect(self._ticked)
@@ -206,7 +213,10 @@ class MainWindow(QMainWindow):
             return
         self.settings.set_blob("jobTableHeader", self.table.header_state())
         self.settings.set_strings("jobTableHidden", self.table.hidden_columns())
+        self.busy.retry_requested.disconnect(session.waiter.retry)
+        self.busy.give_up_requested.disconnect(session.waiter.give_up)
         session.close()
+        self._waiting_changed(None)
         self.table.setModel(None)
         self.log.view.setModel(None)
         self.knowledge.disconnect_session()
@@ -216,6 +226,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
         self._selection_changed()
+
+    def _waiting_changed(self, state: object) -> None:
+        self.busy.show_state(state)  # type: ignore[arg-type]
+        self.status.set_waiting(state is not None)
 
     def _open_failed(self) -> None:
         if self.session is not None and self.session.info is None:
