@@ -357,6 +357,7 @@ class MainWindow(QMainWindow):
         self.summary.set_theme(current)
         self.detail.set_theme(current)
         self.status.set_theme(current)
+        self.actions_.retheme(self.theme)
         self.jobs.retheme()
         self.knowledge.retheme()
         if self.session is not None:

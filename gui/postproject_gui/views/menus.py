@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -53,6 +53,12 @@ class WindowActions:
     recent_menu: QMenu
     tabs: tuple[QAction, ...] = ()
     view_menu: QMenu | None = None
+    icons: dict[QAction, str] = field(default_factory=dict)  # what retheme() re-tints
+
+    def retheme(self, theme: ThemeManager) -> None:
+        """Re-tint the icons for the current theme (dark icons on a dark toolbar look disabled)."""
+        for action, name in self.icons.items():
+            action.setIcon(theme.icon(name))
 
 
 def make_action(
@@ -195,6 +201,21 @@ def build(
     help_menu = menu.addMenu("&Help")
     help_menu.addAction(a.shortcuts)
     help_menu.addAction("&About PostProject Monitor", hooks["about"])
+    a.icons = {
+        action: name
+        for action, name in (
+            (a.open, "open"),
+            (a.refresh, "refresh"),
+            (a.find, "search"),
+            (a.filter, "filter"),
+            (a.stuck, "stuck"),
+            (a.clear, "clear"),
+            (a.cycle_theme, "theme"),
+            (a.shortcuts, "keyboard"),
+            (a.close_production, "close"),
+            (a.quit, "quit"),
+        )
+    }
     _toolbar(window, a, jobs, knowledge)
     return a
 
