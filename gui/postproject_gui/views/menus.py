@@ -202,19 +202,16 @@ def build(
     help_menu.addAction(a.shortcuts)
     help_menu.addAction("&About PostProject Monitor", hooks["about"])
     a.icons = {
-        action: name
-        for action, name in (
-            (a.open, "open"),
-            (a.refresh, "refresh"),
-            (a.find, "search"),
-            (a.filter, "filter"),
-            (a.stuck, "stuck"),
-            (a.clear, "clear"),
-            (a.cycle_theme, "theme"),
-            (a.shortcuts, "keyboard"),
-            (a.close_production, "close"),
-            (a.quit, "quit"),
-        )
+        a.open: "open",
+        a.refresh: "refresh",
+        a.find: "search",
+        a.filter: "filter",
+        a.stuck: "stuck",
+        a.clear: "clear",
+        a.cycle_theme: "theme",
+        a.shortcuts: "keyboard",
+        a.close_production: "close",
+        a.quit: "quit",
     }
     _toolbar(window, a, jobs, knowledge)
     return a
