@@ -28,8 +28,9 @@ from postproject import (
     RevisionSummary,
     SystemClock,
 )
-from postproject_gui import provenance_export
+from postproject_gui import job_export, provenance_export
 from postproject_gui.artifact_rows import ArtifactRow
+from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import ProvFormat
 from postproject_gui.services import knowledge_reads, reads, writes
 from postproject_gui.services.types import (
@@ -93,6 +94,7 @@ class ProductionService:
         self._readers = [_Worker(f"pp-reader-{i}") for i in range(readers)]
         self._writer = _Worker("pp-writer")
         self._turn = itertools.count()
+        self._long_reads: set[ThreadPoolExecutor] = set()
         self._closed = False
 
     @property
@@ -140,6 +142,8 @@ class ProductionService:
         for worker in (*self._readers, self._writer):
             worker.executor.submit(_close, worker)
             worker.executor.shutdown(wait=True, cancel_futures=False)
+        for executor in list(self._long_reads):
+            executor.shutdown(wait=True, cancel_futures=True)
 
     # --- reads -------------------------------------------------------------------------
 
@@ -220,6 +224,30 @@ class ProductionService:
     async def export_prov(self, ids: Sequence[RepresentationId], fmt: ProvFormat, path: Path) -> Path:
         """Write the W3C PROV of these representations' lineage (on a reader thread)."""
         return await self._run(self._pick(), provenance_export.export_prov, self._path, tuple(ids), fmt, path)
+
+    async def export_jobs(self, flt: JobFilter, path: Path) -> int:
+        """Write every job ``flt`` lists to ``path`` (CSV, or JSON for ``*.json``); how many.
+        Runs on a thread of its own, so the table's readers stay free."""
+        fmt = job_export.ExportFormat.for_path(path)
+        return await self._isolated(job_export.export, flt, self.now(), path, fmt)
+
+    async def _isolated(self, fn: Callable[..., T], *args: object) -> T:
+        """Run ``fn(production, *args)`` on a new thread with its own read-only production
+        (long reads that must not hold up the table's readers)."""
+        self._check_open()
+        path, clock = self._path, self._clock
+
+        def work() -> T:
+            with Production.open(path, read_only=True, clock=clock) as production:
+                return fn(production, *args)
+
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pp-long-read")
+        self._long_reads.add(executor)
+        try:
+            return await self._loop.run_in_executor(executor, work)
+        finally:
+            self._long_reads.discard(executor)
+            executor.shutdown(wait=True)
 
     # --- writes ------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Del", "Cancel the selected jobs (asks first)"),
     ("Ctrl+C", "Copy the selected job ids"),
     ("Ctrl+Shift+C", "Copy the equivalent postproject commands"),
+    ("Ctrl+Shift+E", "Export the job list (every job the filters list) to CSV or JSON"),
     ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Jobs, Artifacts or Provenance tab"),
     ("Ctrl+G", "Show the provenance of the selected job, artifact or node"),
     ("Ctrl+Shift+R", "Plan regeneration of the selected artifacts"),
@@ -162,7 +163,16 @@ def build(
     file_menu.addSeparator()
     file_menu.addAction(a.quit)
     jobs_menu = menu.addMenu("&Jobs")
-    for action in (jobs.request, jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, a.refresh):
+    for action in (
+        jobs.request,
+        jobs.cancel,
+        None,
+        jobs.copy_id,
+        jobs.copy_cli,
+        jobs.export_list,
+        None,
+        a.refresh,
+    ):
         jobs_menu.addSeparator() if action is None else jobs_menu.addAction(action)
     artifacts_menu = menu.addMenu("&Artifacts")
     for action in (
