@@ -28,7 +28,7 @@ from postproject import (
     RevisionSummary,
     SystemClock,
 )
-from postproject_gui import job_export, provenance_export
+from postproject_gui import dashboard_data, job_export, provenance_export
 from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import ProvFormat
@@ -231,6 +231,17 @@ class ProductionService:
         fmt = job_export.ExportFormat.for_path(path)
         return await self._isolated(job_export.export, flt, self.now(), path, fmt)
 
+    async def dashboard_history(self, now: datetime, head: int) -> dashboard_data.History:
+        """The job events of the day before ``now`` (on a thread of its own: it can be long)."""
+        return await self._isolated(dashboard_data.read_history, now, head)
+
+    async def dashboard_facts(
+        self, ids: Iterable[JobId]
+    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+        """What the dashboard needs from the store after new job events: the counts of every
+        kind, when the oldest waiting job was requested, and the kinds of these jobs."""
+        return await self._read(_dashboard_facts, tuple(ids))
+
     async def _isolated(self, fn: Callable[..., T], *args: object) -> T:
         """Run ``fn(production, *args)`` on a new thread with its own read-only production
         (long reads that must not hold up the table's readers)."""
@@ -308,6 +319,16 @@ class ProductionService:
 def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
     assert worker.production is not None, "reader used before open()"
     return fn(worker.production, *args)
+
+
+def _dashboard_facts(
+    production: Production, ids: tuple[JobId, ...]
+) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+    return (
+        reads.counts(production, None),
+        dashboard_data.oldest_requested(production),
+        dashboard_data.facts_of(production, ids, {}),
+    )
 
 
 def _close(worker: _Worker) -> None:

@@ -1,8 +1,10 @@
 """The main window: wiring only. Data flows from the session into the views; user intents
 flow from the views into the session (filters, selection) and the actions.
 
-Under the summary bar, three tabs (Ctrl+1/2/3): Jobs (the default: filters, job table and
-detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`)."""
+Under the summary bar, four tabs (Ctrl+1/2/3/4): Jobs (the default: filters, job table and
+detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`) and
+the Dashboard (:mod:`postproject_gui.views.dashboard_tab`). A Workers tab (registered
+workers, another issue) goes after the Dashboard, at ``WORKERS``."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views import menus
 from postproject_gui.views.busy_banner import BusyBanner
+from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
@@ -32,6 +35,8 @@ from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
 
 SUFFIX = ".pproj"
+DASHBOARD = 3
+WORKERS = 4  # the Workers tab, when workers are registered (another issue)
 
 
 class MainWindow(QMainWindow):
@@ -92,6 +97,7 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgeTabs(
             self, self.tabs, self.theme, self.presenter, lambda: self.session, self.table.selected_rows
         )
+        self.dashboard = DashboardTab(self.theme.theme, self.tabs)
         pages: tuple[tuple[QWidget, str, str], ...] = (
             (jobs, "Jobs", "Jobs: requested, claimed and finished work (Ctrl+1)"),
             (
@@ -100,6 +106,7 @@ class MainWindow(QMainWindow):
                 "Artifacts: representations and their knowledge (Ctrl+2)",
             ),
             (self.knowledge.provenance, "Provenance", "Provenance: where an artifact came from (Ctrl+3)"),
+            (self.dashboard, "Dashboard", "Dashboard: throughput, failures and backlog over time (Ctrl+4)"),
         )
         for page, title, tip in pages:
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
@@ -151,6 +158,7 @@ class MainWindow(QMainWindow):
             "tab_jobs": lambda: self.tabs.setCurrentIndex(0),
             "tab_artifacts": lambda: self.tabs.setCurrentIndex(1),
             "tab_provenance": lambda: self.tabs.setCurrentIndex(2),
+            "tab_dashboard": lambda: self.tabs.setCurrentIndex(DASHBOARD),
         }
 
     def _focus_search(self) -> None:
@@ -200,6 +208,7 @@ class MainWindow(QMainWindow):
         self.table.set_hidden_columns(self.settings.strings("jobTableHidden"))
         self.log.set_log_model(session.events)
         self.knowledge.connect_session(session)
+        self.dashboard.connect_session(session)
         self.status.set_production(path)
         self.setWindowTitle(f"{path.name} — PostProject Monitor")
         self._filter_changed(session.filter)
@@ -220,6 +229,7 @@ class MainWindow(QMainWindow):
         self.table.setModel(None)
         self.log.view.setModel(None)
         self.knowledge.disconnect_session()
+        self.dashboard.disconnect_session()
         self.summary.set_stale(None)
         session.deleteLater()
         self.status.set_production(None)
@@ -357,6 +367,7 @@ class MainWindow(QMainWindow):
         self.summary.set_theme(current)
         self.detail.set_theme(current)
         self.status.set_theme(current)
+        self.dashboard.set_theme(current)
         self.actions_.retheme(self.theme)
         self.jobs.retheme()
         self.knowledge.retheme()

@@ -27,7 +27,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+C", "Copy the selected job ids"),
     ("Ctrl+Shift+C", "Copy the equivalent postproject commands"),
     ("Ctrl+Shift+E", "Export the job list (every job the filters list) to CSV or JSON"),
-    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Jobs, Artifacts or Provenance tab"),
+    ("Ctrl+1 / Ctrl+2 / Ctrl+3 / Ctrl+4", "Jobs, Artifacts, Provenance or Dashboard tab"),
     ("Ctrl+G", "Show the provenance of the selected job, artifact or node"),
     ("Ctrl+Shift+R", "Plan regeneration of the selected artifacts"),
     ("Ctrl+Shift+D", "Regenerate everything stale downstream of the selected representation"),
@@ -150,6 +150,7 @@ def build(
                     ("&Jobs", "tab_jobs", "Show the jobs"),
                     ("&Artifacts", "tab_artifacts", "Show the artifacts and their knowledge"),
                     ("&Provenance", "tab_provenance", "Show the provenance graph"),
+                    ("&Dashboard", "tab_dashboard", "Show throughput, failures and backlog over time"),
                 ),
                 start=1,
             )
