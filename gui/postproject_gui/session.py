@@ -229,6 +229,11 @@ class MonitorSession(QObject):
 
     # --- what to show ------------------------------------------------------------------
 
+    def set_initial_filter(self, flt: JobFilter) -> None:
+        """The filter to open with (before :meth:`start`: nothing is read yet)."""
+        self._filter = flt
+        self.table.reset(flt)
+
     def set_filter(self, flt: JobFilter) -> None:
         if flt == self._filter:
             return

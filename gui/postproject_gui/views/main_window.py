@@ -33,6 +33,7 @@ from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
+from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
@@ -68,8 +69,26 @@ class MainWindow(QMainWindow):
         self.log.toggleViewAction().setShortcut("Ctrl+E")
         presenter.presented.connect(self.status.message)
         theme.changed.connect(self._retheme)
+        self.workspaces = WorkspaceManager(
+            self,
+            settings,
+            Hooks(
+                self._filter,
+                self._apply_workspace_filter,
+                self.tabs.currentIndex,
+                self.tabs.setCurrentIndex,
+                self._save_columns,
+                self._restore_columns,
+            ),
+        )
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
+        self.workspaces.switched.connect(
+            lambda key: self.status.message(f"Workspace: {self.workspaces.current.title}")
+        )
         self._refresh_recent()
         self._restore_layout()
+        if settings.text("workspace/current"):
+            self.workspaces.restore_tab()
         self._retheme()
         self._show_overview()
         self.table.setFocus()
@@ -204,8 +223,8 @@ class MainWindow(QMainWindow):
         session.table.ticked.connect(self._ticked)
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
         self.table.set_table_model(session.table)
-        self.table.restore_header(self.settings.blob("jobTableHeader"))
-        self.table.set_hidden_columns(self.settings.strings("jobTableHidden"))
+        session.set_initial_filter(self.workspaces.initial_filter())
+        self.workspaces.restore_columns()
         self.log.set_log_model(session.events)
         self.knowledge.connect_session(session)
         self.dashboard.connect_session(session)
@@ -217,11 +236,11 @@ class MainWindow(QMainWindow):
         return session
 
     def close_production(self) -> None:
+        if self.session is not None:
+            self.workspaces.save()  # while the session still says what the filter is
         session, self.session = self.session, None
         if session is None:
             return
-        self.settings.set_blob("jobTableHeader", self.table.header_state())
-        self.settings.set_strings("jobTableHidden", self.table.hidden_columns())
         self.busy.retry_requested.disconnect(session.waiter.retry)
         self.busy.give_up_requested.disconnect(session.waiter.give_up)
         session.close()
@@ -236,6 +255,26 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
         self._selection_changed()
+
+    def _apply_workspace_filter(self, flt: JobFilter) -> None:
+        if self.session is not None:
+            self.session.set_filter(flt)
+
+    def _save_columns(self, prefix: str) -> None:
+        if self.table.model() is not None:
+            self.settings.set_blob(f"{prefix}/jobTableHeader", self.table.header_state())
+            self.settings.set_strings(f"{prefix}/jobTableHidden", self.table.hidden_columns())
+
+    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...]) -> None:
+        if self.table.model() is None:
+            return
+        header = self.settings.blob(f"{prefix}/jobTableHeader")
+        if header is not None:
+            self.table.restore_header(header)
+        else:
+            self.table.reset_columns()
+        hidden = self.settings.strings(f"{prefix}/jobTableHidden")
+        self.table.set_hidden_columns(list(default_hidden) if hidden is None else hidden)
 
     def _waiting_changed(self, state: object) -> None:
         self.busy.show_state(state)  # type: ignore[arg-type]
