@@ -12,14 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
-from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QSystemTrayIcon, QTabWidget, QVBoxLayout, QWidget
 
 from postproject import Clock, JobId, JobState
 from postproject_gui import theme as themes
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models.filters import JobFilter
+from postproject_gui.notifications import Notifier
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
 from postproject_gui.session import MonitorSession
@@ -82,6 +83,20 @@ class MainWindow(QMainWindow):
             ),
         )
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
+        tray = QSystemTrayIcon(self.windowIcon(), self)
+        tray.setToolTip("PostProject Monitor")
+        self.notifier = Notifier(tray, self)
+        self.notify_action = QAction("Desktop &notifications", self)
+        self.notify_action.setCheckable(True)
+        self.notify_action.setToolTip(
+            "Tell when jobs fail or claims get stuck (grouped, at most once a minute)"
+        )
+        self.notify_action.setStatusTip(self.notify_action.toolTip())
+        self.notify_action.toggled.connect(self._notifications_toggled)
+        self.notify_action.setChecked(settings.text("notifications") == "on")
+        if self.actions_.view_menu is not None:
+            self.actions_.view_menu.addSeparator()
+            self.actions_.view_menu.addAction(self.notify_action)
         self.workspaces.switched.connect(
             lambda key: self.status.message(f"Workspace: {self.workspaces.current.title}")
         )
@@ -215,6 +230,7 @@ class MainWindow(QMainWindow):
         session.applied.connect(self._applied)
         session.live_changed.connect(self.status.set_live)
         session.feed_stalled.connect(self.status.set_stalled)
+        session.revisions_arrived.connect(self.notifier.on_revisions)
         session.waiter.changed.connect(self._waiting_changed)
         self.busy.retry_requested.connect(session.waiter.retry)
         self.busy.give_up_requested.connect(session.waiter.give_up)
@@ -255,6 +271,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
         self._selection_changed()
+
+    def _notifications_toggled(self, on: bool) -> None:
+        self.notifier.set_enabled(on)
+        self.settings.set_text("notifications", "on" if on else "off")
 
     def _apply_workspace_filter(self, flt: JobFilter) -> None:
         if self.session is not None:
@@ -322,6 +342,7 @@ class MainWindow(QMainWindow):
 
     def _outlook_changed(self, outlook: ClaimOutlook) -> None:
         if self.session is not None:
+            self.notifier.on_outlook(outlook, self.session.now())
             self.summary.set_outlook(outlook, self.session.now(), self.session.filter.kind)
         if self.detail.mode == "production":
             self._show_overview()
@@ -458,5 +479,6 @@ class MainWindow(QMainWindow):
         self.settings.set_blob("splitter", self.splitter.saveState())
         self.close_production()
         self.filters.shutdown()
+        self.notifier.stop()
         self.settings.sync()
         super().closeEvent(event)
