@@ -12,8 +12,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QSystemTrayIcon, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QSystemTrayIcon,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from postproject import Clock, JobId, JobState
 from postproject_gui import theme as themes
@@ -38,6 +54,7 @@ from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
+COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
 WORKERS = 4  # the Workers tab, when workers are registered (another issue)
 
 
@@ -458,6 +475,18 @@ class MainWindow(QMainWindow):
             blob = self.settings.blob(key)
             if blob is not None:
                 restore(blob)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # Below COMPACT_WIDTH the main toolbar shows icons only (each names itself in its
+        # tooltip), so the workspace switcher beside it stays whole down to 1024 px.
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if self.width() < COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for bar in self.findChildren(QToolBar, "mainToolbar"):
+            bar.setToolButtonStyle(style)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):
