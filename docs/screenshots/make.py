@@ -8,14 +8,16 @@
    and the thumbnail made from that proxy are now stale.
 2. Two render nodes claim three of the waiting jobs (one lease about to run out), so the
    pictures show live leases too.
-3. Each window view is taken by the monitor's own headless snapshot mode, light and dark:
-   ``postproject-monitor PROD --snapshot OUT.png --theme T --view ...``.
+3. Each window view is taken by the monitor's own headless snapshot mode, light and dark,
+   at 1920x1080 (``NAME-THEME.png``) and at the smallest supported size, 1024x700
+   (``NAME-THEME-1024.png``): ``postproject-monitor PROD --snapshot OUT.png --theme T --size S --view ...``.
 4. What snapshot mode does not open (the dialogs, the graph at 60 and 500 nodes) is
    rendered in-process by ``components.py``.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -58,8 +60,12 @@ def views(path: Path) -> dict[str, list[str]]:
         "lifecycle": ["--view", "lifecycle"],
         "artifacts": ["--view", "artifacts"],
         "artifacts-stale": ["--view", "artifacts", "--filter-state", "stale"],
-        "provenance": ["--view", f"provenance:{chain_end}", "--size", "1680x940"],
+        "provenance": ["--view", f"provenance:{chain_end}"],
+        "dashboard": ["--view", "dashboard"],
     }
+
+
+SIZES = {"": "1920x1080", "-1024": "1024x700"}  # file suffix -> window size
 
 
 def main() -> None:
@@ -72,19 +78,13 @@ def main() -> None:
         subprocess.run(command, check=True, env=env)
         claim_some(production)
         shots = views(production)
-        for theme in ("light", "dark"):
-            for name, args in shots.items():
-                target = out / f"{name}-{theme}.png"
-                monitor = [
-                    sys.executable,
-                    "-m",
-                    "postproject_gui",
-                    str(production),
-                    "--snapshot",
-                    str(target),
-                ]
-                subprocess.run([*monitor, "--theme", theme, *args], check=True, env=env)
-                target.with_suffix(".json").unlink()
+        for (suffix, size), theme, (name, args) in itertools.product(
+            SIZES.items(), ("light", "dark"), shots.items()
+        ):
+            target = out / f"{name}-{theme}{suffix}.png"
+            monitor = [sys.executable, "-m", "postproject_gui", str(production), "--snapshot", str(target)]
+            subprocess.run([*monitor, "--theme", theme, "--size", size, *args], check=True, env=env)
+            target.with_suffix(".json").unlink()
         subprocess.run(
             [sys.executable, str(HERE / "components.py"), str(production), str(out)], check=True, env=env
         )

@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument(
         "--view",
         default="jobs",
-        help="jobs (default), lifecycle, job:JOB_ID, artifacts or provenance:REP_ID",
+        help="jobs (default), lifecycle, job:JOB_ID, artifacts, provenance:REP_ID or dashboard",
     )
     shot.add_argument(
         "--filter-state",

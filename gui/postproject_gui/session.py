@@ -29,6 +29,7 @@ from postproject_gui.services.feed_watcher import FeedWatcher
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
+from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
 
 SEED_REVISIONS = 10  # the event log starts with the last few revisions
 RELOAD_ALL_ABOVE = 2000  # more changed jobs than this in one round: reload the table instead
@@ -41,7 +42,10 @@ class MonitorSession(QObject):
         opened(ProductionInfo), open_failed(str path), counts_changed(JobCounts),
         kinds_changed(tuple[str, ...]), outlook_changed(ClaimOutlook), filter_changed(JobFilter),
         detail_loaded(JobDetail), detail_missing(str job id), applied(int revision),
-        live_changed(bool), revisions_arrived(list[Revision]).
+        live_changed(bool), revisions_arrived(list[Revision]),
+        feed_stalled(float seconds without an answer from the feed; 0 when it answers).
+
+    ``waiter`` keeps what the busy database refused and retries it (see services/waiting.py).
     """
 
     opened = Signal(ProductionInfo)
@@ -55,6 +59,7 @@ class MonitorSession(QObject):
     applied = Signal(int)
     live_changed = Signal(bool)
     revisions_arrived = Signal(list)
+    feed_stalled = Signal(float)
 
     def __init__(
         self, service: ProductionService, presenter: ErrorPresenter, parent: QObject | None = None
@@ -62,7 +67,8 @@ class MonitorSession(QObject):
         super().__init__(parent)
         self.service = service
         self._presenter = presenter
-        self._runner = TaskRunner(service.loop, presenter.present)
+        self._runner = TaskRunner(service.loop, self._failed)
+        self.waiter = BusyWaiter(self.spawn, self)
         self.table = JobTableModel(service.now, self)  # its loader is set once the service is open
         self.events = EventLogModel(self)
         self.knowledge = KnowledgeSession(service, self.spawn, self)
@@ -79,6 +85,7 @@ class MonitorSession(QObject):
         self._feed_head = 0
         self._applied = -1
         self._updating = False
+        self._held = False
         self._live = False
         self._reads = 0
         self._idle: list[asyncio.Future[None]] = []
@@ -86,6 +93,10 @@ class MonitorSession(QObject):
         self._boundary = QTimer(self)
         self._boundary.setSingleShot(True)
         self._boundary.timeout.connect(self.recheck_time)
+        self._stalled = 0.0
+        self._liveness = QTimer(self)  # a clock for the feed's liveness: it never reads the store
+        self._liveness.setInterval(1000)
+        self._liveness.timeout.connect(self.check_liveness)
 
     # --- facts -------------------------------------------------------------------------
 
@@ -122,6 +133,15 @@ class MonitorSession(QObject):
         return self._live
 
     @property
+    def held(self) -> bool:
+        return self._held
+
+    def hold(self) -> None:
+        """Stop following the feed: the view stays at the revision it reached (a snapshot
+        freezes it there while writers keep committing); the round in flight finishes."""
+        self._held = True
+
+    @property
     def busy(self) -> bool:
         return self._updating or self.table.loading or self._reads > 0 or self.knowledge.busy
 
@@ -130,6 +150,32 @@ class MonitorSession(QObject):
 
     def spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> asyncio.Task[Any] | None:
         return self._runner.spawn(coro, what)
+
+    def spawn_retryable(self, make: Operation, what: str) -> None:
+        """Run ``make()`` (a write); if the database is busy, wait and retry (non-modal)."""
+        self.waiter.run(make, what)
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        """A background task failed: a busy database waits (the view is read again when it
+        answers); anything else goes to the error presenter."""
+        if not (is_busy(exc) and self.waiter.accept(exc, self._reread, "Reading the production")):
+            self._presenter.present(exc, what)
+
+    async def _reread(self) -> None:
+        await self._reload_all(self._feed_head)
+
+    @property
+    def stalled(self) -> float:
+        """Seconds the feed has not answered, when that is long enough to say so (else 0)."""
+        return self._stalled
+
+    def check_liveness(self) -> None:
+        """Is the feed still answering? (A 1 Hz clock; it never touches the store.)"""
+        watcher = self._watcher
+        stalled = watcher.silence() if watcher is not None and watcher.stalled else 0.0
+        if stalled or self._stalled:
+            self._stalled = stalled
+            self.feed_stalled.emit(stalled)
 
     # --- opening and closing -----------------------------------------------------------
 
@@ -157,6 +203,7 @@ class MonitorSession(QObject):
         watcher.live_changed.connect(self._on_live)
         self._watcher = watcher
         watcher.start()
+        self._liveness.start()
         self.opened.emit(info)
         self.knowledge.start()
         await self._reload_all(info.head)
@@ -166,6 +213,8 @@ class MonitorSession(QObject):
     def close(self) -> None:
         """Stop the watcher, the timers, background work and the service's threads."""
         self._boundary.stop()
+        self._liveness.stop()
+        self.waiter.stop()
         if self._watcher is not None:
             self._watcher.stop()
         self._runner.cancel_all()
@@ -179,6 +228,11 @@ class MonitorSession(QObject):
         self.service.close()
 
     # --- what to show ------------------------------------------------------------------
+
+    def set_initial_filter(self, flt: JobFilter) -> None:
+        """The filter to open with (before :meth:`start`: nothing is read yet)."""
+        self._filter = flt
+        self.table.reset(flt)
 
     def set_filter(self, flt: JobFilter) -> None:
         if flt == self._filter:
@@ -295,6 +349,8 @@ class MonitorSession(QObject):
     # --- live updates ------------------------------------------------------------------
 
     def _on_revisions(self, revisions: list[Revision]) -> None:
+        if self._held:
+            return
         self.events.add(revisions)
         self.knowledge.on_revisions(revisions)
         self.revisions_arrived.emit(revisions)
@@ -323,13 +379,13 @@ class MonitorSession(QObject):
         self.live_changed.emit(live)
 
     def _kick(self) -> None:
-        if not self._updating and self.info is not None:
+        if not self._updating and not self._held and self.info is not None:
             self._updating = True
             self.spawn(self._update(), "Updating")
 
     async def _update(self) -> None:
         try:
-            while self._dirty or self._feed_head > self._applied:
+            while (self._dirty or self._feed_head > self._applied) and not self._held:
                 ids, self._dirty = self._dirty, set()
                 target = self._feed_head
                 if len(ids) > RELOAD_ALL_ABOVE:

@@ -94,3 +94,12 @@ class Settings:
 
     def set_blob(self, key: str, value: QByteArray) -> None:
         self._set(f"layout/{key}", value)
+
+    # --- plain values (workspaces) -------------------------------------------------------
+
+    def text(self, key: str) -> str | None:
+        value = self._get(key)
+        return value if isinstance(value, str) else None
+
+    def set_text(self, key: str, value: str) -> None:
+        self._set(key, value)

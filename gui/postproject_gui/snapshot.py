@@ -6,8 +6,14 @@ no page, update or detail still loading, saves the window as OUT.png and writes 
 describing what the view shows. The README's screenshots are made with it.
 
 Views: ``jobs``, ``lifecycle``, ``job:JOB_ID`` (the Jobs tab), ``artifacts`` (the Artifacts
-tab; ``--filter-state stale`` lists only stale or diverged ones) and ``provenance:REP_ID``
-(the Provenance tab: the graph of that representation, framed, its focus selected).
+tab; ``--filter-state stale`` lists only stale or diverged ones), ``provenance:REP_ID``
+(the Provenance tab: the graph of that representation, framed, its focus selected) and
+``dashboard`` (the Dashboard tab: the Jobs document plus the series ``throughput``,
+``failure_rate`` and ``backlog`` over the last hour).
+
+Every document says the window ``size`` it was rendered at ([width, height]; ``--size``).
+Writers may keep committing while a snapshot waits: once the view has reached revision N it
+stops following the feed, so the picture and the JSON are of one revision (N or later).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from postproject_gui.services.types import JobDetail, JobRow
 from postproject_gui.session import MonitorSession
 from postproject_gui.states import claim_health
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, PROVENANCE
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.views.main_window import DASHBOARD, MainWindow
 
 MAX_ROWS = 1000
 SIZE = (1440, 900)
@@ -43,7 +49,7 @@ class SnapshotError(Exception):
         self.exit_code = exit_code
 
 
-VIEWS = "jobs, lifecycle, job:JOB_ID, artifacts or provenance:REP_ID"
+VIEWS = "jobs, lifecycle, job:JOB_ID, artifacts, provenance:REP_ID or dashboard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +80,10 @@ class SnapshotOptions:
 
     def check(self) -> None:
         kind = self.view.split(":", 1)[0]
-        if self.view not in ("jobs", "lifecycle", "artifacts") and kind not in ("job", "provenance"):
+        if self.view not in ("jobs", "lifecycle", "artifacts", "dashboard") and kind not in (
+            "job",
+            "provenance",
+        ):
             raise SnapshotError(f"--view must be {VIEWS}; got {self.view!r}", 2)
         try:
             self.job_id  # noqa: B018 - parses
@@ -105,6 +114,14 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
     target = options.until_revision if options.until_revision is not None else session.info.head
     _apply_filter(session, options)
     await _until(
+        lambda: session.applied_revision >= target and session.live,
+        deadline,
+        window,
+        f"revision {target}",
+        session,
+    )
+    session.hold()  # writers may keep committing: the picture is of the revision reached
+    await _until(
         lambda: _settled(window, session, target, None), deadline, window, f"revision {target}", session
     )
     if options.job_id is not None:
@@ -116,11 +133,17 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
         await _artifacts(window, session, options, target, deadline)
     elif options.rep_id is not None:
         await _provenance(window, session, options.rep_id, target, deadline)
+    elif options.view == "dashboard":
+        window.tabs.setCurrentIndex(DASHBOARD)
+        await _until(lambda: window.dashboard.ready, deadline, window, "the dashboard", session)
+        window.dashboard.redraw()
     await asyncio.sleep(0.05)  # let the last paint land
     if options.tab == "artifacts":
         document = describe_artifacts(window, session, options)
     elif options.tab == "provenance":
         document = describe_provenance(window, session, options)
+    elif options.view == "dashboard":
+        document = describe_dashboard(window, session, options)
     else:
         document = describe(window, session, options)
     options.out.parent.mkdir(parents=True, exist_ok=True)
@@ -236,6 +259,20 @@ def describe(window: MainWindow, session: MonitorSession, options: SnapshotOptio
         "live": session.live,
         "image": str(options.out),
         "size": [window.width(), window.height()],
+    }
+
+
+def describe_dashboard(
+    window: MainWindow, session: MonitorSession, options: SnapshotOptions
+) -> dict[str, Any]:
+    """The Dashboard tab: the Jobs document, the headline figures and the series drawn."""
+    tab = window.dashboard
+    assert tab.series is not None
+    return {
+        **describe(window, session, options),
+        **tab.series.document(),
+        "figures": {key: label.text() for key, label in tab.figures.items()},
+        "complete": tab.data.complete,
     }
 
 

@@ -63,7 +63,7 @@ LIGHT_UI = UiColours(
     "#ffffff", "#9aa3ae",
 )  # fmt: skip
 DARK_UI = UiColours(
-    "#1b1f24", "#171a1e", "#1b1f24", "#dfe4ea", "#98a1ad", "#2f363e", "#24466b", "#ffffff", "#c3cbd5",
+    "#1b1f24", "#171a1e", "#1b1f24", "#dfe4ea", "#98a1ad", "#2f363e", "#24466b", "#ffffff", "#dbe2ea",
     "#22272d", "#5d6773",
 )  # fmt: skip
 
@@ -213,15 +213,19 @@ def icon(name: str, colour: str) -> QIcon:
     if key not in _ICONS:
         text = INLINE_ICONS.get(name) or resources.text("icons", f"{name}.svg")
         svg = text.replace("currentColor", colour)
-        renderer = QSvgRenderer(QByteArray(svg.encode()))
         result = QIcon()
-        for size in ICON_SIZES:
-            pixmap = QPixmap(size, size)
-            pixmap.fill(Qt.GlobalColor.transparent)
-            painter = QPainter(pixmap)
-            renderer.render(painter)
-            painter.end()
-            result.addPixmap(pixmap)
+        # The disabled look is drawn here, in the same colour at 40 % opacity: Fusion's own
+        # greys out a light icon on a dark toolbar until enabled and disabled look alike.
+        for mode, opacity in ((QIcon.Mode.Normal, 1.0), (QIcon.Mode.Disabled, 0.4)):
+            renderer = QSvgRenderer(QByteArray(svg.encode()))
+            for size in ICON_SIZES:
+                pixmap = QPixmap(size, size)
+                pixmap.fill(Qt.GlobalColor.transparent)
+                painter = QPainter(pixmap)
+                painter.setOpacity(opacity)
+                renderer.render(painter)
+                painter.end()
+                result.addPixmap(pixmap, mode)
         _ICONS[key] = result
     return _ICONS[key]
 

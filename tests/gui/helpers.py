@@ -133,3 +133,48 @@ def commit_from_another_process(builder: ProductionBuilder, count: int = 1) -> l
         timeout=60,
     )
     return done.stdout.split()
+
+
+STEADY_WRITER_SCRIPT = """
+import sys, time
+from postproject import AssetId, JobRequest, Production, RepresentationId, RepresentationKind
+path, asset, rep = sys.argv[1], AssetId.parse(sys.argv[2]), RepresentationId.parse(sys.argv[3])
+rate, seconds = float(sys.argv[4]), float(sys.argv[5])
+with Production.open(path) as production:
+    start = time.monotonic()
+    done = 0
+    while time.monotonic() - start < seconds:
+        with production.edit(origin="steady-writer") as tx:
+            tx.request_job(JobRequest("org.example:steady", [rep], asset, RepresentationKind.PROXY))
+            tx.commit()
+        done += 1
+        if done == 1:
+            print("writing", flush=True)
+        ahead = start + done / rate - time.monotonic()
+        if ahead > 0:
+            time.sleep(ahead)
+print(done, flush=True)
+"""
+
+
+def steady_writer(
+    builder: ProductionBuilder, rate: float = 150.0, seconds: float = 60.0
+) -> subprocess.Popen[str]:
+    """A separate process that requests one job per revision at ``rate`` revisions per second
+    for ``seconds`` (terminate it when done); returns once it has committed its first one."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            STEADY_WRITER_SCRIPT,
+            str(builder.production.path),
+            str(builder.asset),
+            str(builder.rep),
+            str(rate),
+            str(seconds),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "writing"
+    return process

@@ -204,22 +204,24 @@ def test_cancel_failure_reaches_the_presenter_and_changes_nothing(
     monkeypatch: pytest.MonkeyPatch,
     presented: list[Any],
 ) -> None:
+    """A failure other than a busy database (see test_busy_and_feed.py) is presented."""
     (job,) = builder.request(1)
     open_and_wait(qtbot, window, builder)
     session = window.session
     assert session is not None
 
-    async def busy(ids: Any) -> Any:
-        raise StorageError("database is locked", reason="busy")
+    async def broken(ids: Any) -> Any:
+        raise StorageError("database disk image is malformed", reason="corrupt")
 
-    monkeypatch.setattr(session.service, "cancel_jobs", busy)
+    monkeypatch.setattr(session.service, "cancel_jobs", broken)
     monkeypatch.setattr(CancelDialog, "ask", classmethod(lambda cls, *args: True))
     window.table.selectRow(0)
     window.jobs.cancel.trigger()
     wait_for(qtbot, lambda: presented)
-    assert presented[0].title == "Cancelling failed: production busy" and presented[0].retry
+    assert presented[0].title == "Cancelling 1 job failed: production unavailable" and not presented[0].retry
     assert builder.production.job(job).state is JobState.REQUESTED
-    assert window.status.currentMessage().startswith("Cancelling failed")
+    assert window.status.currentMessage().startswith("Cancelling 1 job failed")
+    assert not window.busy.isVisible()
     presented.clear()
 
 

@@ -191,7 +191,7 @@ def test_theme_switch_and_column_memory(
     window.table._toggle_column(column("inputs"), False)
     window.table.setColumnWidth(column("kind"), 321)
     window.close()
-    assert "inputs" in (settings.strings("jobTableHidden") or [])
+    assert "inputs" in (settings.strings("workspace/producer/jobTableHidden") or [])
     again = make_window(builder.production.path, builder.production.clock, settings)
     assert again.table.isColumnHidden(column("inputs")) and again.table.columnWidth(column("kind")) == 321
     window.theme.set_mode(ThemeMode.LIGHT)

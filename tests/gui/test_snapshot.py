@@ -14,7 +14,7 @@ import pytest
 
 from postproject import JobState, Production
 from postproject.provenance import RepresentationNode
-from tests.gui.helpers import ProductionBuilder, commit_from_another_process
+from tests.gui.helpers import ProductionBuilder, commit_from_another_process, steady_writer
 from tests.gui.provenance_fixtures import Chain
 from tests.gui.scenes import Demo, build_demo
 
@@ -87,6 +87,32 @@ def test_snapshot_waits_for_a_revision_committed_elsewhere(
     assert running.returncode == 0, stderr
     shown = json.loads(out.with_suffix(".json").read_text())
     assert shown["head_revision"] == head + 1 and shown["rows"][0]["id"] == new_id
+
+
+@pytest.mark.race
+def test_until_revision_returns_while_writers_keep_committing(
+    builder: ProductionBuilder, tmp_path: Path
+) -> None:
+    """Another process commits ~150 revisions/s for a minute: the snapshot returns as soon as
+    the view has reached revision N, not when the writer stops (it is still writing after)."""
+    writer = steady_writer(builder, rate=150, seconds=90)
+    try:
+        target = builder.production.latest_sequence() + 300  # two seconds of writing ahead
+        out = tmp_path / "busy.png"
+        done = monitor(
+            builder.production.path, "--snapshot", out, "--until-revision", target, "--timeout", "60s"
+        )
+        assert done.returncode == 0, done.stderr
+        assert writer.poll() is None, "the writer stopped before the snapshot returned"
+        shown = json.loads(out.with_suffix(".json").read_text())
+        assert shown["head_revision"] >= target
+        with Production.open(builder.production.path, read_only=True) as production:
+            expected = len(production.jobs(limit=1000).items)
+            assert production.latest_sequence() > shown["head_revision"]  # writing went on meanwhile
+        assert shown["rows_loaded"] <= expected
+    finally:
+        writer.terminate()
+        writer.communicate(timeout=30)
 
 
 def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """The job actions, declared once and shared by the menu, toolbar, context menu, detail
-panel and diagram: request, cancel, copy id, copy as CLI command.
+panel and diagram: request, cancel, copy id, copy as CLI command, export the job list.
 
 Reads and writes go through the session's service in background tasks; failures reach the
 error presenter through the session's task runner. Dialogs are never opened inside a
@@ -11,10 +11,11 @@ task.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from postproject import Action, JobId
 from postproject_gui import cli_command
@@ -29,10 +30,12 @@ MAX_CLI_JOBS = 100
 
 
 class JobActions(QObject):
-    """Signals: job_requested(str job id), status(str message for the status bar)."""
+    """Signals: job_requested(str job id), status(str message for the status bar),
+    exported(str path, int jobs)."""
 
     job_requested = Signal(str)
     status = Signal(str)
+    exported = Signal(str, int)  # path, jobs written
 
     def __init__(
         self,
@@ -63,6 +66,13 @@ class JobActions(QObject):
             "Copy the postproject command that requests the selected jobs",
             self.copy_cli_command,
         )
+        self.export_list = self._action(
+            "Export job list…",
+            "export",
+            "Ctrl+Shift+E",
+            "Export every job the current filters list (not only the loaded rows) to CSV or JSON",
+            self.export_jobs,
+        )
         self.update_enabled()
 
     def _action(self, text: str, icon: str, key: object, tip: str, slot: Callable[[], None]) -> QAction:
@@ -80,6 +90,7 @@ class JobActions(QObject):
             (self.cancel, "cancel"),
             (self.copy_id, "copy"),
             (self.copy_cli, "terminal"),
+            (self.export_list, "export"),
         ):
             action.setIcon(self._theme.icon(icon))
 
@@ -90,6 +101,31 @@ class JobActions(QObject):
         self.cancel.setEnabled(session is not None and bool(rows))
         self.copy_id.setEnabled(bool(rows))
         self.copy_cli.setEnabled(bool(rows) and session is not None)
+        self.export_list.setEnabled(session is not None and session.info is not None)
+
+    # --- export ------------------------------------------------------------------------
+
+    def export_jobs(self) -> None:
+        """Ask where, then write every job the current filters list (paged from the store)."""
+        session = self._session()
+        if session is None:
+            return
+        start = str(session.service.path.with_name(f"{session.service.path.stem}-jobs.csv"))
+        path, _ = QFileDialog.getSaveFileName(
+            self._window, "Export job list", start, "CSV (*.csv);;JSON (*.json)"
+        )
+        if path:
+            self.export_to(session, Path(path))
+
+    def export_to(self, session: MonitorSession, path: Path) -> None:
+        what = session.filter.describe()
+        self.status.emit(f"Exporting {what} to {path.name}…")
+        session.spawn(self._export(session, path, what), "Exporting the job list")
+
+    async def _export(self, session: MonitorSession, path: Path, what: str) -> None:
+        count = await session.service.export_jobs(session.filter, path)
+        self.status.emit(f"Exported {count:,} job{'s' if count != 1 else ''} ({what}) to {path}")
+        self.exported.emit(str(path), count)
 
     # --- request -----------------------------------------------------------------------
 
@@ -107,7 +143,7 @@ class JobActions(QObject):
     ) -> None:
         spec = RequestJobDialog.ask(self._window, choices, session.service.path, initial)
         if spec is not None:
-            session.spawn(self._submit(session, spec), "Requesting the job")
+            session.spawn_retryable(lambda: self._submit(session, spec), "Requesting the job")
 
     async def _submit(self, session: MonitorSession, spec: RequestSpec) -> None:
         job_id, revision = await session.service.request_job(spec)
@@ -129,7 +165,10 @@ class JobActions(QObject):
             return
         if CancelDialog.ask(self._window, rows, now):
             ids = [r.id for r in CancelPlan.of(rows, session.now()).cancellable]
-            session.spawn(self._cancel(session, ids), "Cancelling")
+            n = len(ids)
+            session.spawn_retryable(
+                lambda: self._cancel(session, ids), f"Cancelling {n} job{'s' if n != 1 else ''}"
+            )
 
     async def _cancel(self, session: MonitorSession, ids: list[JobId]) -> None:
         outcome = await session.service.cancel_jobs(ids)

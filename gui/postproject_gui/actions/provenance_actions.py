@@ -149,7 +149,7 @@ class ProvenanceActions(QObject):
             self._window, preview.plans, preview.unplannable, rows=preview.rows, truncated=preview.truncated
         )
         if plans:
-            session.spawn(self._enqueue(session, plans), "Requesting the regeneration jobs")
+            session.spawn_retryable(lambda: self._enqueue(session, plans), "Requesting the regeneration jobs")
 
     async def _enqueue(self, session: MonitorSession, plans: Sequence[RegenerationPlan]) -> None:
         outcome = await session.service.enqueue_plans(plans)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -26,6 +27,8 @@ from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import JobRow
 from postproject_gui.states import ClaimHealth, claim_health, state_text
 from postproject_gui.theme import set_style_property
+
+MAX_SHOWN = 14  # rows listed without scrolling
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +97,7 @@ class CancelDialog(QDialog):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setShowGrid(False)
-        self.table.setMaximumHeight(min(320, 26 + 20 * len(rows)))
+        self._fit_rows(len(rows))
         buttons = QDialogButtonBox(self)
         self.keep = buttons.addButton("Keep them", QDialogButtonBox.ButtonRole.RejectRole)
         self.confirm = buttons.addButton(
@@ -110,6 +113,24 @@ class CancelDialog(QDialog):
         layout.addWidget(self.message)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
+
+    def _fit_rows(self, count: int) -> None:
+        """As tall as its rows (up to MAX_SHOWN of them), so a short list shows every row with
+        no scroll bar; a longer one scrolls."""
+        table = self.table
+        shown = min(count, MAX_SHOWN)
+        height = (
+            table.horizontalHeader().sizeHint().height()
+            + shown * table.verticalHeader().defaultSectionSize()
+            + 2 * table.frameWidth()
+        )
+        if count <= MAX_SHOWN:
+            table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            table.setFixedHeight(height)
+        else:
+            table.setMinimumHeight(height // 2)
+            table.setMaximumHeight(height)
 
     @classmethod
     def ask(cls, parent: QWidget | None, rows: Sequence[JobRow], now: datetime) -> bool:

@@ -6,6 +6,12 @@ service) and later receives the page in :meth:`page_loaded`. Live updates arrive
 :meth:`apply_changes` with the current rows of the jobs the feed named; each is updated in
 place, inserted at its sorted position, or removed, so nothing is ever reloaded wholesale.
 
+The end of a long list is one keystroke away: :meth:`jump_to_end` drops the rows and reads
+the list from the other end (the store's reverse order), so the last page arrives first; the
+model is then in *tail* mode, where the view asks for earlier pages (:meth:`fetch_earlier`)
+as the reader scrolls up, and rows are put in front. Jobs that would belong above a tail
+are not inserted (they are counted in ``unseen_new``: the view's "N new jobs" bar).
+
 One shared 1 Hz timer refreshes the time-dependent cells (lease countdowns, claim health,
 ages) of the visible rows. That is display refresh; it never touches the store.
 """
@@ -13,6 +19,7 @@ ages) of the visible rows. That is display refresh; it never touches the store.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -70,11 +77,17 @@ class JobTableModel(QAbstractTableModel):
         status_changed(): loading, exhausted or scanned counts changed.
         reset_done(): the rows were cleared for a new filter.
         ticked(): the shared 1 Hz display refresh fired (other time-dependent widgets follow it).
+        tail_loaded(): the last page arrived after :meth:`jump_to_end` (the view scrolls there).
+        live_inserted(int row): a live update inserted a job new to this list at ``row``.
+        unseen_changed(int): how many new jobs sort above a tail (not inserted).
     """
 
     status_changed = Signal()
     reset_done = Signal()
     ticked = Signal()
+    tail_loaded = Signal()
+    live_inserted = Signal(int)  # the row where a job new to this list was inserted by a live update
+    unseen_changed = Signal(int)  # jobs new to this list that the tail cannot show (above it)
 
     def __init__(self, now: Callable[[], datetime], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -89,6 +102,9 @@ class JobTableModel(QAbstractTableModel):
         self._scan: PagedScan[JobId, JobRow] = PagedScan()
         self._scan_key: Key | None = None  # key of the last job the store returned
         self._visible = (0, -1)
+        self._tail = False  # reading from the end (see jump_to_end)
+        self._tail_pending = False  # the first tail page is on its way
+        self.unseen_new = 0
         self._ticks = 0
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
@@ -125,6 +141,11 @@ class JobTableModel(QAbstractTableModel):
         return self._scan.scanned
 
     @property
+    def tail(self) -> bool:
+        """Whether the rows are the end of the list (earlier pages are read as the view scrolls up)."""
+        return self._tail
+
+    @property
     def generation(self) -> int:
         return self._scan.generation
 
@@ -153,14 +174,44 @@ class JobTableModel(QAbstractTableModel):
         self._scan.restart()
         self._query = None
         self._scan_key = None
+        self._tail = self._tail_pending = False
+        self._set_unseen(0)
         self.endResetModel()
         self.reset_done.emit()
         self.status_changed.emit()
         if self._loader is not None:
             self._request()
 
+    def jump_to_end(self) -> None:
+        """Show the end of the list at once: read it from the other end (the stuck-claims list,
+        which the store reads in one order only, is read to its end instead)."""
+        if self._loader is None or (self._scan.exhausted and not self._tail):
+            self.tail_loaded.emit()
+            return
+        if self._filter.stuck:
+            self._tail_pending = True
+            self.fetchMore()
+            return
+        self.beginResetModel()
+        self._rows = RowStore(sort_key(self._filter))
+        self._scan.restart()
+        self._scan_key = None
+        self._tail = self._tail_pending = True
+        self._query = replace(
+            self._filter.store_query(self._now()), newest_first=not self._filter.newest_first
+        )
+        self.endResetModel()
+        self.status_changed.emit()
+        self._request()
+
+    def fetch_earlier(self) -> None:
+        """In tail mode, read the page before the first row held (the view scrolled up)."""
+        if self._tail and self._scan.can_fetch(self._loader is not None):
+            self._scan.asked()
+            self._request()
+
     def canFetchMore(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
-        return not parent.isValid() and self._scan.can_fetch(self._loader is not None)
+        return not parent.isValid() and not self._tail and self._scan.can_fetch(self._loader is not None)
 
     def fetchMore(self, parent: AnyIndex = QModelIndex()) -> None:  # noqa: B008
         if self.canFetchMore(parent):
@@ -181,7 +232,12 @@ class JobTableModel(QAbstractTableModel):
             return
         now = self._now()
         fresh = [r for r in page.rows if r.id not in self._rows and self._filter.matches(r, now)]
-        if fresh:
+        if fresh and self._tail:
+            fresh.reverse()  # read from the end: the page is in reverse order
+            self.beginInsertRows(QModelIndex(), 0, len(fresh) - 1)
+            self._rows.prepend(fresh)
+            self.endInsertRows()
+        elif fresh:
             first = len(self._rows)
             self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
             self._rows.extend(fresh)
@@ -194,8 +250,16 @@ class JobTableModel(QAbstractTableModel):
             self.apply_changes(held)
         if self._wants_more():
             self._request()
-        else:
-            self.status_changed.emit()
+            return
+        if self._tail_pending and self._filter.stuck and not self._scan.exhausted:
+            self._request()  # the stuck-claims list is read to its end
+            return
+        if self._tail and self._scan.exhausted:
+            self._tail = False  # everything is loaded: the list is whole again
+        self.status_changed.emit()
+        if self._tail_pending:
+            self._tail_pending = False
+            self.tail_loaded.emit()
 
     def page_failed(self, generation: int) -> None:
         """The loader could not read a page; the view may ask again (refresh)."""
@@ -233,12 +297,23 @@ class JobTableModel(QAbstractTableModel):
             self.beginInsertRows(QModelIndex(), at, at)
             self._rows.insert(at, fresh)
             self.endInsertRows()
+            if index is None:
+                self.live_inserted.emit(at)
+        elif fresh is not None and keep and index is None and self._tail:
+            self._set_unseen(self.unseen_new + 1)  # new, but above the tail shown
 
     def _in_window(self, row: JobRow) -> bool:
-        """Whether a row falls in the part of the order already read (else a later page has it)."""
+        """Whether a row falls in the part of the order already read (else another page has it)."""
         if self._scan.exhausted:
             return True
+        if self._tail:
+            return self._scan_key is not None and self._rows.key(row) > self._scan_key
         return self._rows.key(row) < (self._scan_key or (END,))
+
+    def _set_unseen(self, count: int) -> None:
+        if count != self.unseen_new:
+            self.unseen_new = count
+            self.unseen_changed.emit(count)
 
     # --- display refresh ---------------------------------------------------------------
 

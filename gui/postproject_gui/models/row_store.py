@@ -83,6 +83,13 @@ class RowStore:
             self._keys.append(self._key(row))
             self._by_id[row.job.id] = row
 
+    def prepend(self, rows: list[JobRow]) -> None:
+        """Put rows that sort before every row held in front (an earlier page, read from the end)."""
+        self._rows[:0] = rows
+        self._keys[:0] = [self._key(row) for row in rows]
+        for row in rows:
+            self._by_id[row.job.id] = row
+
     def replace(self, index: int, row: JobRow) -> None:
         assert self._key(row) == self._keys[index]
         self._rows[index] = row

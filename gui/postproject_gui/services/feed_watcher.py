@@ -5,6 +5,10 @@ in :meth:`~postproject.Production.wait_for_changes`, which probes SQLite's
 ``PRAGMA data_version`` (microseconds) with a 5-50 ms backoff, wakes at once on commits
 made in this process and returns as soon as :meth:`FeedWatcher.stop` sets its stop event. New revisions are handed to the GUI thread through the asyncio loop
 and re-emitted as signals. This is the application's only change probe: no widget polls.
+
+The thread notes when each probe returns (:meth:`FeedWatcher.silence`): a feed that has not
+answered for a few seconds (a hung network disk, a lock) is *stalled*, which the window shows
+in amber rather than claiming to be live.
 """
 
 from __future__ import annotations
@@ -12,17 +16,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
 from postproject import Changes, Clock, JobId, PostProjectError, Production, Revision
+from postproject.clock import monotonic
 
 log = logging.getLogger(__name__)
 
 WAIT_SECONDS = 0.1  # one wait; the 5-50 ms probe backoff restarts with each (stop() interrupts it at once)
 BATCH = 200  # revisions read per wake-up
 RETRY_SECONDS = (0.25, 0.5, 1.0, 2.0)  # backoff while the production cannot be read
+STALL_SECONDS = 3.0  # a probe that has not returned for this long: the feed is stalled
 
 
 def job_ids(revisions: list[Revision]) -> frozenset[JobId]:
@@ -62,8 +69,11 @@ class FeedWatcher(QObject):
         loop: asyncio.AbstractEventLoop,
         clock: Clock | None = None,
         parent: QObject | None = None,
+        timer: Callable[[], float] = monotonic,
     ) -> None:
         super().__init__(parent)
+        self._timer = timer  # seconds, for stalls (a fake one in tests)
+        self._probed = timer()  # when the last probe returned (written by the thread)
         self._path = Path(path)
         self._head = after
         self._loop = loop
@@ -79,6 +89,14 @@ class FeedWatcher(QObject):
     @property
     def live(self) -> bool:
         return bool(self._live)
+
+    def silence(self) -> float:
+        """Seconds since the feed last answered a probe (stalled above ``STALL_SECONDS``)."""
+        return max(0.0, self._timer() - self._probed)
+
+    @property
+    def stalled(self) -> bool:
+        return self.running and self.silence() > STALL_SECONDS
 
     @property
     def running(self) -> bool:
@@ -108,6 +126,7 @@ class FeedWatcher(QObject):
                         production = Production.open(self._path, read_only=True, clock=self._clock)
                         self._post(None, after, live=True)  # readable: live before the first wait ends
                     changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH, stop=self._stop)
+                    self._probed = self._timer()
                 except PostProjectError as exc:
                     if not failures:
                         log.warning("revision feed of %s unreadable: %s", self._path, exc)

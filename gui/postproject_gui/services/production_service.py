@@ -29,8 +29,9 @@ from postproject import (
     SystemClock,
 )
 from postproject.errors import Reason
-from postproject_gui import provenance_export
+from postproject_gui import dashboard_data, job_export, provenance_export
 from postproject_gui.artifact_rows import ArtifactRow
+from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import ProvFormat
 from postproject_gui.services import knowledge_reads, reads, writes
 from postproject_gui.services.types import (
@@ -57,6 +58,7 @@ T = TypeVar("T")
 PAGE_SIZE = 200
 ARTIFACT_PAGE = 200
 OUTLOOK_SPAN = timedelta(minutes=5)
+WRITE_BUSY_SECONDS = 2.0  # a write waits this long for another program's lock, then says "busy"
 
 
 class _Worker:
@@ -93,6 +95,7 @@ class ProductionService:
         self._readers = [_Worker(f"pp-reader-{i}") for i in range(readers)]
         self._writer = _Worker("pp-writer")
         self._turn = itertools.count()
+        self._long_reads: set[ThreadPoolExecutor] = set()
         self._closed = False
 
     @property
@@ -140,6 +143,8 @@ class ProductionService:
         for worker in (*self._readers, self._writer):
             worker.executor.submit(_close, worker)
             worker.executor.shutdown(wait=True, cancel_futures=False)
+        for executor in list(self._long_reads):
+            executor.shutdown(wait=True, cancel_futures=True)
 
     # --- reads -------------------------------------------------------------------------
 
@@ -221,6 +226,41 @@ class ProductionService:
         """Write the W3C PROV of these representations' lineage (on a reader thread)."""
         return await self._run(self._pick(), provenance_export.export_prov, self._path, tuple(ids), fmt, path)
 
+    async def export_jobs(self, flt: JobFilter, path: Path) -> int:
+        """Write every job ``flt`` lists to ``path`` (CSV, or JSON for ``*.json``); how many.
+        Runs on a thread of its own, so the table's readers stay free."""
+        fmt = job_export.ExportFormat.for_path(path)
+        return await self._isolated(job_export.export, flt, self.now(), path, fmt)
+
+    async def dashboard_history(self, now: datetime, head: int) -> dashboard_data.History:
+        """The job events of the day before ``now`` (on a thread of its own: it can be long)."""
+        return await self._isolated(dashboard_data.read_history, now, head)
+
+    async def dashboard_facts(
+        self, ids: Iterable[JobId]
+    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+        """What the dashboard needs from the store after new job events: the counts of every
+        kind, when the oldest waiting job was requested, and the kinds of these jobs."""
+        return await self._read(_dashboard_facts, tuple(ids))
+
+    async def _isolated(self, fn: Callable[..., T], *args: object) -> T:
+        """Run ``fn(production, *args)`` on a new thread with its own read-only production
+        (long reads that must not hold up the table's readers)."""
+        self._check_open()
+        path, clock = self._path, self._clock
+
+        def work() -> T:
+            with Production.open(path, read_only=True, clock=clock) as production:
+                return fn(production, *args)
+
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pp-long-read")
+        self._long_reads.add(executor)
+        try:
+            return await self._loop.run_in_executor(executor, work)
+        finally:
+            self._long_reads.discard(executor)
+            executor.shutdown(wait=True)
+
     # --- writes ------------------------------------------------------------------------
 
     async def request_job(self, spec: RequestSpec) -> tuple[JobId, int | None]:
@@ -269,7 +309,9 @@ class ProductionService:
     def _on_writer(self, fn: Callable[..., T], args: tuple[object, ...]) -> T:
         worker = self._writer
         if worker.production is None:
-            worker.production = Production.open(self._path, clock=self._clock)
+            worker.production = Production.open(
+                self._path, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS
+            )
         if worker.production.read_only:  # pragma: no cover - opened writable above
             raise ConflictError("production is open read-only", reason=Reason.READ_ONLY)
         return fn(worker.production, *args)
@@ -278,6 +320,16 @@ class ProductionService:
 def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
     assert worker.production is not None, "reader used before open()"
     return fn(worker.production, *args)
+
+
+def _dashboard_facts(
+    production: Production, ids: tuple[JobId, ...]
+) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+    return (
+        reads.counts(production, None),
+        dashboard_data.oldest_requested(production),
+        dashboard_data.facts_of(production, ids, {}),
+    )
 
 
 def _close(worker: _Worker) -> None:

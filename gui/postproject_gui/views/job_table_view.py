@@ -1,4 +1,11 @@
-"""The job table: dense rows, remembered columns, honest sorting, and an empty-state note."""
+"""The job table: dense rows, remembered columns, honest sorting, and an empty-state note.
+
+Reading a live list: the State column stays in view when the table scrolls sideways (a
+frozen copy of it is laid over the left edge); rows stay put under the reader while live
+inserts arrive above them (the scroll position follows the rows, and a "N new jobs" bar
+offers to go up to them); Ctrl+End shows the end of the list at once (the model reads it
+from the other end) and Ctrl+Home the start; a new filter starts at the top left.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +14,35 @@ from typing import ClassVar
 
 from PySide6.QtCore import (
     QByteArray,
+    QEvent,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPoint,
     Qt,
     Signal,
 )
-from PySide6.QtGui import QAction, QColor, QContextMenuEvent, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QContextMenuEvent,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHeaderView,
     QMenu,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
+    QToolButton,
     QWidget,
 )
 
@@ -33,6 +53,8 @@ from postproject_gui.services.types import JobRow
 
 ROW_HEIGHT = 22
 HEADER_STATE_VERSION = 1
+EARLIER_MARGIN = 10  # rows from the top of a tail at which the page before it is read
+_STATE = column("state")
 
 
 class CellDelegate(QStyledItemDelegate):
@@ -97,17 +119,36 @@ class JobTableView(QTableView):
         self._listing: tuple[JobState | None, bool] = (None, False)  # (state, stuck) shown
         self._empty_text = ""
         self._muted = QColor("#6b7280")
-        self.verticalScrollBar().valueChanged.connect(lambda _v: self._report_visible())
+        self._anchor: tuple[QPersistentModelIndex, int] | None = None
+        self._unseen = 0  # new jobs inserted above the rows shown since the reader was at the top
+        self.frozen = FrozenColumn(self)
+        self.new_jobs = QToolButton(self.viewport())
+        self.new_jobs.setObjectName("newJobsBar")
+        self.new_jobs.setAccessibleName("New jobs above")
+        self.new_jobs.setToolTip("Jobs arrived above the rows you are reading: click to go up to them")
+        self.new_jobs.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.new_jobs.hide()
+        self.new_jobs.clicked.connect(self.show_newest)
+        self.verticalScrollBar().valueChanged.connect(self._scrolled)
 
     # --- model -------------------------------------------------------------------------
 
     def set_table_model(self, model: JobTableModel) -> None:
         self.setModel(model)
         for index, col in enumerate(COLUMNS):
-            self.setColumnWidth(index, col.width)
+            self.setColumnWidth(index, self.default_width(index))
             if col.elide != "right" or col.key in ("state", "lease"):  # the others need no Python delegate
                 self.setItemDelegateForColumn(index, CellDelegate(col.elide, self))
+        self.frozen.follow(model)
         self._apply_visibility()
+        model.rowsAboutToBeInserted.connect(self._remember_anchor)
+        model.rowsAboutToBeRemoved.connect(self._remember_anchor)
+        model.rowsInserted.connect(self._restore_anchor)
+        model.rowsRemoved.connect(self._restore_anchor)
+        model.live_inserted.connect(self._live_inserted)
+        model.unseen_changed.connect(lambda _n: self._show_unseen())
+        model.tail_loaded.connect(self._tail_loaded)
+        model.modelReset.connect(self._model_reset)
         self.selectionModel().currentRowChanged.connect(self._current_changed)
         self.selectionModel().selectionChanged.connect(
             lambda *_: self.selection_changed_rows.emit(len(self.selected_rows()))
@@ -124,6 +165,104 @@ class JobTableView(QTableView):
     def set_empty_text(self, text: str, muted: str) -> None:
         self._empty_text, self._muted = text, QColor(muted)
         self.viewport().update()
+
+    def default_width(self, index: int) -> int:
+        """A column's width at the default size: its declared width, or more when its title
+        (with the sort arrow, for the columns that sort) or its widest text would be cut."""
+        col = COLUMNS[index]
+        metrics = QFontMetrics(self.horizontalHeader().font())
+        bold = metrics.horizontalAdvance(col.title) * 1.1  # the header is bold
+        needed = int(bold) + (34 if col.sorts_by_id else 18)
+        if col.key == "age":
+            needed = max(needed, QFontMetrics(self.font()).horizontalAdvance("999d") + 20)
+        return max(col.width, needed)
+
+    # --- live rows stay put --------------------------------------------------------------
+
+    def _remember_anchor(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        top = self.rowAt(0)
+        model = self.model()
+        if top < 0 or model is None:
+            self._anchor = None
+            return
+        self._anchor = (QPersistentModelIndex(model.index(top, 0)), self.rowViewportPosition(top))
+
+    def _restore_anchor(self, _parent: QModelIndex, _first: int, _last: int) -> None:
+        anchor, self._anchor = self._anchor, None
+        if anchor is None or not anchor[0].isValid():
+            return
+        self.updateGeometries()
+        moved = self.rowViewportPosition(anchor[0].row()) - anchor[1]
+        if moved:
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + moved)
+
+    def _live_inserted(self, row: int) -> None:
+        if self.rowViewportPosition(row) < 0:  # above the rows shown: the reader did not see it
+            self._unseen += 1
+            self._show_unseen()
+
+    def _show_unseen(self) -> None:
+        model = self.model()
+        count = self._unseen + (model.unseen_new if isinstance(model, JobTableModel) else 0)
+        if not count:
+            self.new_jobs.hide()
+            return
+        self.new_jobs.setText(f"↑  {count:,} new job{'s' if count != 1 else ''}")
+        self.new_jobs.adjustSize()
+        self._place_bar()
+        self.new_jobs.show()
+        self.new_jobs.raise_()
+
+    def _place_bar(self) -> None:
+        bar = self.new_jobs
+        bar.move(max(0, (self.viewport().width() - bar.width()) // 2), 6)
+
+    def show_newest(self) -> None:
+        """Go up to the start of the list (the newest jobs, newest first); read it afresh
+        when the rows shown are the end of the list."""
+        model = self.model()
+        self._unseen = 0
+        if isinstance(model, JobTableModel) and model.tail:
+            model.reset()
+        self.scrollToTop()
+        self._show_unseen()
+
+    def _scrolled(self, value: int) -> None:
+        self._report_visible()
+        if value == 0 and self._unseen:
+            self._unseen = 0
+            self._show_unseen()
+        model = self.model()
+        if isinstance(model, JobTableModel) and model.tail and value < EARLIER_MARGIN * ROW_HEIGHT:
+            model.fetch_earlier()
+
+    def _model_reset(self) -> None:
+        self._unseen = 0
+        self._show_unseen()
+
+    # --- keys ----------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        model = self.model()
+        if ctrl and event.key() == Qt.Key.Key_End and isinstance(model, JobTableModel):
+            model.jump_to_end()  # tail_loaded moves to the last row
+            return
+        if ctrl and event.key() == Qt.Key.Key_Home and isinstance(model, JobTableModel) and model.tail:
+            self.show_newest()
+            return
+        super().keyPressEvent(event)
+
+    def _tail_loaded(self) -> None:
+        model = self.model()
+        if model is None or not model.rowCount():
+            return
+        last = model.index(model.rowCount() - 1, _STATE)
+        self.selectionModel().setCurrentIndex(
+            last, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        self.scrollToBottom()
 
     # --- selection ---------------------------------------------------------------------
 
@@ -185,11 +324,14 @@ class JobTableView(QTableView):
         self._listing = (state, stuck)
         self._apply_visibility()
         self.show_order(newest_first, stuck)
+        self.horizontalScrollBar().setValue(0)  # a new list starts at its left edge: State in view
+        self.scrollToTop()
 
     def _apply_visibility(self) -> None:
         state, stuck = self._listing
         for index, col in enumerate(COLUMNS):
             self.setColumnHidden(index, index in self._user_hidden or not relevant(col, state, stuck))
+        self.frozen.sync()
 
     def hidden_columns(self) -> list[str]:
         return [COLUMNS[i].key for i in sorted(self._user_hidden)]
@@ -241,9 +383,9 @@ class JobTableView(QTableView):
 
     def reset_columns(self) -> None:
         header = self.horizontalHeader()
-        for index, col in enumerate(COLUMNS):
+        for index in range(len(COLUMNS)):
             header.moveSection(header.visualIndex(index), index)
-            self.setColumnWidth(index, col.width)
+            self.setColumnWidth(index, self.default_width(index))
         self._user_hidden = {i for i, c in enumerate(COLUMNS) if not c.visible}
         self._apply_visibility()
 
@@ -296,6 +438,13 @@ class JobTableView(QTableView):
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
         self._report_visible()
+        self.frozen.sync()
+        self._place_bar()
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        if hasattr(self, "frozen"):
+            self.frozen.sync()
 
     def _report_visible(self) -> None:
         model = self.model()
@@ -304,3 +453,83 @@ class JobTableView(QTableView):
         first = self.rowAt(0)
         last = self.rowAt(self.viewport().height() - 1)
         model.set_visible_rows(max(first, 0), last if last >= 0 else model.rowCount() - 1)
+
+
+class FrozenColumn(QTableView):
+    """The State column laid over the left edge of the job table, so it stays in view when
+    the table scrolls sideways. It shares the table's model and selection and scrolls with
+    it; clicks, keys and the context menu act on the table."""
+
+    def __init__(self, table: JobTableView) -> None:
+        super().__init__(table)
+        self._table = table
+        self.setObjectName("frozenColumn")
+        self.setAccessibleName("Job states")
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header = self.horizontalHeader()
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        header.setSectionsClickable(False)
+        header.setHighlightSections(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.hide()
+
+    def follow(self, model: JobTableModel) -> None:
+        table = self._table
+        self.setModel(model)
+        self.setSelectionModel(table.selectionModel())
+        self.setItemDelegateForColumn(_STATE, table.itemDelegateForColumn(_STATE))
+        table.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
+        self.verticalScrollBar().valueChanged.connect(table.verticalScrollBar().setValue)
+        table.horizontalHeader().sectionResized.connect(lambda index, _old, _new: self.sync())
+        table.horizontalHeader().sectionMoved.connect(lambda *_: self.sync())
+        table.horizontalScrollBar().valueChanged.connect(lambda _v: self.sync())
+        self.viewport().installEventFilter(self)
+        self.sync()
+
+    def sync(self) -> None:
+        """Show the State column over the table's left edge while the table is scrolled sideways
+        and State is its first visible column."""
+        table, model = self._table, self.model()
+        header = table.horizontalHeader()
+        first = next(
+            (
+                header.logicalIndex(v)
+                for v in range(header.count())
+                if not header.isSectionHidden(header.logicalIndex(v))
+            ),
+            -1,
+        )
+        wanted = model is not None and first == _STATE and table.horizontalScrollBar().value() > 0
+        if not wanted:
+            self.hide()
+            return
+        for index in range(model.columnCount()):
+            self.setColumnHidden(index, index != _STATE)
+        width = table.columnWidth(_STATE)
+        self.setColumnWidth(_STATE, width)
+        self.horizontalHeader().setFixedHeight(header.height())
+        frame = table.frameWidth()
+        self.setGeometry(frame, frame, width + 1, table.viewport().height() + header.height())
+        self.verticalScrollBar().setValue(table.verticalScrollBar().value())
+        self.show()
+        self.raise_()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Wheel:
+            QApplication.sendEvent(self._table.viewport(), event)
+            return True
+        return super().eventFilter(watched, event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        self._table.contextMenuEvent(event)

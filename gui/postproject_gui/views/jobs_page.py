@@ -79,8 +79,12 @@ def shown_text(session: MonitorSession) -> str:
     text = f"{shown:,} of {total:,} shown" if total is not None else f"{shown:,} shown"
     if flt.client_side:
         text += f" · searched {table.scanned:,}"
+    if table.tail:
+        text += " · end of the list"
     if table.loading:
         text += " · loading…"
+    elif table.tail and not table.exhausted:
+        text += " · scroll up for more (Ctrl+Home: the start)"
     elif not table.exhausted and shown:
-        text += " · scroll for more"
+        text += " · scroll for more (Ctrl+End: the end)"
     return text

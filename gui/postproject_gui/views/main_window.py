@@ -1,8 +1,10 @@
 """The main window: wiring only. Data flows from the session into the views; user intents
 flow from the views into the session (filters, selection) and the actions.
 
-Under the summary bar, three tabs (Ctrl+1/2/3): Jobs (the default: filters, job table and
-detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`)."""
+Under the summary bar, four tabs (Ctrl+1/2/3/4): Jobs (the default: filters, job table and
+detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`) and
+the Dashboard (:mod:`postproject_gui.views.dashboard_tab`). A Workers tab (registered
+workers, another issue) goes after the Dashboard, at ``WORKERS``."""
 
 from __future__ import annotations
 
@@ -10,27 +12,50 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
-from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDesktopServices,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QSystemTrayIcon,
+    QTabWidget,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
 
 from postproject import Clock, JobId, JobState
 from postproject_gui import theme as themes
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models.filters import JobFilter
+from postproject_gui.notifications import Notifier
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
 from postproject_gui.session import MonitorSession
 from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views import menus
+from postproject_gui.views.busy_banner import BusyBanner
+from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
+from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 
 SUFFIX = ".pproj"
+DASHBOARD = 3
+COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
+WORKERS = 4  # the Workers tab, when workers are registered (another issue)
 
 
 class MainWindow(QMainWindow):
@@ -62,8 +87,40 @@ class MainWindow(QMainWindow):
         self.log.toggleViewAction().setShortcut("Ctrl+E")
         presenter.presented.connect(self.status.message)
         theme.changed.connect(self._retheme)
+        self.workspaces = WorkspaceManager(
+            self,
+            settings,
+            Hooks(
+                self._filter,
+                self._apply_workspace_filter,
+                self.tabs.currentIndex,
+                self.tabs.setCurrentIndex,
+                self._save_columns,
+                self._restore_columns,
+            ),
+        )
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
+        tray = QSystemTrayIcon(self.windowIcon(), self)
+        tray.setToolTip("PostProject Monitor")
+        self.notifier = Notifier(tray, self)
+        self.notify_action = QAction("Desktop &notifications", self)
+        self.notify_action.setCheckable(True)
+        self.notify_action.setToolTip(
+            "Tell when jobs fail or claims get stuck (grouped, at most once a minute)"
+        )
+        self.notify_action.setStatusTip(self.notify_action.toolTip())
+        self.notify_action.toggled.connect(self._notifications_toggled)
+        self.notify_action.setChecked(settings.text("notifications") == "on")
+        if self.actions_.view_menu is not None:
+            self.actions_.view_menu.addSeparator()
+            self.actions_.view_menu.addAction(self.notify_action)
+        self.workspaces.switched.connect(
+            lambda key: self.status.message(f"Workspace: {self.workspaces.current.title}")
+        )
         self._refresh_recent()
         self._restore_layout()
+        if settings.text("workspace/current"):
+            self.workspaces.restore_tab()
         self._retheme()
         self._show_overview()
         self.table.setFocus()
@@ -76,6 +133,7 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(8, 6, 8, 4)
         layout.setSpacing(6)
         self.summary = StateSummary(central)
+        self.busy = BusyBanner(central)
         self.tabs = QTabWidget(central)
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
@@ -90,6 +148,7 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgeTabs(
             self, self.tabs, self.theme, self.presenter, lambda: self.session, self.table.selected_rows
         )
+        self.dashboard = DashboardTab(self.theme.theme, self.tabs)
         pages: tuple[tuple[QWidget, str, str], ...] = (
             (jobs, "Jobs", "Jobs: requested, claimed and finished work (Ctrl+1)"),
             (
@@ -98,10 +157,12 @@ class MainWindow(QMainWindow):
                 "Artifacts: representations and their knowledge (Ctrl+2)",
             ),
             (self.knowledge.provenance, "Provenance", "Provenance: where an artifact came from (Ctrl+3)"),
+            (self.dashboard, "Dashboard", "Dashboard: throughput, failures and backlog over time (Ctrl+4)"),
         )
         for page, title, tip in pages:
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         layout.addWidget(self.summary)
+        layout.addWidget(self.busy)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
@@ -148,6 +209,7 @@ class MainWindow(QMainWindow):
             "tab_jobs": lambda: self.tabs.setCurrentIndex(0),
             "tab_artifacts": lambda: self.tabs.setCurrentIndex(1),
             "tab_provenance": lambda: self.tabs.setCurrentIndex(2),
+            "tab_dashboard": lambda: self.tabs.setCurrentIndex(DASHBOARD),
         }
 
     def _focus_search(self) -> None:
@@ -184,15 +246,21 @@ class MainWindow(QMainWindow):
         session.detail_missing.connect(self.detail.show_missing)
         session.applied.connect(self._applied)
         session.live_changed.connect(self.status.set_live)
+        session.feed_stalled.connect(self.status.set_stalled)
+        session.revisions_arrived.connect(self.notifier.on_revisions)
+        session.waiter.changed.connect(self._waiting_changed)
+        self.busy.retry_requested.connect(session.waiter.retry)
+        self.busy.give_up_requested.connect(session.waiter.give_up)
         session.knowledge.stale_changed.connect(self.summary.set_stale)
         session.table.status_changed.connect(self._table_status)
         session.table.ticked.connect(self._ticked)
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
         self.table.set_table_model(session.table)
-        self.table.restore_header(self.settings.blob("jobTableHeader"))
-        self.table.set_hidden_columns(self.settings.strings("jobTableHidden"))
+        session.set_initial_filter(self.workspaces.initial_filter())
+        self.workspaces.restore_columns()
         self.log.set_log_model(session.events)
         self.knowledge.connect_session(session)
+        self.dashboard.connect_session(session)
         self.status.set_production(path)
         self.setWindowTitle(f"{path.name} — PostProject Monitor")
         self._filter_changed(session.filter)
@@ -201,21 +269,53 @@ class MainWindow(QMainWindow):
         return session
 
     def close_production(self) -> None:
+        if self.session is not None:
+            self.workspaces.save()  # while the session still says what the filter is
         session, self.session = self.session, None
         if session is None:
             return
-        self.settings.set_blob("jobTableHeader", self.table.header_state())
-        self.settings.set_strings("jobTableHidden", self.table.hidden_columns())
+        self.busy.retry_requested.disconnect(session.waiter.retry)
+        self.busy.give_up_requested.disconnect(session.waiter.give_up)
         session.close()
+        self._waiting_changed(None)
         self.table.setModel(None)
         self.log.view.setModel(None)
         self.knowledge.disconnect_session()
+        self.dashboard.disconnect_session()
         self.summary.set_stale(None)
         session.deleteLater()
         self.status.set_production(None)
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
         self._selection_changed()
+
+    def _notifications_toggled(self, on: bool) -> None:
+        self.notifier.set_enabled(on)
+        self.settings.set_text("notifications", "on" if on else "off")
+
+    def _apply_workspace_filter(self, flt: JobFilter) -> None:
+        if self.session is not None:
+            self.session.set_filter(flt)
+
+    def _save_columns(self, prefix: str) -> None:
+        if self.table.model() is not None:
+            self.settings.set_blob(f"{prefix}/jobTableHeader", self.table.header_state())
+            self.settings.set_strings(f"{prefix}/jobTableHidden", self.table.hidden_columns())
+
+    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...]) -> None:
+        if self.table.model() is None:
+            return
+        header = self.settings.blob(f"{prefix}/jobTableHeader")
+        if header is not None:
+            self.table.restore_header(header)
+        else:
+            self.table.reset_columns()
+        hidden = self.settings.strings(f"{prefix}/jobTableHidden")
+        self.table.set_hidden_columns(list(default_hidden) if hidden is None else hidden)
+
+    def _waiting_changed(self, state: object) -> None:
+        self.busy.show_state(state)  # type: ignore[arg-type]
+        self.status.set_waiting(state is not None)
 
     def _open_failed(self) -> None:
         if self.session is not None and self.session.info is None:
@@ -259,6 +359,7 @@ class MainWindow(QMainWindow):
 
     def _outlook_changed(self, outlook: ClaimOutlook) -> None:
         if self.session is not None:
+            self.notifier.on_outlook(outlook, self.session.now())
             self.summary.set_outlook(outlook, self.session.now(), self.session.filter.kind)
         if self.detail.mode == "production":
             self._show_overview()
@@ -343,6 +444,8 @@ class MainWindow(QMainWindow):
         self.summary.set_theme(current)
         self.detail.set_theme(current)
         self.status.set_theme(current)
+        self.dashboard.set_theme(current)
+        self.actions_.retheme(self.theme)
         self.jobs.retheme()
         self.knowledge.retheme()
         if self.session is not None:
@@ -373,6 +476,18 @@ class MainWindow(QMainWindow):
             if blob is not None:
                 restore(blob)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # Below COMPACT_WIDTH the main toolbar shows icons only (each names itself in its
+        # tooltip), so the workspace switcher beside it stays whole down to 1024 px.
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if self.width() < COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for bar in self.findChildren(QToolBar, "mainToolbar"):
+            bar.setToolButtonStyle(style)
+
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):
             event.acceptProposedAction()
@@ -393,5 +508,6 @@ class MainWindow(QMainWindow):
         self.settings.set_blob("splitter", self.splitter.saveState())
         self.close_production()
         self.filters.shutdown()
+        self.notifier.stop()
         self.settings.sync()
         super().closeEvent(event)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -26,7 +26,8 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Del", "Cancel the selected jobs (asks first)"),
     ("Ctrl+C", "Copy the selected job ids"),
     ("Ctrl+Shift+C", "Copy the equivalent postproject commands"),
-    ("Ctrl+1 / Ctrl+2 / Ctrl+3", "Jobs, Artifacts or Provenance tab"),
+    ("Ctrl+Shift+E", "Export the job list (every job the filters list) to CSV or JSON"),
+    ("Ctrl+1 / Ctrl+2 / Ctrl+3 / Ctrl+4", "Jobs, Artifacts, Provenance or Dashboard tab"),
     ("Ctrl+G", "Show the provenance of the selected job, artifact or node"),
     ("Ctrl+Shift+R", "Plan regeneration of the selected artifacts"),
     ("Ctrl+Shift+D", "Regenerate everything stale downstream of the selected representation"),
@@ -53,6 +54,12 @@ class WindowActions:
     recent_menu: QMenu
     tabs: tuple[QAction, ...] = ()
     view_menu: QMenu | None = None
+    icons: dict[QAction, str] = field(default_factory=dict)  # what retheme() re-tints
+
+    def retheme(self, theme: ThemeManager) -> None:
+        """Re-tint the icons for the current theme (dark icons on a dark toolbar look disabled)."""
+        for action, name in self.icons.items():
+            action.setIcon(theme.icon(name))
 
 
 def make_action(
@@ -143,6 +150,7 @@ def build(
                     ("&Jobs", "tab_jobs", "Show the jobs"),
                     ("&Artifacts", "tab_artifacts", "Show the artifacts and their knowledge"),
                     ("&Provenance", "tab_provenance", "Show the provenance graph"),
+                    ("&Dashboard", "tab_dashboard", "Show throughput, failures and backlog over time"),
                 ),
                 start=1,
             )
@@ -156,7 +164,16 @@ def build(
     file_menu.addSeparator()
     file_menu.addAction(a.quit)
     jobs_menu = menu.addMenu("&Jobs")
-    for action in (jobs.request, jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, a.refresh):
+    for action in (
+        jobs.request,
+        jobs.cancel,
+        None,
+        jobs.copy_id,
+        jobs.copy_cli,
+        jobs.export_list,
+        None,
+        a.refresh,
+    ):
         jobs_menu.addSeparator() if action is None else jobs_menu.addAction(action)
     artifacts_menu = menu.addMenu("&Artifacts")
     for action in (
@@ -195,6 +212,18 @@ def build(
     help_menu = menu.addMenu("&Help")
     help_menu.addAction(a.shortcuts)
     help_menu.addAction("&About PostProject Monitor", hooks["about"])
+    a.icons = {
+        a.open: "open",
+        a.refresh: "refresh",
+        a.find: "search",
+        a.filter: "filter",
+        a.stuck: "stuck",
+        a.clear: "clear",
+        a.cycle_theme: "theme",
+        a.shortcuts: "keyboard",
+        a.close_production: "close",
+        a.quit: "quit",
+    }
     _toolbar(window, a, jobs, knowledge)
     return a
 

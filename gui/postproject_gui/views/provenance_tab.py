@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -137,6 +138,7 @@ class ProvenanceTab(QWidget):
         self.heading.setObjectName("provenanceHeading")
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # 1024 px fits
         self.fit = tool_button(
             self, "Fit", "Show the whole graph (Ctrl+0 in the graph)", lambda: self.view.fit_to_view()
         )

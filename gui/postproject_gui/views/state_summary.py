@@ -9,7 +9,7 @@ from datetime import datetime
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from postproject import ArtifactState, JobState
 from postproject_gui import artifact_states as looks
@@ -28,6 +28,7 @@ class CountCard(QToolButton):
     ) -> None:
         super().__init__(parent)
         self.setCheckable(True)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self._label, self._glyph, self._wide = label, glyph, wide
@@ -54,6 +55,10 @@ class CountCard(QToolButton):
 
     def sizeHint(self) -> QSize:
         return QSize(182 if self._wide else 124, 44)
+
+    def minimumSizeHint(self) -> QSize:
+        """Narrower windows (down to 1024 px) squeeze the cards before anything is cut."""
+        return QSize(150 if self._wide else 100, 44)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         text, muted, checked_bg, checked_border, hover = self._ui
@@ -157,6 +162,9 @@ class StateSummary(QFrame):
         self.total = QLabel("", self)
         self.total.setProperty("role", "caption")
         self.total.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.total.setSizePolicy(
+            QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred
+        )  # a caption: may go
         layout.addWidget(self.total)
         self._sync()
 

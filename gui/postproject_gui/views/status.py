@@ -1,5 +1,6 @@
 """The status bar: which production, which revision the view reflects, and whether live
-updates are working (so nobody mistakes a stale screen for a quiet production)."""
+updates are working (so nobody mistakes a stale screen for a quiet production): ● Live (green),
+◐ Feed stalled or ◐ Waiting for the database (amber), ○ Not live (amber, bold)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class StatusBar(QStatusBar):
             self.addPermanentWidget(label)
         self._revision: int | None = None
         self._live: bool | None = None
+        self._stalled = 0.0
+        self._waiting = False
         self.set_live(None)
 
     @property
@@ -37,6 +40,17 @@ class StatusBar(QStatusBar):
     @property
     def is_live(self) -> bool | None:
         return self._live
+
+    @property
+    def feed_state(self) -> str:
+        """``live``, ``stalled``, ``waiting``, ``down`` or "" (no production)."""
+        if self._live is None:
+            return ""
+        if not self._live:
+            return "down"
+        if self._waiting:
+            return "waiting"
+        return "stalled" if self._stalled else "live"
 
     def set_theme(self, theme: Theme) -> None:
         self.set_live(self._live)
@@ -60,14 +74,38 @@ class StatusBar(QStatusBar):
     def set_live(self, live: bool | None) -> None:
         self._live = live
         if live is None:
-            text, tip = "", ""
-        elif live:
-            text, tip = "● Live", "Live updates are working: new revisions show within a fraction of a second"
-        else:
-            text, tip = "○ Not live", "The revision feed cannot be read; what you see may be out of date"
+            self._stalled, self._waiting = 0.0, False
+        self._show_feed()
+
+    def set_stalled(self, seconds: float) -> None:
+        """The feed has not answered for ``seconds`` (0: it answers)."""
+        self._stalled = seconds
+        self._show_feed()
+
+    def set_waiting(self, waiting: bool) -> None:
+        """Something waits for a busy database."""
+        self._waiting = waiting
+        self._show_feed()
+
+    def _show_feed(self) -> None:
+        state = self.feed_state
+        text, tip = {
+            "": ("", ""),
+            "live": ("● Live", "Live updates are working: new revisions show within a fraction of a second"),
+            "stalled": (
+                f"◐ Feed stalled ({self._stalled:.0f} s)",
+                "The revision feed has not answered for a while (a slow or hung disk?); "
+                "what you see may be out of date until it does",
+            ),
+            "waiting": (
+                "◐ Waiting for the database",
+                "Another program is writing to the production; what waits is tried again",
+            ),
+            "down": ("○ Not live", "The revision feed cannot be read; what you see may be out of date"),
+        }[state]
         self.live.setText(text)
         self.live.setToolTip(tip)
         self.live.setAccessibleName(tip or "Live updates")
-        self.live.setProperty("live", "true" if live else "false")
+        self.live.setProperty("live", {"live": "true", "": "false", "down": "false"}.get(state, "amber"))
         self.live.style().unpolish(self.live)
         self.live.style().polish(self.live)

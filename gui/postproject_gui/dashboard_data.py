@@ -1,0 +1,273 @@
+"""What the Dashboard tab draws, computed from the revision feed (no Qt).
+
+Every figure comes from job events in the feed (``job_requested``, ``job_claimed``,
+``job_claim_released``, ``job_succeeded``, ``job_failed``, ``job_cancelled``), stamped with
+their revision's commit time, plus two store facts the window already keeps current: the
+number of requested jobs (the maintained counts) and when the oldest of them was requested.
+
+- When a production opens, :func:`read_history` reads the last day of the feed once, on a
+  thread of its own (bounded: ``MAX_EVENTS``), and looks up each job's kind and request time.
+- Afterwards, new revisions are added as the feed delivers them (:meth:`DashboardData.add`).
+
+Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
+
+- ``throughput``: succeeded jobs per bucket, per kind;
+- ``failure_rate``: failed / (succeeded + failed) per bucket (None for a bucket with neither);
+- ``backlog``: requested jobs at each bucket's end, walked back from the current count
+  through the events (a claim or cancel of a job whose earlier state falls outside the day
+  read counts as leaving the backlog), and ``backlog_age``: seconds since the oldest of them
+  was requested, from the jobs that left the backlog later and the oldest still waiting;
+- ``utilisation``: worker utilisation, empty until workers are registered (another issue).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from postproject import JobId, JobState, NotFoundError, Production, Revision
+
+DAY = timedelta(days=1)
+MAX_EVENTS = 300_000  # job events read back at open (the newest ones are kept)
+BATCH = 500  # revisions per feed read
+JOB_EVENTS = frozenset(
+    {"job_requested", "job_claimed", "job_claim_released", "job_succeeded", "job_failed", "job_cancelled"}
+)
+SPANS = {"hour": (timedelta(hours=1), timedelta(minutes=1)), "day": (DAY, timedelta(minutes=15))}
+
+
+@dataclass(frozen=True, slots=True)
+class JobFacts:
+    kind: str
+    requested_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class JobEvent:
+    at: datetime
+    event: str
+    job_id: JobId
+    sequence: int
+
+
+@dataclass(slots=True)
+class History:
+    """The feed of the last day as read at open."""
+
+    events: list[JobEvent]
+    facts: dict[JobId, JobFacts]
+    through: int  # the revision read up to
+    complete: bool  # False when MAX_EVENTS cut the oldest part of the day
+
+
+def job_events(revisions: Iterable[Revision]) -> list[JobEvent]:
+    return [
+        JobEvent(r.committed_at, e.kind, JobId.parse(e.payload["job_id"]), r.sequence)
+        for r in revisions
+        for e in r.events
+        if e.kind in JOB_EVENTS and "job_id" in e.payload
+    ]
+
+
+def first_sequence_since(production: Production, since: datetime, head: int) -> int:
+    """The first revision committed at or after ``since`` (head + 1 when none): a binary
+    search over revision headers (commit times grow with sequence numbers)."""
+    low, high = 1, head + 1
+    while low < high:
+        middle = (low + high) // 2
+        (summary,) = production.revisions(limit=1, before=middle + 1)
+        if summary.committed_at >= since:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def facts_of(
+    production: Production, ids: Iterable[JobId], known: Mapping[JobId, JobFacts]
+) -> dict[JobId, JobFacts]:
+    found: dict[JobId, JobFacts] = {}
+    for job_id in ids:
+        if job_id in known or job_id in found:
+            continue
+        try:
+            job = production.job(job_id)
+        except NotFoundError:
+            continue
+        found[job_id] = JobFacts(job.kind, job.requested_at)
+    return found
+
+
+def read_history(production: Production, now: datetime, head: int) -> History:
+    """The job events of the day before ``now`` up to revision ``head``, with each job's facts."""
+    start = first_sequence_since(production, now - DAY, head)
+    events: deque[JobEvent] = deque(maxlen=MAX_EVENTS)
+    after, cut = start - 1, False
+    while after < head:
+        changes = production.changes_since(after, BATCH, kinds=JOB_EVENTS)
+        for event in job_events(r for r in changes.revisions if r.sequence <= head):
+            cut = cut or len(events) == MAX_EVENTS
+            events.append(event)
+        if changes.through_sequence <= after:
+            break
+        after = changes.through_sequence
+    kept = list(events)
+    return History(kept, facts_of(production, {e.job_id for e in kept}, {}), head, not cut)
+
+
+def oldest_requested(production: Production) -> datetime | None:
+    """When the oldest job still waiting was requested (None: nothing waits)."""
+    page = production.jobs(limit=1, state=JobState.REQUESTED)
+    return page.items[0].requested_at if page.items else None
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    span: str
+    bucket: timedelta
+    starts: tuple[datetime, ...]
+    throughput: dict[str, list[int]]
+    failure_rate: list[float | None]
+    backlog: list[int]
+    backlog_age: list[float | None]
+    utilisation: list[float | None]  # registered workers come with another issue
+
+    def document(self) -> dict[str, Any]:
+        """The snapshot JSON of these series."""
+        return {
+            "span": self.span,
+            "bucket_seconds": int(self.bucket.total_seconds()),
+            "buckets": [s.isoformat() for s in self.starts],
+            "throughput": self.throughput,
+            "failure_rate": [None if r is None else round(r, 4) for r in self.failure_rate],
+            "backlog": self.backlog,
+            "backlog_age_seconds": [None if a is None else round(a, 1) for a in self.backlog_age],
+            "utilisation": self.utilisation,
+        }
+
+
+@dataclass
+class DashboardData:
+    """Job events of the last day, the jobs' facts, and the backlog as the store counts it."""
+
+    events: list[JobEvent] = field(default_factory=list)
+    facts: dict[JobId, JobFacts] = field(default_factory=dict)
+    backlog_now: int = 0
+    oldest_waiting: datetime | None = None
+    complete: bool = True
+    loaded: bool = False
+
+    def load(self, history: History) -> None:
+        """Take the day read at open; live events that arrived meanwhile and are newer stay."""
+        self.events = [*history.events, *(e for e in self.events if e.sequence > history.through)]
+        self.facts.update(history.facts)
+        self.complete = history.complete
+        self.loaded = True
+
+    def add(self, events: Iterable[JobEvent]) -> None:
+        self.events.extend(events)
+        self.events.sort(key=lambda e: e.at)
+
+    def missing_facts(self) -> set[JobId]:
+        return {e.job_id for e in self.events if e.job_id not in self.facts}
+
+    def forget_before(self, when: datetime) -> None:
+        if self.events and self.events[0].at < when:
+            self.events = [e for e in self.events if e.at >= when]
+
+    def series(self, now: datetime, span: str = "hour") -> Series:
+        length, bucket = SPANS[span]
+        count = int(length / bucket)
+        origin = _floor(now, bucket) - bucket * (count - 1)
+        starts = tuple(origin + bucket * i for i in range(count))
+        throughput: dict[str, list[int]] = {}
+        done = [Counter[str]() for _ in range(count)]
+        for event in self.events:
+            index = int((event.at - origin) / bucket) if event.at >= origin else -1
+            if not 0 <= index < count:
+                continue
+            if event.event == "job_succeeded":
+                facts = self.facts.get(event.job_id)
+                kind = facts.kind if facts else "(unknown kind)"
+                throughput.setdefault(kind, [0] * count)[index] += 1
+                done[index]["succeeded"] += 1
+            elif event.event == "job_failed":
+                done[index]["failed"] += 1
+        failure_rate = [
+            c["failed"] / (c["failed"] + c["succeeded"]) if c["failed"] + c["succeeded"] else None
+            for c in done
+        ]
+        ends = [min(s + bucket, now) for s in starts]
+        return Series(
+            span,
+            bucket,
+            starts,
+            dict(sorted(throughput.items())),
+            failure_rate,
+            self._backlog(ends),
+            self._backlog_age(ends),
+            [None] * count,
+        )
+
+    def _backlog(self, ends: list[datetime]) -> list[int]:
+        """Requested jobs at each instant of ``ends`` (ascending), walked back from now."""
+        deltas = _backlog_deltas(self.events)
+        size = self.backlog_now
+        result = [0] * len(ends)
+        position = len(deltas) - 1
+        for index in range(len(ends) - 1, -1, -1):
+            while position >= 0 and deltas[position][0] > ends[index]:
+                size -= deltas[position][1]
+                position -= 1
+            result[index] = max(0, size)
+        return result
+
+    def _backlog_age(self, ends: list[datetime]) -> list[float | None]:
+        """Age of the oldest requested job at each instant of ``ends`` (ascending)."""
+        spells = []  # (requested at, left the backlog at) of jobs that left it in the window
+        for event in self.events:
+            if event.event in ("job_claimed", "job_cancelled"):
+                facts = self.facts.get(event.job_id)
+                if facts is not None:
+                    spells.append((facts.requested_at, event.at))
+        spells.sort()
+        heap: list[tuple[datetime, datetime]] = []
+        result: list[float | None] = []
+        position = 0
+        for end in ends:
+            while position < len(spells) and spells[position][0] <= end:
+                heapq.heappush(heap, spells[position])
+                position += 1
+            while heap and heap[0][1] <= end:
+                heapq.heappop(heap)
+            candidates = [heap[0][0]] if heap else []
+            if self.oldest_waiting is not None and self.oldest_waiting <= end:
+                candidates.append(self.oldest_waiting)
+            result.append((end - min(candidates)).total_seconds() if candidates else None)
+        return result
+
+
+def _backlog_deltas(events: list[JobEvent]) -> list[tuple[datetime, int]]:
+    """How each event changed the number of requested jobs (+1 in, -1 out, 0 neither)."""
+    state: dict[JobId, str] = {}
+    deltas = []
+    for event in events:
+        before = state.get(event.job_id)
+        change = 0
+        if event.event == "job_requested" or event.event == "job_claim_released":
+            change = 1
+        elif event.event == "job_claimed" or event.event == "job_cancelled":
+            change = 0 if before == "job_claimed" else -1
+        state[event.job_id] = event.event
+        deltas.append((event.at, change))
+    return deltas
+
+
+def _floor(when: datetime, bucket: timedelta) -> datetime:
+    seconds = int(bucket.total_seconds())
+    stamp = int(when.timestamp())
+    return datetime.fromtimestamp(stamp - stamp % seconds, when.tzinfo)

@@ -1,0 +1,176 @@
+"""Workspaces: one click switches the window between the Producer, Editor and Supervisor
+layouts (the *Workspace* toolbar, or Ctrl+Alt+1/2/3). Each remembers, in the settings, its
+job filter, its table columns (which, their order and widths) and its tab; the first visit
+starts from the role's defaults:
+
+- Producer: the Jobs tab, every job, with who holds claims, diagnostics and inputs (what
+  waits and what broke, and why);
+- Editor: the Artifacts tab (stale ones first to hand), jobs with outputs and inputs;
+- Supervisor: the Dashboard, and in the Jobs tab the stuck claims with who holds them and
+  their lease. The Workers tab (registered workers, another issue) joins this workspace:
+  add its index to ``SUPERVISOR.tabs`` and make it the default tab.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QToolBar
+
+from postproject import JobState
+from postproject_gui.models.filters import JobFilter
+from postproject_gui.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    key: str
+    title: str
+    tip: str
+    tab: int  # the tab it opens on the first visit
+    filter: JobFilter
+    hidden: tuple[str, ...]  # job table columns hidden by default
+    tabs: tuple[int, ...] = ()  # the tabs that belong to the role (for later: Workers)
+
+
+PRODUCER = Workspace(
+    "producer",
+    "Producer",
+    "Pending and failed work, and why it failed",
+    0,
+    JobFilter(),
+    ("requested", "target_root", "revision", "job_id"),
+    (0,),
+)
+EDITOR = Workspace(
+    "editor",
+    "Editor",
+    "Artifacts, provenance and what is stale",
+    1,
+    JobFilter(),
+    ("claimed_by", "lease", "diagnostic", "requested", "revision", "job_id"),
+    (1, 2),
+)
+SUPERVISOR = Workspace(
+    "supervisor",
+    "Supervisor",
+    "Stuck claims, who holds them, and the dashboard (workers to come)",
+    3,
+    JobFilter(stuck=True),
+    ("output", "inputs", "requested", "target_root", "revision", "job_id"),
+    (3, 0),
+)
+WORKSPACES = (PRODUCER, EDITOR, SUPERVISOR)
+
+
+def filter_to_text(flt: JobFilter) -> str:
+    return json.dumps(
+        {
+            "state": flt.state.value if flt.state else None,
+            "kind": flt.kind,
+            "text": flt.text,
+            "stuck": flt.stuck,
+            "newest_first": flt.newest_first,
+        }
+    )
+
+
+def filter_from_text(text: str | None, default: JobFilter) -> JobFilter:
+    try:
+        data = json.loads(text) if text else None
+        if not isinstance(data, dict):
+            return default
+        return JobFilter(
+            state=JobState(data["state"]) if data.get("state") else None,
+            kind=data.get("kind") or None,
+            text=str(data.get("text") or ""),
+            stuck=bool(data.get("stuck")),
+            newest_first=bool(data.get("newest_first", True)),
+        )
+    except (ValueError, KeyError, TypeError):
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """What the manager reads and changes in the window."""
+
+    current_filter: Callable[[], JobFilter]
+    apply_filter: Callable[[JobFilter], None]
+    current_tab: Callable[[], int]
+    apply_tab: Callable[[int], None]
+    save_columns: Callable[[str], None]  # settings key prefix
+    restore_columns: Callable[[str, tuple[str, ...]], None]
+
+
+class WorkspaceManager(QObject):
+    """Signal: switched(str workspace key)."""
+
+    switched = Signal(str)
+
+    def __init__(self, window: QMainWindow, settings: Settings, hooks: Hooks) -> None:
+        super().__init__(window)
+        self._settings, self._hooks = settings, hooks
+        saved = settings.text("workspace/current")
+        self.current = next((w for w in WORKSPACES if w.key == saved), PRODUCER)
+        self.toolbar = QToolBar("Workspace", window)
+        self.toolbar.setObjectName("workspaceToolbar")
+        self.toolbar.setMovable(False)
+        self.toolbar.setAccessibleName("Workspace")
+        group = QActionGroup(self)
+        group.setExclusive(True)
+        self.actions: dict[str, QAction] = {}
+        for number, space in enumerate(WORKSPACES, start=1):
+            action = QAction(space.title, window)
+            action.setCheckable(True)
+            action.setChecked(space is self.current)
+            action.setShortcut(QKeySequence(f"Ctrl+Alt+{number}"))
+            action.setToolTip(f"{space.title} workspace: {space.tip} (Ctrl+Alt+{number})")
+            action.setStatusTip(space.tip)
+            action.triggered.connect(lambda _checked=False, s=space: self.switch(s.key))
+            group.addAction(action)
+            self.toolbar.addAction(action)
+            window.addAction(action)
+            self.actions[space.key] = action
+
+    def prefix(self, space: Workspace | None = None) -> str:
+        return f"workspace/{(space or self.current).key}"
+
+    def initial_filter(self) -> JobFilter:
+        """The current workspace's remembered filter (for a production being opened)."""
+        return filter_from_text(self._settings.text(f"{self.prefix()}/filter"), self.current.filter)
+
+    def save(self) -> None:
+        """Remember the current workspace's filter, columns and tab."""
+        prefix = self.prefix()
+        self._settings.set_text(f"{prefix}/filter", filter_to_text(self._hooks.current_filter()))
+        self._settings.set_text(f"{prefix}/tab", str(self._hooks.current_tab()))
+        self._hooks.save_columns(prefix)
+        self._settings.set_text("workspace/current", self.current.key)
+
+    def restore_columns(self) -> None:
+        self._hooks.restore_columns(self.prefix(), self.current.hidden)
+
+    def restore_tab(self) -> None:
+        """Open on the tab the current workspace was left on (its default at first)."""
+        tab = self._settings.text(f"{self.prefix()}/tab")
+        self._hooks.apply_tab(int(tab) if tab and tab.isdigit() else self.current.tab)
+
+    def switch(self, key: str) -> None:
+        """Leave the current workspace (remembering it) for ``key`` (as it was left)."""
+        target = next(w for w in WORKSPACES if w.key == key)
+        self.actions[key].setChecked(True)
+        if target is self.current:
+            return
+        self.save()
+        self.current = target
+        self._settings.set_text("workspace/current", key)
+        prefix = self.prefix()
+        self._hooks.restore_columns(prefix, target.hidden)
+        self._hooks.apply_filter(self.initial_filter())
+        self.restore_tab()
+        self.switched.emit(key)

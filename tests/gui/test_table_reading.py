@@ -1,0 +1,137 @@
+"""Reading a long, live job list (issue 16): the State column frozen, the scroll reset on a new
+filter, the end of the list in one keystroke, rows that stay put while live inserts arrive,
+columns that fit at the default size, and a window that fits 1024 px."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+
+from postproject import JobState, Production
+from postproject_gui.models.columns import column
+from postproject_gui.models.filters import JobFilter
+from tests.gui.conftest import WindowFactory
+from tests.gui.helpers import ProductionBuilder, commit_from_another_process, ready, wait_for
+
+
+def test_the_state_column_stays_in_view_and_a_new_filter_starts_at_the_left(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    ids = builder.request(30)
+    builder.fail(ids[0], "moov atom not found")
+    window = make_window(builder.production.path, builder.production.clock)
+    window.resize(1024, 700)
+    table = window.table
+    table.setColumnWidth(column("diagnostic"), 900)  # wider than the table: it scrolls sideways
+    bar = table.horizontalScrollBar()
+    wait_for(qtbot, lambda: bar.maximum() > 0)
+    assert not table.frozen.isVisible()  # nothing to freeze at the left edge
+    bar.setValue(bar.maximum())
+    assert table.frozen.isVisible() and table.frozen.geometry().left() <= table.frameWidth()
+    frozen_cell = table.frozen.visualRect(table.model().index(3, column("state")))
+    assert frozen_cell.width() == table.columnWidth(column("state")) and frozen_cell.left() == 0
+    assert table.frozen.model() is table.model() and table.frozen.selectionModel() is table.selectionModel()
+    table.verticalScrollBar().setValue(table.verticalScrollBar().maximum())
+    assert table.frozen.verticalScrollBar().value() == table.verticalScrollBar().value()
+    # A new filter: the list starts at its left edge (State in view) and at the top.
+    window.session.set_filter(JobFilter(state=JobState.FAILED))  # type: ignore[union-attr]
+    wait_for(qtbot, lambda: ready(window) and window.session.table.rowCount() == 1)  # type: ignore[union-attr]
+    assert bar.value() == 0 and not table.frozen.isVisible()
+
+
+def test_ctrl_end_reads_the_end_of_a_long_list_at_once(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path
+) -> None:
+    window = make_window(big_copy)
+    session, table = window.session, window.table
+    assert session is not None and session.table.rowCount() == 200
+    with Production.open(big_copy, read_only=True) as production:
+        oldest = production.jobs(limit=1).items[0].id
+        newest = production.jobs(limit=1, newest_first=True).items[0].id
+    table.setFocus()
+    qtbot.keyClick(table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
+    wait_for(qtbot, lambda: session.table.tail and not session.busy and table.currentIndex().isValid())
+    model = session.table
+    assert model.row(model.rowCount() - 1).id == oldest  # newest first: the end is the oldest job
+    assert model.rowCount() == 200 and table.current_row() is not None and table.current_row().id == oldest  # type: ignore[union-attr]
+    ordered = [model.row(i).id for i in range(model.rowCount())]
+    assert ordered == sorted(ordered, reverse=True)
+    assert "end of the list" in window.filters.shown.text()
+    # Scrolling up reads the page before, and the rows under the reader stay put.
+    reading = model.row(0).id
+    table.verticalScrollBar().setValue(0)
+    wait_for(qtbot, lambda: model.rowCount() == 400 and not session.busy)
+    assert model.row(200).id == reading
+    assert table.rowAt(0) >= 190  # the viewport still shows what it showed
+    # Ctrl+Home goes back to the start.
+    qtbot.keyClick(table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    wait_for(qtbot, lambda: not model.tail and not session.busy and model.rowCount() == 200)
+    assert model.row(0).id == newest
+
+
+def test_live_inserts_leave_the_rows_under_the_reader_in_place(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    builder.request(60)
+    window = make_window(builder.production.path, builder.production.clock)
+    session, table = window.session, window.table
+    assert session is not None
+    table.verticalScrollBar().setValue(10 * 22)
+    reading = table.rowAt(0)
+    reading_id = session.table.row(reading).id
+    before = table.rowViewportPosition(reading)
+    new_ids = commit_from_another_process(builder, 3)
+    wait_for(qtbot, lambda: session.table.rowCount() == 63 and ready(window, 3))
+    top = table.rowAt(0)
+    assert session.table.row(top).id == reading_id and table.rowViewportPosition(top) == before
+    assert table.new_jobs.isVisible() and table.new_jobs.text().endswith("3 new jobs")
+    table.new_jobs.click()
+    assert table.verticalScrollBar().value() == 0 and not table.new_jobs.isVisible()
+    assert {str(session.table.row(i).id) for i in range(3)} == set(new_ids)
+
+
+def test_live_inserts_at_the_top_wait_behind_the_bar(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    builder.request(60)
+    window = make_window(builder.production.path, builder.production.clock)
+    session, table = window.session, window.table
+    assert session is not None and table.verticalScrollBar().value() == 0
+    first = session.table.row(0).id
+    commit_from_another_process(builder, 1)
+    wait_for(qtbot, lambda: session.table.rowCount() == 61 and not session.busy)
+    assert session.table.row(table.rowAt(0)).id == first  # the reader's first row did not move
+    assert table.new_jobs.isVisible() and table.new_jobs.text().endswith("1 new job")
+    table.verticalScrollBar().setValue(0)  # scrolling up to it is reading it
+    assert not table.new_jobs.isVisible()
+
+
+def test_a_short_list_shows_live_inserts_in_place(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    builder.request(3)
+    window = make_window(builder.production.path, builder.production.clock)
+    session = window.session
+    assert session is not None
+    (new_id,) = commit_from_another_process(builder, 1)
+    wait_for(qtbot, lambda: session.table.rowCount() == 4 and not session.busy)
+    assert str(session.table.row(window.table.rowAt(0)).id) == new_id  # every row is in view anyway
+    assert not window.table.new_jobs.isVisible()
+
+
+def test_columns_fit_their_titles_and_the_window_fits_1024_pixels(
+    make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    builder.request(3)
+    window = make_window(builder.production.path, builder.production.clock)
+    header = window.table.horizontalHeader()
+    bold = QFontMetrics(header.font())
+    age = column("age")
+    assert window.table.columnWidth(age) >= bold.horizontalAdvance("Age") * 1.1 + 30  # with the sort arrow
+    assert window.table.columnWidth(age) >= QFontMetrics(window.table.font()).horizontalAdvance("999d") + 12
+    assert window.minimumSizeHint().width() <= 1024
+    window.resize(1024, 700)
+    assert window.width() == 1024

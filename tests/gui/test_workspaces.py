@@ -1,0 +1,55 @@
+"""Workspaces (issue 16, item 4): one click between Producer, Editor and Supervisor, each
+remembering its filter, columns and tab."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from postproject import JobState
+from postproject_gui.models.columns import column
+from postproject_gui.models.filters import JobFilter
+from postproject_gui.settings import Settings
+from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS
+from postproject_gui.views.main_window import DASHBOARD
+from postproject_gui.views.workspaces import filter_from_text, filter_to_text
+from tests.gui.conftest import WindowFactory
+from tests.gui.helpers import ProductionBuilder, ready, wait_for
+
+
+def test_one_click_switches_and_each_workspace_remembers_its_own(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    ids = builder.request(3)
+    builder.fail(ids[0], "unsupported profile")
+    builder.claim(ids[1], seconds=30)
+    settings = Settings.user()
+    window = make_window(builder.production.path, builder.production.clock, settings)
+    spaces = window.workspaces
+    session = window.session
+    assert session is not None and spaces.current.key == "producer"
+    assert [a.text() for a in spaces.toolbar.actions()] == ["Producer", "Editor", "Supervisor"]
+    session.set_filter(JobFilter(state=JobState.FAILED))
+    window.table._toggle_column(column("inputs"), False)
+    wait_for(qtbot, lambda: ready(window))
+    spaces.actions["supervisor"].trigger()  # one click
+    assert spaces.current.key == "supervisor" and window.tabs.currentIndex() == DASHBOARD
+    assert session.filter.stuck and window.table.isColumnHidden(column("output"))
+    assert not window.table.isColumnHidden(column("lease"))
+    spaces.actions["editor"].trigger()
+    assert window.tabs.currentIndex() == ARTIFACTS and session.filter == JobFilter()
+    spaces.actions["producer"].trigger()
+    assert session.filter.state is JobState.FAILED and window.tabs.currentIndex() == JOBS
+    assert window.table.isColumnHidden(column("inputs"))
+    wait_for(qtbot, lambda: ready(window) and session.table.rowCount() == 1)
+    spaces.actions["supervisor"].trigger()
+    window.close()
+    again = make_window(builder.production.path, builder.production.clock, settings)  # next run
+    assert again.workspaces.current.key == "supervisor" and again.tabs.currentIndex() == DASHBOARD
+    assert again.session is not None and again.session.filter.stuck
+
+
+def test_filters_survive_the_settings_file() -> None:
+    flt = JobFilter(state=JobState.CLAIMED, kind="org.x:y", text="render", newest_first=False)
+    assert filter_from_text(filter_to_text(flt), JobFilter()) == flt
+    assert filter_from_text("not json", JobFilter(stuck=True)) == JobFilter(stuck=True)
+    assert filter_from_text('{"state": "nope"}', JobFilter()) == JobFilter()
