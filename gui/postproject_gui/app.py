@@ -16,10 +16,10 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 
-from postproject import __version__
-from postproject_gui import timefmt
+from postproject import __version__, humanize
 
 EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE = 0, 1, 2
 
@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.production is None:
             parser.error("--snapshot needs a PRODUCTION")
         try:
-            args.timeout = timefmt.parse_duration(args.timeout)
+            args.timeout = humanize.parse_duration(
+                args.timeout, field="--timeout", minimum=timedelta(milliseconds=1), maximum=timedelta(hours=1)
+            )
             args.size = _size(args.size)
         except ValueError as exc:
             parser.error(str(exc))

@@ -181,7 +181,9 @@ TONE_HZ: Final = 1_000
 def _tone(first: int, end: int) -> AudioFrame:
     """Samples ``first`` to ``end`` (exclusive) of a 1 kHz sine at -12 dBFS, mono s16."""
     amplitude = 32767 // 4
-    samples = array("h", (round(amplitude * math.sin(2 * math.pi * TONE_HZ * n / TONE_RATE)) for n in range(first, end)))
+    samples = array(
+        "h", (round(amplitude * math.sin(2 * math.pi * TONE_HZ * n / TONE_RATE)) for n in range(first, end))
+    )
     frame = AudioFrame(format="s16", layout="mono", samples=end - first)
     frame.planes[0].update(samples.tobytes())
     frame.sample_rate, frame.pts, frame.time_base = TONE_RATE, first, Fraction(1, TONE_RATE)
