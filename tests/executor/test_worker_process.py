@@ -101,7 +101,7 @@ def test_bad_arguments_exit_2_without_touching_the_production(
 ) -> None:
     worker = spawn(tmp_path / "absent.pproj", "--lease", "25h")
     assert worker.proc.wait(30) == 2
-    assert "lease duration must be between" in wait_for(worker.lines, "error")
+    assert "--lease must be between" in wait_for(worker.lines, "error")
     assert not (tmp_path / "absent.pproj").exists()
 
 

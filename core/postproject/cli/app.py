@@ -131,9 +131,13 @@ def _with_default_production(parser: argparse.ArgumentParser, argv: list[str]) -
 
 
 def _arity(action: argparse.Action) -> int:
+    """How many values follow the option (``store_true`` and the like take none)."""
     if isinstance(action.nargs, int):
         return action.nargs
-    return 0 if action.nargs == 0 else 1
+    return 0 if isinstance(action, _FLAGS) else 1
+
+
+_FLAGS = (argparse._StoreConstAction, argparse._HelpAction, argparse._VersionAction, argparse._CountAction)
 
 
 def _looks_like_production(text: str) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-import argcomplete
+from argcomplete.shell_integration import shellcode
 
 from postproject.cli.common import Context, Parser, command
 from postproject.cli.output import Result
@@ -25,7 +25,8 @@ PROGRAM = "postproject"
 
 def script(shell: str) -> str:
     """The completion script for ``shell`` (one of :data:`SHELLS`)."""
-    return argcomplete.shellcode([PROGRAM], shell=shell)
+    script: str = shellcode([PROGRAM], shell=shell)
+    return script
 
 
 def completion(ctx: Context) -> Result:

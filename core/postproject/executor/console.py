@@ -93,8 +93,8 @@ def executor_logging(
 class JobBars:
     """A worker listener drawing one progress bar per running job (only on a terminal)."""
 
-    def __init__(self, console: Console) -> None:
-        self._enabled = console.is_terminal
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self._enabled = enabled and console.is_terminal
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),

@@ -22,6 +22,7 @@ from typing import Final
 
 import av
 import av.error
+from av.audio.frame import AudioFrame
 from av.audio.stream import AudioStream
 from av.container import InputContainer, OutputContainer
 from av.video.frame import VideoFrame
@@ -206,7 +207,7 @@ def make_thumbnail(source: Path, output: Path, profile: ThumbnailProfile, *, at:
             rgb = frame.reformat(
                 width=profile.width, height=max(1, round(height)), format="rgb24", interpolation="BICUBIC"
             )
-            image = rgb.to_image()
+            image: Image.Image = rgb.to_image()  # type: ignore[no-untyped-call]
         with _atomic_output(output) as tmp:
             image.save(tmp, format=fmt, quality=profile.jpeg_quality)
     return probe(output)
@@ -391,10 +392,13 @@ def _transcode(
     for packet in src.demux(*wanted):
         if packet.stream is audio and sound is not None:
             for samples in packet.decode():
-                samples.pts = None  # let the encoder's resampler count samples from zero
-                dst.mux(sound.encode(samples))
+                if isinstance(samples, AudioFrame):
+                    samples.pts = None  # let the encoder's resampler count samples from zero
+                    dst.mux(sound.encode(samples))
             continue
         for frame in packet.decode():
+            if not isinstance(frame, VideoFrame):
+                continue
             if should_stop is not None and should_stop():
                 raise MediaStopped(f"stopped making a proxy of {src.name} after {written} frames")
             _encode(dst, out, _to_bt709(frame, profile.pix_fmt, size), written)

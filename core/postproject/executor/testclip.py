@@ -163,7 +163,7 @@ def generate_test_clip(
         sound = out.add_stream("pcm_s16le", rate=TONE_RATE, layout="mono") if audio else None
         for index in range(frames):
             image = _draw_timecode(background, layout, timecode(index, rate))
-            frame = VideoFrame.from_image(image)
+            frame = VideoFrame.from_image(image)  # type: ignore[no-untyped-call]
             _encode(out, stream, _to_bt709(frame, spec.pix_fmt), index)
             if isinstance(sound, AudioStream):
                 first, end = index * TONE_RATE // rate, (index + 1) * TONE_RATE // rate
