@@ -224,7 +224,7 @@ def test_proxy_of_a_clip_with_sound_keeps_its_sound(tmp_path: Path, out_dir: Pat
         (audio,) = container.streams.audio
         assert audio.codec_context.name == "aac"
         assert audio.codec_context.layout.name == "mono"
-        decoded = [frame for frame in container.decode(audio=0)]
+        decoded = list(container.decode(audio=0))
     seconds = sum(frame.samples for frame in decoded) / 48000
     assert FRAMES / RATE <= seconds < FRAMES / RATE + 0.1  # the whole clip (plus AAC padding)
     loudest = max(max(abs(v) for v in frame.to_ndarray().ravel()) for frame in decoded)
