@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import socket
 import sys
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="requested, claimed, succeeded, failed, cancelled or stuck; stale with --view artifacts",
     )
     shot.add_argument(
-        "--until-revision", type=int, metavar="N", help="wait until the view reflects revision N"
+        "--until-revision", type=_revision, metavar="N", help="wait until the view reflects revision N"
     )
     shot.add_argument(
         "--timeout", default="30s", metavar="DUR", help="give up after DUR (250ms, 30s, 5m); default 30s"
@@ -143,13 +144,19 @@ def _install_desktop() -> int:
     return EXIT_OK
 
 
+def _revision(text: str) -> int:
+    """A revision sequence: a whole number of ASCII digits (``int()`` would take ``३``)."""
+    if not re.fullmatch(r"[0-9]{1,19}", text, re.ASCII):
+        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}")
+    return int(text)
+
+
 def _size(text: str) -> tuple[int, int]:
-    """``1440x900`` -> (1440, 900); 400x300 to 7680x4320."""
-    width, _, height = text.lower().partition("x")
-    try:
-        size = (int(width), int(height))
-    except ValueError:
-        raise ValueError(f"--size must look like 1440x900; got {text!r}") from None
+    """``1440x900`` -> (1440, 900); 400x300 to 7680x4320 (ASCII digits only)."""
+    match = re.fullmatch(r"([0-9]{1,5})x([0-9]{1,5})", text.lower(), re.ASCII)
+    if match is None:
+        raise ValueError(f"--size must look like 1440x900; got {text!r}")
+    size = (int(match.group(1)), int(match.group(2)))
     if not (400 <= size[0] <= 7680 and 300 <= size[1] <= 4320):
         raise ValueError(f"--size must be between 400x300 and 7680x4320; got {text!r}")
     return size

@@ -31,7 +31,6 @@ import os
 import re
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Final
 
 import av
 
+from postproject import clock as clocks
 from postproject._version import __version__
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.executor.media import (
@@ -315,7 +315,7 @@ def _stale(folder: Path) -> bool:
         fd = os.open(folder / ".lock", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:  # killed between making the folder and locking it
         try:
-            return time.time() - folder.stat().st_mtime > STALE_UNLOCKED_SECONDS
+            return clocks.wall_millis() / 1000 - folder.stat().st_mtime > STALE_UNLOCKED_SECONDS
         except OSError:
             return False
     except OSError:
