@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import signal
 import stat
 import sys
+import threading
 import traceback
 from typing import Any, BinaryIO
 
@@ -201,9 +203,24 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Run one command (as :func:`run`, with the real clock and stdin)."""
     return run(argv)
 
 
+def console_main() -> int:
+    """The ``postproject`` console script (and ``python -m postproject``)."""
+    code = run(None)
+    _ignore_late_interrupts()
+    return code
+
+
+def _ignore_late_interrupts() -> None:
+    """Once the exit status is decided, a second Ctrl-C (a wrapper such as ``dev.py`` passing
+    the first one on) must not change it: Python restores the default SIGINT action while it
+    shuts down, and a signal landing then would kill the process silently (status -2)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console_main())
