@@ -86,8 +86,15 @@ def setup(extras: str) -> None:
     STAMP.write_text(f"{digest} {extras}")
 
 
-# Commands the test suite runs (the spec's shell examples use jq).
-TEST_COMMANDS = {"jq": "jq"}
+# Commands the test suite runs: jq (the spec's shell examples), zsh and fish (the completion
+# scripts are checked by the real shells), the desktop-entry and AppStream validators.
+TEST_COMMANDS = {
+    "jq": "jq",
+    "zsh": "zsh",
+    "fish": "fish",
+    "desktop-file-validate": "desktop-file-utils",
+    "appstreamcli": "appstream",
+}
 
 
 def missing_libraries(libraries: dict[str, str]) -> list[str]:

@@ -17,10 +17,16 @@ pytest_plugins = ["tests.postgresql_fixtures"]  # postgres_server, postgres_uri,
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No POSTPROJECT_* variable, and the user's config and log directories in a scratch
+    folder, so neither a developer's own configuration nor CI's leaks into a test."""
     for name in list(os.environ):
         if name.startswith("POSTPROJECT_"):
             monkeypatch.delenv(name)
+    home = tmp_path_factory.getbasetemp() / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from postproject.cli.app import main
+from postproject.cli.app import console_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -91,7 +91,8 @@ def from_micros(micros: int) -> datetime:
 
 
 def wall_millis() -> int:
-    """Milliseconds of the wall clock, for time-ordered identifiers only."""
+    """Milliseconds of the wall clock, for time-ordered identifiers and for comparing with
+    file-system timestamps (never for the production's own times: those come from a Clock)."""
     return time.time_ns() // 1_000_000
 
 

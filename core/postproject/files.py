@@ -26,12 +26,23 @@ class FileFacts:
 
 
 def read_facts(path: Path) -> FileFacts:
-    """Stat and hash one regular file (io error if unreadable, invalid_argument if not a file)."""
+    """Stat and hash one regular file (io error if unreadable, invalid_argument if not a file).
+
+    The file is opened without waiting (``O_NONBLOCK``: a FIFO with no writer or a device
+    would otherwise block the open for ever) and its type is checked on the open descriptor
+    before a byte is read, so only a regular file is ever hashed.
+    """
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    )
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, flags)
+        with open(fd, "rb", closefd=True) as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise InvalidArgumentError(f"representation path {path} is not a regular file")
+                raise InvalidArgumentError(
+                    f"representation path {path} is not a regular file ({_kind(info.st_mode)})"
+                )
             digest = hashlib.file_digest(handle, ALGORITHM)
     except FileNotFoundError:
         raise IoError(f"representation file {path} does not exist") from None
@@ -44,3 +55,15 @@ def read_facts(path: Path) -> FileFacts:
         mtime=info.st_mtime_ns // 1000,
         fingerprint=Fingerprint(ALGORITHM, ALGORITHM_VERSION, digest.digest()),
     )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a plain file"

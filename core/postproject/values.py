@@ -7,9 +7,10 @@ The tagged-JSON form (``{"type": "string", "value": "x"}``) is what storage and 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -27,6 +28,12 @@ MAX_TEXT_BYTES = 1 << 20
 MAX_PAYLOAD_BYTES = 15 << 20
 MAX_DECIMAL_DIGITS = 127
 MAX_DECIMAL_SCALE = 127
+# The instants a datetime can hold (years 1-9999, UTC), in Unix microseconds.
+MIN_TIMESTAMP_MICROS = to_micros(datetime.min.replace(tzinfo=UTC))
+MAX_TIMESTAMP_MICROS = to_micros(datetime.max.replace(tzinfo=UTC))
+# More digits than any i64/u64 has: a longer integer is refused before Python converts it
+# (which it refuses past 4,300 digits with a ValueError of its own).
+MAX_JSON_INTEGER_DIGITS = 20
 _LANGUAGE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 
 
@@ -151,7 +158,12 @@ class TimestampValue:
                 f"timestamp value must be a timezone-aware datetime; got {self.value!r}"
             )
         if self.value.utcoffset():
-            object.__setattr__(self, "value", from_micros(to_micros(self.value)))
+            try:
+                object.__setattr__(self, "value", from_micros(to_micros(self.value)))
+            except OverflowError:
+                raise InvalidArgumentError(
+                    f"timestamp value must lie within years 1-9999 in UTC; got {self.value.isoformat()}"
+                ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +401,34 @@ def to_json(value: MetadataValue) -> dict[str, Any]:
     }
 
 
+def parse_json(text: str) -> MetadataValue:
+    """A typed value from its tagged-JSON text, strictly: no floats, NaN or Infinity, no
+    integer longer than any 64-bit one, bounded nesting. Everything wrong is
+    invalid_argument (never a ValueError or RecursionError of the JSON parser)."""
+    try:
+        data = json.loads(text, parse_float=_no_float, parse_constant=_no_float, parse_int=_json_int)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"VALUE_JSON is not valid JSON: {exc.msg} at character {exc.pos}"
+        ) from None
+    except RecursionError:
+        raise InvalidArgumentError("VALUE_JSON nests too deeply") from None
+    return from_json(data)
+
+
+def _no_float(text: str) -> object:
+    raise InvalidArgumentError(f"metadata values have no floats (got {text[:40]}); use a decimal or rational")
+
+
+def _json_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INTEGER_DIGITS:
+        raise InvalidArgumentError(
+            f"an integer in VALUE_JSON has {digits} digits; 64-bit values have at most {MAX_JSON_INTEGER_DIGITS}"
+        )
+    return int(text)
+
+
 def from_json(data: object, _depth: int = 1) -> MetadataValue:
     """Parse the tagged-JSON form strictly (unknown keys or types are invalid_argument)."""
     if _depth > MAX_NESTING:
@@ -440,7 +480,10 @@ def _build(kind: str, data: dict[str, Any], depth: int) -> MetadataValue:
     if kind == "decimal":
         return DecimalValue(_decimal(data["coefficient"], data["scale"]))
     if kind == "timestamp":
-        return TimestampValue(from_micros(_int("unix_micros", data["unix_micros"], I64_MIN, I64_MAX)))
+        micros = _int(
+            "timestamp unix_micros", data["unix_micros"], MIN_TIMESTAMP_MICROS, MAX_TIMESTAMP_MICROS
+        )
+        return TimestampValue(from_micros(micros))
     if kind == "bytes":
         return BytesValue(_hex(data["hex"]))
     if kind == "rational":

@@ -3,6 +3,12 @@
 Builds the QApplication and a qasync event loop (asyncio on top of Qt's), the theme, the
 error presenter and the main window, then either runs interactively or, with
 ``--snapshot OUT.png``, takes one headless snapshot and exits.
+
+Before Qt starts it reads the configuration (:mod:`postproject.config`: root maps, the
+default production, ``[monitor]`` preferences; flags win), opens the rotating log file, and
+checks that the ``gui`` extra is installed. When Qt cannot start (a missing system library,
+no display), it names what is missing and exits with status 3, never with a traceback or a
+core dump (:mod:`postproject_gui.startup`).
 """
 
 from __future__ import annotations
@@ -10,18 +16,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
+import re
 import signal
 import socket
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 
-from postproject import __version__
-from postproject_gui import timefmt
+from postproject import __version__, humanize
+from postproject import config as settings
+from postproject.errors import PostProjectError
+from postproject_gui import startup
 
-EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE = 0, 1, 2
+log = logging.getLogger("postproject_gui")
+
+EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, EXIT_CANNOT_START = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,9 +42,28 @@ def build_parser() -> argparse.ArgumentParser:
         prog="postproject-monitor",
         description="Watch and steer the jobs of a PostProject production.",
     )
-    parser.add_argument("production", nargs="?", type=Path, help="the .pproj file to open")
     parser.add_argument(
-        "--theme", choices=("system", "light", "dark"), help="colour theme (default: remembered)"
+        "production", nargs="?", type=Path, help="the .pproj file to open (default: the configured one)"
+    )
+    parser.add_argument(
+        "--theme",
+        choices=("system", "light", "dark"),
+        help="colour theme (default: config monitor.theme, else remembered)",
+    )
+    parser.add_argument(
+        "--root-map",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="this machine's directory for media root NAME (repeatable; adds to the configured ones)",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="log debug details, to the log file and to stderr"
+    )
+    parser.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="install the desktop entry, icon and AppStream metadata for this user, then exit",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     shot = parser.add_argument_group("headless snapshot")
@@ -49,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="requested, claimed, succeeded, failed, cancelled or stuck; stale with --view artifacts",
     )
     shot.add_argument(
-        "--until-revision", type=int, metavar="N", help="wait until the view reflects revision N"
+        "--until-revision", type=_revision, metavar="N", help="wait until the view reflects revision N"
     )
     shot.add_argument(
         "--timeout", default="30s", metavar="DUR", help="give up after DUR (250ms, 30s, 5m); default 30s"
@@ -62,25 +94,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the monitor; the process exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.install_desktop:
+        return _install_desktop()
+    try:
+        config = settings.load(
+            flags={
+                "monitor.theme": ("--theme", args.theme),
+                "monitor.verbose": ("--verbose", True if args.verbose else None),
+            },
+            root_map_flags=args.root_map,
+        )
+    except PostProjectError as exc:
+        parser.error(humanize.printable(exc.message))
+    args.theme = config["monitor.theme"]
+    args.root_map = config.root_map
+    if args.production is None and config["production"] is not None:
+        args.production = Path(config["production"])
     if args.snapshot is not None:
         if args.production is None:
             parser.error("--snapshot needs a PRODUCTION")
         try:
-            args.timeout = timefmt.parse_duration(args.timeout)
+            args.timeout = humanize.parse_duration(
+                args.timeout, field="--timeout", minimum=timedelta(milliseconds=1), maximum=timedelta(hours=1)
+            )
             args.size = _size(args.size)
         except ValueError as exc:
             parser.error(str(exc))
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    return _run(args)
+    hint = startup.missing_gui_extra()
+    if hint is not None:
+        sys.stderr.write(hint + "\n")
+        return EXIT_CANNOT_START
+    log_file = Path(config["monitor.log_file"] or settings.log_dir() / startup.LOG_FILE_NAME)
+    startup.setup_logging(log_file, verbose=config["monitor.verbose"])
+    log.info("postproject-monitor %s starting (production %s)", __version__, args.production or "-")
+    try:
+        return _run(args)
+    except ImportError as exc:  # Qt's own libraries could not load a system library
+        log.error("Qt could not be imported: %s", exc)
+        sys.stderr.write(startup.diagnose_qt(str(exc)) + "\n")
+        return EXIT_CANNOT_START
+
+
+def _install_desktop() -> int:
+    from postproject_gui import desktop
+
+    for path in desktop.install():
+        sys.stdout.write(f"installed {path}\n")
+    return EXIT_OK
+
+
+def _revision(text: str) -> int:
+    """A revision sequence: a whole number of ASCII digits (``int()`` would take ``३``)."""
+    if not re.fullmatch(r"[0-9]{1,19}", text, re.ASCII):
+        raise argparse.ArgumentTypeError(f"must be a whole number; got {text!r}")
+    return int(text)
 
 
 def _size(text: str) -> tuple[int, int]:
-    """``1440x900`` -> (1440, 900); 400x300 to 7680x4320."""
-    width, _, height = text.lower().partition("x")
-    try:
-        size = (int(width), int(height))
-    except ValueError:
-        raise ValueError(f"--size must look like 1440x900; got {text!r}") from None
+    """``1440x900`` -> (1440, 900); 400x300 to 7680x4320 (ASCII digits only)."""
+    match = re.fullmatch(r"([0-9]{1,5})x([0-9]{1,5})", text.lower(), re.ASCII)
+    if match is None:
+        raise ValueError(f"--size must look like 1440x900; got {text!r}")
+    size = (int(match.group(1)), int(match.group(2)))
     if not (400 <= size[0] <= 7680 and 300 <= size[1] <= 4320):
         raise ValueError(f"--size must be between 400x300 and 7680x4320; got {text!r}")
     return size
@@ -88,26 +164,33 @@ def _size(text: str) -> tuple[int, int]:
 
 def _run(args: argparse.Namespace) -> int:
     import qasync
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
+    from postproject_gui.desktop import APP_ID
     from postproject_gui.dialogs.error_presenter import ErrorPresenter
     from postproject_gui.settings import APPLICATION, ORGANISATION, Settings
     from postproject_gui.theme import ThemeManager, ThemeMode
     from postproject_gui.views.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "postproject-monitor"])
+    app = QApplication.instance()
+    if app is None:
+        _diagnose_fatal_platform_errors()
+        app = QApplication([sys.argv[0] if sys.argv else "postproject-monitor"])
+        qInstallMessageHandler(None)  # the platform loaded: Qt's own handling from here on
     assert isinstance(app, QApplication)
     _quiet_offscreen_notices()
     app.setOrganizationName(ORGANISATION)
     app.setApplicationName(APPLICATION)
+    app.setDesktopFileName(APP_ID)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     headless = args.snapshot is not None
-    settings = Settings.ephemeral() if headless else Settings.user()
-    mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else settings.theme())
+    remembered = Settings.ephemeral() if headless else Settings.user()
+    mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else remembered.theme())
     theme = ThemeManager(mode)
     theme.apply()
-    window = MainWindow(settings, theme, ErrorPresenter(interactive=not headless))
+    window = MainWindow(remembered, theme, ErrorPresenter(interactive=not headless), root_map=args.root_map)
     try:
         if headless:
             code: int = loop.run_until_complete(_snapshot(window, args))
@@ -156,6 +239,24 @@ def _closing_on_signals(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
         notifier.setEnabled(False)
         reader.close()
         writer.close()
+
+
+def _diagnose_fatal_platform_errors() -> None:
+    """Until the QApplication exists, turn Qt's fatal "could not load the Qt platform plugin"
+    into a diagnosis naming the missing system libraries and exit 3 (Qt would abort)."""
+    from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+
+    def handler(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if kind == QtMsgType.QtFatalMsg:
+            log.error("Qt could not start: %s", message)
+            sys.stderr.write(startup.diagnose_qt(message) + "\n")
+            sys.stderr.flush()
+            logging.shutdown()
+            os._exit(EXIT_CANNOT_START)
+        if kind != QtMsgType.QtDebugMsg or os.environ.get("QT_DEBUG_PLUGINS"):
+            sys.stderr.write(f"{message}\n")
+
+    qInstallMessageHandler(handler)
 
 
 OFFSCREEN_NOTICE = "This plugin does not support propagateSizeHints()"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from datetime import timedelta
 
 from postproject import FakeClock
@@ -15,8 +16,8 @@ ANSI = re.compile(r"\x1b\[")
 def test_span_and_relative() -> None:
     assert span(252_000_000) == "4m 12s"
     assert span(180_000_000) == "3m"
-    assert span(7_500_000_000) == "2h 5m"
-    assert span(273_600_000_000) == "3d 4h"
+    assert span(7_500_000_000) == "2h 05m"
+    assert span(273_600_000_000) == "3d 04h"
     assert span(12_000_000) == "12s"
     assert span(250_000) == "250ms"
     assert span(7) == "7us"
@@ -62,9 +63,60 @@ def test_write_commands_end_with_the_revision(cli: Cli, scene: Scene) -> None:
 def test_pages_say_when_more_exist(cli: Cli, scene: Scene) -> None:
     scene.request()
     scene.request()
+    page = cli.json("job", "list", scene.path, "--limit", "1")
     out = cli("job", "list", scene.path, "--limit", "1").stdout
-    assert re.search(r"^more: --cursor ppq2\|\S+$", out, re.M)
+    hint = re.search(r"^more: (--cursor .+)$", out, re.M)
+    assert hint is not None and "|" in page["next_cursor"]
+    # Pasted into a shell, the hint is exactly two words: the option and the whole cursor.
+    words = subprocess.run(
+        ["bash", "-c", f"printf '%s\\n' {hint.group(1)}"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert words == ["--cursor", page["next_cursor"]]
     assert cli("job", "list", scene.path, "--state", "failed").stdout == "no jobs\n"
+
+
+HOSTILE = "A001\x1b[2J\x1b]0;owned\x07\u202eevil\u2066"
+
+
+def test_stored_text_cannot_steer_the_terminal(cli: Cli, scene: Scene) -> None:
+    asset = cli.json("asset", "create", scene.path, "--name", HOSTILE)["id"]
+    job = scene.request()
+    scene.claim(job)
+    failed = cli(
+        "job",
+        "fail",
+        scene.path,
+        job,
+        f"line one {HOSTILE}\nline two",
+        "--lease-token-file",
+        str(scene.dir / "lease.token"),
+    )
+    assert failed.code == 0, failed
+    outputs = [
+        cli("asset", "show", scene.path, asset).stdout,
+        cli("asset", "list", scene.path).stdout,
+        cli("job", "show", scene.path, job).stdout,
+        cli("job", "list", scene.path).stdout,
+        cli("revisions", "since", scene.path, "0").stdout,
+        cli("asset", "show", scene.path, HOSTILE).stderr,  # the error echoes the argument
+    ]
+    for text in outputs:
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text), text
+    assert "A001\\x1b[2J\\x1b]0;owned\\x07\\u202eevil\\u2066" in outputs[0]
+    assert "line one A001\\x1b[2J" in outputs[2] and "\\x0aline two" in outputs[2]
+    # JSON keeps the text exactly (escaped the JSON way).
+    assert cli.json("asset", "show", scene.path, asset)["name"] == HOSTILE
+
+
+def test_cut_cells_end_with_an_ellipsis(cli: Cli, scene: Scene) -> None:
+    job = scene.request()
+    scene.claim(job)
+    diagnostic = "the encoder stopped: " + "x" * 200
+    cli("job", "fail", scene.path, job, diagnostic, "--lease-token-file", str(scene.dir / "lease.token"))
+    row = cli("job", "list", scene.path).stdout.splitlines()[1]
+    detail = row[row.index("the encoder") :]
+    assert detail.endswith("…") and len(detail) == 60
+    assert diagnostic.startswith(detail[:-1])
 
 
 def test_revision_and_counts_blocks(cli: Cli, scene: Scene) -> None:

@@ -186,3 +186,23 @@ def test_token_never_appears_in_any_output(script: Script, tmp_path: Path) -> No
     for text in seen:
         for secret in secrets:
             assert secret not in text
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize("command", ["renew", "release", "fail", "complete"])
+def test_a_fifo_as_token_file_is_refused_at_once(
+    scene: Scene, tmp_path: Path, script: Callable[..., subprocess.CompletedProcess[str]], command: str
+) -> None:
+    job = scene.request()
+    scene.claim(job)
+    fifo = tmp_path / "token.fifo"
+    os.mkfifo(fifo)  # nothing ever writes to it: opening it for reading would wait forever
+    extra = {"fail": ["it broke"], "complete": [str(tmp_path / "media" / "A001.mov")]}.get(command, [])
+    done = script(
+        ["--json", "job", command, scene.path, job, *extra, "--lease-token-file", str(fifo)],
+        tmp_path,
+        timeout=30,
+    )
+    assert done.returncode == 2, done
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "invalid_argument" and "not a regular file" in error["message"]

@@ -202,11 +202,37 @@ def test_proxy_1080p_keeps_aspect_with_even_width(clip: ClipInfo, out_dir: Path)
     assert (info.width, info.height) == (1964, 1080)  # 320 * 1080 / 176 = 1963.6
 
 
-def test_make_proxy_ignores_audio(tmp_path: Path, out_dir: Path) -> None:
+def test_make_proxy_keeps_pcm_audio_as_aac(tmp_path: Path, out_dir: Path) -> None:
     source = tmp_path / "av.mov"
     write_av_file(source, with_video=True)
     info = make_proxy(source, out_dir / "p.mp4", PROXY_720)
     assert (info.width, info.height, info.frames) == (960, 720, 6)
+    with av.open(str(out_dir / "p.mp4")) as container:
+        (audio,) = container.streams.audio
+        assert (audio.codec_context.name, audio.codec_context.sample_rate) == ("aac", 48000)
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".mov"])
+def test_proxy_of_a_clip_with_sound_keeps_its_sound(tmp_path: Path, out_dir: Path, suffix: str) -> None:
+    source = generate_test_clip(
+        tmp_path / "sound.mov", name="A001C010", frames=FRAMES, size=SIZE, audio=True
+    ).path
+    with av.open(str(source)) as container:
+        assert container.streams.audio[0].codec_context.name == "pcm_s16le"
+    make_proxy(source, out_dir / f"p{suffix}", PROXY_720)
+    with av.open(str(out_dir / f"p{suffix}")) as container:
+        (audio,) = container.streams.audio
+        assert audio.codec_context.name == "aac"
+        assert audio.codec_context.layout.name == "mono"
+        decoded = list(container.decode(audio=0))
+    seconds = sum(frame.samples for frame in decoded) / 48000
+    assert FRAMES / RATE <= seconds < FRAMES / RATE + 0.1  # the whole clip (plus AAC padding)
+    loudest = max(max(abs(v) for v in frame.to_ndarray().ravel()) for frame in decoded)
+    assert loudest > 0.1  # the tone survived (not silence)
+
+
+def test_proxy_of_a_silent_clip_has_no_audio_stream(clip: ClipInfo, out_dir: Path) -> None:
+    make_proxy(clip.path, out_dir / "p.mp4", PROXY_720)
     with av.open(str(out_dir / "p.mp4")) as container:
         assert not container.streams.audio
 

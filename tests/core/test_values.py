@@ -158,3 +158,45 @@ def test_assertions_keep_their_order_and_unknown_vocabularies(production: Produc
         StringValue("p3"),
         ReferenceValue(AssetRef(asset)),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"type": "i64", "value": ' + "1" * 5000 + "}",  # past Python's 4,300-digit int limit
+        '{"type": "u64", "value": -' + "9" * 4301 + "}",
+        '{"type": "rational", "numerator": 1, "denominator": ' + "7" * 9000 + "}",
+        '{"type": "i64", "value": 99999999999999999999999}',  # parses, but is no i64
+    ],
+)
+def test_huge_json_integers_are_invalid_argument(text: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"integer|must be in"):
+        values.parse_json(text)
+
+
+@pytest.mark.parametrize("micros", [2**63 - 1, -(2**63), 253_402_300_800_000_000, -62_135_596_800_000_001])
+def test_timestamps_outside_the_calendar_are_invalid_argument(micros: int) -> None:
+    with pytest.raises(InvalidArgumentError, match="timestamp"):
+        values.from_json({"type": "timestamp", "unix_micros": micros})
+
+
+def test_timestamp_edges_round_trip_and_offsets_past_them_are_invalid() -> None:
+    for when in (datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)):
+        value = values.TimestampValue(when)
+        assert values.from_json(values.to_json(value)) == value
+    for when in (
+        datetime.max.replace(tzinfo=timezone(timedelta(hours=-1))),  # year 10000 in UTC
+        datetime.min.replace(tzinfo=timezone(timedelta(hours=1))),  # year 0 in UTC
+    ):
+        with pytest.raises(InvalidArgumentError, match="timestamp"):
+            values.TimestampValue(when)
+
+
+def test_parse_json_refuses_floats_and_bad_text() -> None:
+    with pytest.raises(InvalidArgumentError, match="float"):
+        values.parse_json('{"type": "i64", "value": 1.5}')
+    with pytest.raises(InvalidArgumentError, match="not valid JSON"):
+        values.parse_json('{"type": ')
+    with pytest.raises(InvalidArgumentError, match="nests too deeply"):
+        values.parse_json("[" * 100_000 + "]" * 100_000)
+    assert values.parse_json('{"type": "u64", "value": 18446744073709551615}') == values.U64Value(2**64 - 1)

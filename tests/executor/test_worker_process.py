@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -100,5 +101,48 @@ def test_bad_arguments_exit_2_without_touching_the_production(
 ) -> None:
     worker = spawn(tmp_path / "absent.pproj", "--lease", "25h")
     assert worker.proc.wait(30) == 2
-    assert "lease duration must be between" in wait_for(worker.lines, "error")
+    assert "--lease must be between" in wait_for(worker.lines, "error")
     assert not (tmp_path / "absent.pproj").exists()
+
+
+def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
+    studio: Studio, tmp_path: Path, spawn: Callable[..., Running]
+) -> None:
+    long_clip = tmp_path / "long.mov"
+    generate_test_clip(long_clip, name="LONG", frames=480, size=(320, 180))
+    asset, original = studio.add_original("long", long_clip)
+    job_id = studio.request(profile="proxy-1080p", inputs=(original,), asset=asset)
+    studio.production.close()
+
+    doomed = spawn(studio.path, "--watch", "--lease", "1s", "--agent-name", "doomed")
+    wait_for(doomed.lines, f"claimed job {job_id}")
+    deadline = time.monotonic() + 30
+    while not _files_under(studio.proxies) and time.monotonic() < deadline:
+        time.sleep(0.02)  # until the transcode has started writing
+    assert _files_under(studio.proxies)
+    doomed.proc.kill()  # SIGKILL: no handler runs, nothing is cleaned up
+    doomed.close()
+    # Nothing visible in the target root: no placeholder, no partial file.
+    assert [p.name for p in studio.proxies.iterdir() if not p.name.startswith(".")] == []
+
+    time.sleep(1.2)  # the doomed worker's 1 s lease lapses; the job becomes claimable again
+    done = subprocess.run(
+        [sys.executable, "-m", "postproject.executor", "worker", "run", str(studio.path), "--lease", "30s"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with Production.open(studio.path) as production:
+        job = production.job(job_id)
+        assert job.state is JobState.SUCCEEDED
+        assert job.completion is not None
+        output = production.representation(job.completion.representation_id)
+    # The clean name (no "-2"), and the stale staging area was swept on the next start.
+    assert output.path.name == "long_proxy-1080p.mp4"
+    assert sorted(p.name for p in studio.proxies.iterdir()) == ["long_proxy-1080p.mp4"]
+
+
+def _files_under(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()]

@@ -172,7 +172,9 @@ def test_stuck_and_expiring_claims_are_marked_with_a_fake_clock(
     def health() -> str:
         return str(model.index(0, state).data(roles.HEALTH_ROLE))
 
-    assert health() == "live" and model.index(0, lease).data() == "in 2m 00s"
+    assert (
+        health() == "live" and model.index(0, lease).data() == "in 2m"
+    )  # the one human format (postproject.humanize)
     clock.advance(timedelta(seconds=90))
     assert health() == "expiring" and model.index(0, state).data() == "Claimed · expiring"
     clock.advance(timedelta(seconds=31))

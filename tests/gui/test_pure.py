@@ -28,6 +28,8 @@ from postproject import (
     StringValue,
     ToolIdentity,
 )
+from postproject.cli import human
+from postproject.clock import to_micros
 from postproject_gui import cli_command, params, timefmt
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.dialogs.cancel_dialog import CancelPlan, summary
@@ -141,16 +143,17 @@ def test_row_store_keeps_store_order_and_finds_rows_by_id() -> None:
     assert newest_first[2].id not in store and store.index_of(newest_first[3].id) == 2
 
 
-def test_times_are_compact() -> None:
-    assert timefmt.span(42) == "42s"
-    assert timefmt.span(185) == "3m 05s"
-    assert timefmt.span(2 * 3600 + 600) == "2h 10m"
-    assert timefmt.countdown(NOW - timedelta(seconds=90), NOW) == "expired 1m ago"
+def test_times_are_compact_and_those_of_the_cli() -> None:
+    assert timefmt.span(timedelta(seconds=42)) == "42s"
+    assert timefmt.span(timedelta(seconds=185)) == "3m 05s"
+    assert timefmt.span(timedelta(seconds=2 * 3600 + 600)) == "2h 10m"
+    assert timefmt.countdown(NOW - timedelta(seconds=90), NOW) == "expired 1m 30s ago"
     assert timefmt.countdown(NOW - timedelta(seconds=42), NOW) == "expired 42s ago"
     assert timefmt.age(NOW - timedelta(days=3), NOW) == "3d"
-    assert timefmt.parse_duration("250ms") == timedelta(milliseconds=250)
-    with pytest.raises(ValueError, match="duration"):
-        timefmt.parse_duration("1.5s")
+    lease_end = NOW + timedelta(minutes=4, seconds=12)
+    assert human.lease_phrase(
+        {"claim_expires_at_unix_micros": to_micros(lease_end)}, to_micros(NOW), prefix=""
+    ) == "expires " + timefmt.countdown(lease_end, NOW)
 
 
 @pytest.mark.parametrize(

@@ -137,7 +137,11 @@ def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path:
         (["--view", "provenance:nope"], 2, "--view provenance: needs an id"),
         (["--view", "artifacts", "--filter-state", "failed"], 2, "must be 'stale'"),
         (["--filter-state", "done"], 2, "--filter-state"),
-        (["--timeout", "soon"], 2, "duration"),
+        (["--timeout", "soon"], 2, "--timeout must be a whole number and a unit"),  # the CLI's grammar
+        (["--timeout", " 5s"], 2, "--timeout must be a whole number and a unit"),  # no spaces, as there
+        (["--timeout", "0s"], 2, "--timeout must be between 1ms and 1h"),
+        (["--until-revision", "३"], 2, "--until-revision: must be a whole number"),  # int() takes it
+        (["--size", "१४४०x900"], 2, "--size must look like 1440x900"),
     ],
 )
 def test_snapshot_rejects_bad_arguments(

@@ -7,15 +7,22 @@ Parses, calls the core, renders. Every error becomes one human line on stderr (a
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
+import signal
+import stat
 import sys
+import threading
 import traceback
 from typing import Any, BinaryIO
 
+import argcomplete
+
 from postproject import clock as clocks
+from postproject import config as settings_module
 from postproject._version import __version__
-from postproject.cli import artifacts, feed, jobs, setup, tokens
+from postproject.cli import artifacts, completion, feed, jobs, settings, setup, tokens
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
 from postproject.errors import ErrorCode, PostProjectError
@@ -59,6 +66,8 @@ def build_parser() -> Parser:
     artifacts.register(sub)
     feed.register(sub)
     executor_commands.register(sub)
+    settings.register(sub)
+    completion.register(sub)
     return parser
 
 
@@ -69,8 +78,11 @@ def run(
     stdin: BinaryIO | None = None,
 ) -> int:
     """Run one command; ``clock`` and ``stdin`` may be injected (tests)."""
+    parser = build_parser()
+    argcomplete.autocomplete(parser)  # answers a shell's completion request, then exits
+    given = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(_with_default_production(parser, given))
     except SystemExit as exc:  # --help, --version or a usage error (already printed)
         return exc.code if isinstance(exc.code, int) else 2
     source = clock or clocks.SystemClock()
@@ -86,6 +98,61 @@ def run(
                 production.close()
             except PostProjectError:
                 pass
+
+
+def _with_default_production(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with the configured default production (``production`` in the config file or
+    ``POSTPROJECT_PRODUCTION``) put where the command's PRODUCTION goes, when the command line
+    has none there: the first positional argument after the command is taken as the
+    production only when it :func:`looks like one <_looks_like_production>`. A broken
+    configuration leaves ``argv`` alone (the command then reports it)."""
+    try:
+        default = settings_module.load()["production"]
+    except PostProjectError:
+        return argv
+    if default is None:
+        return argv
+    current, index = parser, 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            return argv
+        if token.startswith("-") and token != "-":
+            action = current._option_string_actions.get(token.partition("=")[0])
+            takes = 0 if action is None or "=" in token else _arity(action)
+            index += 1 + takes
+            continue
+        commands = next((a for a in current._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if commands is None or token not in commands.choices:
+            break
+        current, index = commands.choices[token], index + 1
+    wants = any(a.dest == "production" and not a.option_strings for a in current._actions)
+    if not wants or (index < len(argv) and _looks_like_production(argv[index])):
+        return argv
+    return [*argv[:index], str(default), *argv[index:]]
+
+
+def _arity(action: argparse.Action) -> int:
+    """How many values follow the option (``store_true`` and the like take none)."""
+    if isinstance(action.nargs, int):
+        return action.nargs
+    return 0 if isinstance(action, _FLAGS) else 1
+
+
+_FLAGS = (argparse._StoreConstAction, argparse._HelpAction, argparse._VersionAction, argparse._CountAction)
+
+
+def _looks_like_production(text: str) -> bool:
+    """A ``.pproj`` path, an existing SQLite file, or an engine URL (``scheme://...``)."""
+    if text.endswith(".pproj") or "://" in text:
+        return True
+    try:
+        if not stat.S_ISREG(os.stat(text).st_mode):  # never open a FIFO or a device
+            return False
+        with open(text, "rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except (OSError, ValueError):
+        return False
 
 
 def _dispatch(ctx: Context) -> int:
@@ -136,9 +203,24 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point."""
+    """Run one command (as :func:`run`, with the real clock and stdin)."""
     return run(argv)
 
 
+def console_main() -> int:
+    """The ``postproject`` console script (and ``python -m postproject``)."""
+    code = run(None)
+    _ignore_late_interrupts()
+    return code
+
+
+def _ignore_late_interrupts() -> None:
+    """Once the exit status is decided, a second Ctrl-C (a wrapper such as ``dev.py`` passing
+    the first one on) must not change it: Python restores the default SIGINT action while it
+    shuts down, and a signal landing then would kill the process silently (status -2)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console_main())

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeVar
 
+from postproject import config as settings
 from postproject._version import __version__
 from postproject.cli.output import Renderer, Result
 from postproject.cli.views import View, receipt_view
@@ -30,17 +31,20 @@ class Context:
     stdin: BinaryIO
     clock: Clock | None = None
     opened: list[Production] = field(default_factory=list)
+    _config: settings.Config | None = None
+
+    def config(self, flags: dict[str, tuple[str, object]] | None = None) -> settings.Config:
+        """The effective settings: ``flags`` (key -> (option, raw value)) over the environment
+        over the config file, and ``--root-map NAME=PATH`` (global, then per command) over the
+        configured root maps. Loaded once per invocation."""
+        if self._config is None or flags:
+            given = [*getattr(self.args, "root_map", []), *getattr(self.args, "command_root_map", [])]
+            self._config = settings.load(flags=flags, root_map_flags=given)
+        return self._config
 
     def root_map(self) -> dict[str, str]:
-        """``--root-map NAME=PATH`` (global, then per command; later wins)."""
-        given = [*getattr(self.args, "root_map", []), *getattr(self.args, "command_root_map", [])]
-        mapping: dict[str, str] = {}
-        for item in given:
-            name, equals, path = item.partition("=")
-            if not equals or not name or not path:
-                raise InvalidArgumentError(f"--root-map must look like NAME=PATH; got {item[:120]!r}")
-            mapping[name] = path
-        return mapping
+        """This machine's media root directories (configured, then ``--root-map``)."""
+        return self.config().root_map
 
     def open(self, path: str, *, write: bool = False) -> Production:
         """Open the production at ``path`` (read-only unless ``write``)."""

@@ -1,15 +1,23 @@
 """Text for people: ``key: value`` blocks, aligned tables and relative times (no colour).
 
 :func:`render` turns a command's JSON document into text by its shape; it never prints
-(:mod:`postproject.cli.output` does).
+(:mod:`postproject.cli.output` does). Times and durations use the one human format of
+:mod:`postproject.humanize` (shared with the monitor). Every text taken from the document
+(names, messages, diagnostics, paths) has its terminal-steering characters escaped first
+(:func:`safe`), so nothing stored in a production can move the cursor, ring the bell or
+reorder a line. A cell cut to fit ends with "…"; the "more:" hint is safe to paste.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
+
+from postproject import humanize
+from postproject.clock import from_micros
 
 Row = Mapping[str, Any]
 Block = Callable[[Mapping[str, Any], int], str]
@@ -18,7 +26,10 @@ Column = tuple[str, Callable[[Row, int], str]]
 
 def render(document: Mapping[str, Any], shape: str, now: int) -> str:
     """The text of a document of ``shape`` (``page:<item>`` for pages), ``now`` in Unix µs."""
-    data = dict(document)
+    if shape in RAW_SHAPES:
+        data = dict(document)
+    else:
+        data = dict(safe(document, keep_lines=shape in MULTILINE_SHAPES))
     receipt = data.pop("commit_receipt", None)
     kind, _, item_shape = shape.partition(":")
     if kind == "page":
@@ -26,7 +37,7 @@ def render(document: Mapping[str, Any], shape: str, now: int) -> str:
         if data.get("truncated"):
             text += "(the search was cut off at its bound)\n"
         if data.get("next_cursor"):
-            text += f"more: --cursor {data['next_cursor']}\n"
+            text += f"more: --cursor {shlex.quote(data['next_cursor'])}\n"
     else:
         text = _formatter(shape)(data, now)
     if receipt is not None and shape != "created":
@@ -37,21 +48,38 @@ def render(document: Mapping[str, Any], shape: str, now: int) -> str:
 # --- values -----------------------------------------------------------------------------
 
 
+MULTILINE_SHAPES = frozenset({"prov-text"})
+RAW_SHAPES = frozenset(
+    {"completion"}
+)  # our own generated text (a shell script), never stored data  # documents whose text is meant to span lines
+
+
+def safe(value: Any, *, keep_lines: bool = False) -> Any:
+    """``value`` (a JSON document or part of one) with every string made
+    :func:`humanize.printable` (line by line when ``keep_lines``)."""
+    if isinstance(value, str):
+        if keep_lines:
+            return "\n".join(humanize.printable(line) for line in value.split("\n"))
+        return humanize.printable(value)
+    if isinstance(value, Mapping):
+        return {key: safe(item, keep_lines=keep_lines) for key, item in value.items()}
+    if isinstance(value, list):
+        return [safe(item, keep_lines=keep_lines) for item in value]
+    return value
+
+
+ELLIPSIS = "…"
+ESCAPED_NEWLINE = humanize.printable("\n")  # how a newline inside a value reads after safe()
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, ending in "…" when cut."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + ELLIPSIS
+
+
 def span(micros: int) -> str:
-    """``4m 12s``, ``3m``, ``2h 5m``, ``3d 4h``, ``12s``, ``250ms``."""
-    micros = abs(micros)
-    if micros < 1_000_000:
-        return f"{micros // 1000}ms" if micros >= 1000 else f"{micros}us"
-    seconds = micros // 1_000_000
-    parts: list[tuple[int, str]] = []
-    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)):
-        if seconds >= size or parts:
-            parts.append((seconds // size, unit))
-            seconds %= size
-    shown = parts[:2]
-    if len(shown) == 2 and shown[1][0] == 0:
-        shown = shown[:1]
-    return " ".join(f"{n}{unit}" for n, unit in shown)
+    """``4m 12s``, ``3m``, ``2h 05m``, ``3d 04h``, ``12s``, ``250ms`` (see :mod:`postproject.humanize`)."""
+    return humanize.span(timedelta(microseconds=micros))
 
 
 def relative(micros: int, now: int) -> str:
@@ -60,8 +88,7 @@ def relative(micros: int, now: int) -> str:
 
 
 def timestamp(micros: int) -> str:
-    when = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=micros)
-    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return humanize.stamp(from_micros(micros), utc=True)
 
 
 def _when(micros: int, now: int) -> str:
@@ -155,9 +182,12 @@ def _job_detail(job: Row, now: int) -> str:
     if state == "succeeded":
         return f"output {job['completion_representation_id']}"
     if state == "failed":
-        first = str(job.get("failure_diagnostic") or "").splitlines() or [""]
-        return first[0][:60]
+        first, _, more = str(job.get("failure_diagnostic") or "").partition(ESCAPED_NEWLINE)
+        return clip(first, DETAIL_WIDTH) if not more else clip(first, DETAIL_WIDTH - 1) + ELLIPSIS
     return f"requested {relative(job['requested_at_unix_micros'], now)}"
+
+
+DETAIL_WIDTH = 60
 
 
 def _job_block(job: Mapping[str, Any], now: int) -> str:
@@ -265,8 +295,31 @@ def _created_block(data: Mapping[str, Any], now: int) -> str:
     return f"created production {data['id']} at {data['path']}\n"
 
 
+def _setting_value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _config_block(data: Mapping[str, Any], now: int) -> str:
+    where = data["file"]
+    head = f"config file: {where['path']}" + ("" if where["exists"] else " (none there)") + "\n"
+    return head + table("setting", data["items"], now)
+
+
+def _completion_block(data: Mapping[str, Any], now: int) -> str:
+    script = str(data["script"])
+    return script if script.endswith("\n") else script + "\n"
+
+
 BLOCKS: dict[str, Block] = {
     "activity": _activity_block,
+    "completion": _completion_block,
+    "config": _config_block,
     "created": _created_block,
     "job": _job_block,
     "jobs": _jobs_block,
@@ -318,6 +371,11 @@ TABLES: dict[str, list[Column]] = {
         ("VOCABULARY", lambda m, n: m["vocabulary"]),
         ("PROPERTY", lambda m, n: m["property"]),
         ("VALUE", lambda m, n: _typed(m["value"])),
+    ],
+    "setting": [
+        ("KEY", lambda s, n: s["key"]),
+        ("VALUE", lambda s, n: _setting_value(s["value"])),
+        ("SOURCE", lambda s, n: s["source"] + (f" {s['origin']}" if s["source"] in ("env", "flag") else "")),
     ],
     "revision": [
         ("SEQ", lambda r, n: str(r["sequence"])),

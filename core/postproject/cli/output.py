@@ -3,7 +3,8 @@
 With ``--json`` a command writes exactly one JSON document (``revisions follow`` writes one
 JSON object per line). Without it, :mod:`postproject.cli.human` formats single objects as
 ``key: value`` blocks, lists as aligned tables, and times relative to now ("lease expires in
-4m 12s"). No colour.
+4m 12s"). No colour. Text for people never carries a character that steers a terminal
+(escape sequences, bell, bidi overrides: :func:`postproject.humanize.printable`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from postproject import humanize
 from postproject.cli import human
 
 
@@ -43,13 +45,13 @@ class Renderer:
         if self.json_mode:
             text = json.dumps(result.data, separators=(",", ":"))
         else:
-            text = human.revision_line(result.data, self._now())
+            text = human.revision_line(human.safe(result.data), self._now())
         _write(sys.stdout, text + "\n")
         sys.stdout.flush()
 
     def error(self, code: str, message: str, extra: Mapping[str, Any] | None = None) -> None:
         """The error document (JSON mode) on stdout and always one human line on stderr."""
-        one_line = " ".join(message.split())
+        one_line = humanize.printable(" ".join(message.split()))
         if self.json_mode:
             body = {"error": {"code": code, "message": one_line}, **(extra or {})}
             _write(sys.stdout, json.dumps(body, indent=2) + "\n")
@@ -57,7 +59,7 @@ class Renderer:
 
     def note(self, message: str) -> None:
         """A human remark on stderr (never part of the JSON contract)."""
-        _write(sys.stderr, message + "\n")
+        _write(sys.stderr, "\n".join(humanize.printable(line) for line in message.split("\n")) + "\n")
 
     def human(self, result: Result) -> str:
         return human.render(result.data, result.shape, self._now())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from postproject import values
 from postproject.cli import views
@@ -136,10 +135,22 @@ def _tool(args: argparse.Namespace) -> ToolIdentity | None:
     return ToolIdentity(args.tool_name, args.tool_version, args.tool_uri)
 
 
+def _instant(field: str, text: str | None) -> int | None:
+    """Unix microseconds within the calendar (years 1970-9999; the option takes no sign)."""
+    if text is None:
+        return None
+    micros = parse_int(field, text)
+    if micros > values.MAX_TIMESTAMP_MICROS:
+        raise InvalidArgumentError(
+            f"{field} must be at most {values.MAX_TIMESTAMP_MICROS} (year 9999); got {text}"
+        )
+    return micros
+
+
 def activity_create(ctx: Context) -> Result:
     args = ctx.args
-    started = parse_int("--started-at-unix-micros", args.started_at) if args.started_at else None
-    finished = parse_int("--finished-at-unix-micros", args.finished_at) if args.finished_at else None
+    started = _instant("--started-at-unix-micros", args.started_at)
+    finished = _instant("--finished-at-unix-micros", args.finished_at)
     spec = ActivitySpec(
         args.kind,
         inputs=tuple(_edge(e) for e in args.input),
@@ -172,19 +183,7 @@ def activity_list(ctx: Context) -> Result:
 
 def parse_value(text: str) -> MetadataValue:
     """A typed value from its tagged JSON (``{"type": "string", "value": "x"}``)."""
-    try:
-        data = json.loads(text, parse_float=_no_float, parse_constant=_no_float)
-    except json.JSONDecodeError as exc:
-        raise InvalidArgumentError(
-            f"VALUE_JSON is not valid JSON: {exc.msg} at character {exc.pos}"
-        ) from None
-    except RecursionError:
-        raise InvalidArgumentError("VALUE_JSON nests too deeply") from None
-    return values.from_json(data)
-
-
-def _no_float(text: str) -> object:
-    raise InvalidArgumentError(f"metadata values have no floats (got {text[:40]}); use a decimal or rational")
+    return values.parse_json(text)
 
 
 def metadata_add(ctx: Context) -> Result:

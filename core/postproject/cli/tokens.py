@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -146,17 +147,32 @@ def read_token(source: str, stdin: BinaryIO, job_id: JobId) -> str:
     return token
 
 
+def _read_regular_file(source: str) -> bytes:
+    """At most ``MAX_TOKEN_BYTES + 1`` bytes of a regular file. It is opened without waiting
+    (a FIFO with no writer, a device) and its type checked on the open descriptor, so
+    nothing but a regular file is ever read (and nothing can make this hang)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(source, flags)
+    except OSError as exc:
+        raise IoError(f"cannot read lease token file {source}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidArgumentError(f"lease token file {source} is not a regular file")
+        return os.read(fd, MAX_TOKEN_BYTES + 1)
+    except OSError as exc:
+        raise IoError(f"cannot read lease token file {source}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 def _read_bounded(source: str, stdin: BinaryIO) -> bytes:
     if source == "-":
         data = stdin.read(MAX_TOKEN_BYTES + 1)
     else:
         if _TOKENISH.match(source):
             raise InvalidArgumentError("--lease-token-file takes a file path or '-', never the token itself")
-        try:
-            with open(source, "rb") as handle:
-                data = handle.read(MAX_TOKEN_BYTES + 1)
-        except OSError as exc:
-            raise IoError(f"cannot read lease token file {source}: {exc.strerror}") from None
+        data = _read_regular_file(source)
     if len(data) > MAX_TOKEN_BYTES:
         raise InvalidArgumentError(INVALID)
     return data

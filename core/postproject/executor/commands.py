@@ -13,7 +13,9 @@ make the exit code non-zero: a failure is a recorded fact of the production, not
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import re
 import signal
 import sys
 import threading
@@ -25,6 +27,8 @@ from typing import Any
 
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from postproject import config as settings
+from postproject import humanize
 from postproject.cli.durations import parse_lease
 from postproject.errors import InvalidArgumentError
 from postproject.executor import jobs
@@ -36,6 +40,15 @@ from postproject.executor.worker import Worker, WorkerConfig, default_agent
 from postproject.model.identity import AgentIdentity, ToolIdentity
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="write one summary JSON document to stdout when done",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
@@ -61,12 +74,12 @@ def _worker_run_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "--kind",
         action="append",
         metavar="K",
-        help="only jobs of kind K (generate-proxy, generate-thumbnail; repeatable)",
+        help="only jobs of kind K (generate-proxy, generate-thumbnail; repeatable; config worker.kinds)",
     )
     run.add_argument("--once", action="store_true", help="run one job, then exit")
     run.add_argument("--watch", action="store_true", help="keep waiting for new work until Ctrl-C")
     run.add_argument(
-        "--lease", default="60s", metavar="DUR", help="lease duration, renewed every third (60s)"
+        "--lease", metavar="DUR", help="lease duration, renewed every third (config worker.lease; 60s)"
     )
     run.add_argument(
         "--root-map",
@@ -76,16 +89,20 @@ def _worker_run_parser(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="NAME=PATH",
         help="this machine's directory for media root NAME (repeatable)",
     )
-    run.add_argument("--concurrency", default="1", metavar="N", help="jobs run at once, 1-16 (1)")
+    run.add_argument(
+        "--concurrency", metavar="N", help="jobs run at once, 1-16 (config worker.concurrency; 1)"
+    )
     run.add_argument("--tool-name", metavar="N", help=f"tool name recorded on claims ({jobs.TOOL.name!r})")
     run.add_argument("--agent-name", metavar="A", help="agent recorded on claims (<hostname>/<pid>)")
+    run.add_argument("--proxy-format", choices=jobs.PROXY_FORMATS, help="proxy container (mp4)")
+    run.add_argument("--thumbnail-format", choices=jobs.THUMBNAIL_FORMATS, help="thumbnail format (jpg)")
     run.add_argument(
-        "--proxy-format", choices=jobs.PROXY_FORMATS, default="mp4", help="proxy container (mp4)"
-    )
-    run.add_argument(
-        "--thumbnail-format", choices=jobs.THUMBNAIL_FORMATS, default="jpg", help="thumbnail format (jpg)"
+        "--log-format",
+        choices=("text", "json"),
+        help="log lines as text or as one JSON object per line (config worker.log_format; text)",
     )
     run.add_argument("--verbose", action="store_true", help="also log debug details")
+    _json_option(run)
 
 
 def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
@@ -100,6 +117,7 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         )
         parser.add_argument("--seed", default="0", metavar="S", help="varies the clips' colours (0)")
         parser.add_argument("--recipe", metavar="FILE", help="a demo recipe other than the shipped one")
+        _json_option(parser)
     run.add_argument("--fresh", action="store_true", help="delete the demo production and its media first")
     run.add_argument("--workers", default="2", metavar="N", help="worker processes, 1-8 (2)")
 
@@ -107,66 +125,115 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
 # --- handlers -----------------------------------------------------------------------------
 
 
-def worker_run(args: argparse.Namespace) -> int:
+def worker_run(args: Any) -> int:
     """``worker run``: returns 0, or 130/143 after SIGINT/SIGTERM."""
-    args = _namespace(args)
-    config = WorkerConfig(
-        Path(args.production),
-        kinds=_kinds(args.kind),
-        lease=parse_lease(args.lease),
-        root_map=_root_map([*(getattr(args, "root_map", None) or []), *args.command_root_map]),
-        concurrency=_int("--concurrency", args.concurrency, 1, 16),
-        once=args.once,
-        watch=args.watch,
-        tool=ToolIdentity(args.tool_name, jobs.TOOL.version, jobs.TOOL.uri) if args.tool_name else jobs.TOOL,
-        agent=AgentIdentity(args.agent_name) if args.agent_name else default_agent(),
-        proxy_format=args.proxy_format,
-        thumbnail_format=args.thumbnail_format,
+    ns = _namespace(args)
+    flags = {
+        "worker.lease": ("--lease", ns.lease),
+        "worker.concurrency": ("--concurrency", ns.concurrency),
+        "worker.kinds": ("--kind", ",".join(ns.kind) if ns.kind else None),
+        "worker.tool_name": ("--tool-name", ns.tool_name),
+        "worker.agent_name": ("--agent-name", ns.agent_name),
+        "worker.proxy_format": ("--proxy-format", ns.proxy_format),
+        "worker.thumbnail_format": ("--thumbnail-format", ns.thumbnail_format),
+        "worker.log_format": ("--log-format", ns.log_format),
+    }
+    config = _settings(args, flags, [*(getattr(ns, "root_map", None) or []), *ns.command_root_map])
+    tool_name = config["worker.tool_name"]
+    agent_name = config["worker.agent_name"]
+    worker_config = WorkerConfig(
+        Path(ns.production),
+        kinds=_kinds(list(config["worker.kinds"])),
+        lease=parse_lease(config["worker.lease"]),
+        root_map=config.root_map,
+        concurrency=config["worker.concurrency"],
+        once=ns.once,
+        watch=ns.watch,
+        tool=ToolIdentity(tool_name, jobs.TOOL.version, jobs.TOOL.uri) if tool_name else jobs.TOOL,
+        agent=AgentIdentity(agent_name) if agent_name else default_agent(),
+        proxy_format=config["worker.proxy_format"],
+        thumbnail_format=config["worker.thumbnail_format"],
     )
+    log_format = config["worker.log_format"]
     console = stderr_console()
-    level = logging.DEBUG if args.verbose else logging.INFO
-    with executor_logging(console, level=level), JobBars(console) as bars:
-        worker = Worker(config, bars)
+    level = logging.DEBUG if ns.verbose else logging.INFO
+    logs = executor_logging(console, level=level, log_format=log_format, worker=worker_config.agent.name)
+    with logs, JobBars(console, enabled=log_format == "text") as bars:
+        worker = Worker(worker_config, bars)
         with _stop_on_signals(worker.stop) as received:
             worker.run()
-    return 128 + received[0] if received else 0
+    code = 128 + received[0] if received else 0
+    if getattr(ns, "json", False):
+        _emit_json(
+            {
+                "production": str(worker_config.path),
+                "worker": worker_config.agent.name,
+                "tool": {"name": worker_config.tool.name, "version": worker_config.tool.version},
+                "kinds": list(worker_config.kinds),
+                "counts": {action: worker.stats[action] for action in OUTCOMES},
+                "stopped_by": signal.Signals(received[0]).name if received else None,
+                "exit_code": code,
+            }
+        )
+    return code
 
 
-def demo_create(args: argparse.Namespace) -> int:
+OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "lease_lost")
+
+
+def demo_create(args: Any) -> int:
     """``demo create``."""
-    args = _namespace(args)
-    assets, seed = _int("--assets", args.assets, 1, 500), _int("--seed", args.seed, 0, 2**32)
-    recipe = Recipe.load(Path(args.recipe) if args.recipe else None)
+    ns = _namespace(args)
+    assets, seed = _int("--assets", ns.assets, 1, 500), _int("--seed", ns.seed, 0, 2**32)
+    recipe = Recipe.load(Path(ns.recipe) if ns.recipe else None)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR), _overall_bar(console) as report:
-        summary = create_demo(Path(args.production), assets=assets, seed=seed, recipe=recipe, report=report)
+        summary = create_demo(Path(ns.production), assets=assets, seed=seed, recipe=recipe, report=report)
+    if getattr(ns, "json", False):
+        _emit_json(
+            {
+                "path": str(summary.path),
+                "media": str(summary.media),
+                "assets": summary.assets,
+                "jobs": {state.value: n for state, n in summary.jobs.items()},
+            }
+        )
+        return 0
     counts = ", ".join(f"{n} {state.value}" for state, n in summary.jobs.items() if n)
-    console.print(
-        f"Created {summary.path} with {summary.assets} clips in {summary.media}; jobs: {counts}",
-        soft_wrap=True,
-        highlight=False,
-    )
+    _say(console, f"Created {summary.path} with {summary.assets} clips in {summary.media}; jobs: {counts}")
     return 0
 
 
-def demo_run(args: argparse.Namespace) -> int:
+def demo_run(args: Any) -> int:
     """``demo run``: the monitor's exit code."""
-    args = _namespace(args)
+    ns = _namespace(args)
     options = DemoRunOptions(
-        assets=_int("--assets", args.assets, 1, 500),
-        seed=_int("--seed", args.seed, 0, 2**32),
-        workers=_int("--workers", args.workers, 1, 8),
+        assets=_int("--assets", ns.assets, 1, 500),
+        seed=_int("--seed", ns.seed, 0, 2**32),
+        workers=_int("--workers", ns.workers, 1, 8),
     )
-    recipe = Recipe.load(Path(args.recipe) if args.recipe else None)
-    path = Path(args.production)
+    recipe = Recipe.load(Path(ns.recipe) if ns.recipe else None)
+    path = Path(ns.production)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR):
-        if args.fresh:
+        if ns.fresh:
             remove_demo(path)
         if not path.exists():
             with _overall_bar(console) as report:
                 create_demo(path, assets=options.assets, seed=options.seed, recipe=recipe, report=report)
-        result = run_demo(path, options, recipe=recipe, say=console.print)
+        result = run_demo(path, options, recipe=recipe, say=lambda text: _say(console, text))
+    if getattr(ns, "json", False):
+        _emit_json(
+            {
+                "path": str(path),
+                "exit_code": result.exit_code,
+                "workers": [
+                    {"pid": pid, "exit_code": code}
+                    for pid, code in zip(result.worker_pids, result.worker_exit_codes, strict=True)
+                ],
+                "requested_by_producer": result.requested_by_producer,
+            }
+        )
     return result.exit_code
 
 
@@ -179,8 +246,29 @@ def _namespace(args: Any) -> argparse.Namespace:
     return inner if isinstance(inner, argparse.Namespace) else args
 
 
+def _say(console: Any, text: str) -> None:
+    """A line for people on stderr: printed as is (no rich markup, so ``[gui]`` stays) and
+    without characters that steer a terminal."""
+    console.print(humanize.printable(text), markup=False, highlight=False, soft_wrap=True)
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    """The command's one JSON document on stdout."""
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def _settings(args: Any, flags: dict[str, tuple[str, object]], root_map: list[str]) -> settings.Config:
+    """The effective settings (through the CLI's context when there is one)."""
+    if hasattr(args, "config") and callable(args.config):
+        config: settings.Config = args.config(flags)
+        return config
+    return settings.load(flags=flags, root_map_flags=root_map)
+
+
 def _int(option: str, text: str, low: int, high: int) -> int:
-    value = int(text) if text.isdigit() else low - 1
+    """A whole number of ASCII digits (``int()`` would also take ``३`` or ``٣``) in low-high."""
+    value = int(text) if re.fullmatch(r"[0-9]{1,12}", text, re.ASCII) else low - 1
     if not low <= value <= high:
         raise InvalidArgumentError(f"{option} must be a whole number from {low} to {high}; got {text[:40]!r}")
     return value
@@ -195,16 +283,6 @@ def _kinds(given: list[str] | None) -> tuple[str, ...]:
     if unknown:
         raise InvalidArgumentError(f"--kind must be one of {', '.join(jobs.KINDS)}; got {unknown[0][:80]!r}")
     return tuple(dict.fromkeys(by_name[k] for k in given))
-
-
-def _root_map(items: list[str]) -> dict[str, str]:
-    mapping: dict[str, str] = {}
-    for item in items:
-        name, equals, path = item.partition("=")
-        if not equals or not name or not path:
-            raise InvalidArgumentError(f"--root-map must look like NAME=PATH; got {item[:120]!r}")
-        mapping[name] = path
-    return mapping
 
 
 @contextmanager
@@ -255,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         handler: Handler = args.handler
         return handler(args)
     except PostProjectError as exc:
-        sys.stderr.write(f"postproject: error: {exc} ({exc.code.value})\n")
+        sys.stderr.write(f"postproject: error: {humanize.printable(str(exc))} ({exc.code.value})\n")
         return EXIT_CODES.get(exc.code.value, 9)
 
 

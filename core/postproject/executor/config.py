@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from postproject import clock as clocks
+from postproject import humanize
 from postproject.executor import jobs
 from postproject.ids import JobId
 from postproject.model.identity import AgentIdentity, ToolIdentity
@@ -99,9 +100,5 @@ class Budget:
 
 
 def duration_text(duration: timedelta) -> str:
-    """The shortest exact spelling: ``60s`` -> ``1m``, ``250ms``, ``1us``."""
-    micros = duration // timedelta(microseconds=1)
-    for unit, size in (("h", 3_600_000_000), ("m", 60_000_000), ("s", 1_000_000), ("ms", 1_000)):
-        if micros % size == 0:
-            return f"{micros // size}{unit}"
-    return f"{micros}us"
+    """The shortest exact spelling: ``60s`` -> ``1m``, ``250ms``, ``1us`` (the CLI's grammar)."""
+    return humanize.format_duration(duration)

@@ -2,8 +2,11 @@
 
 Everything goes to stderr (stdout stays free for results). On a terminal, ``rich`` draws a
 progress bar per running job with the log lines scrolling above it; elsewhere (pipes, log
-files, CI) each transition is one plain, timestamped line. Lines come from the
-``postproject.executor`` loggers and never contain a lease token.
+files, CI) each transition is one plain, timestamped line. With ``--log-format json`` each
+line is one JSON object (:class:`postproject.logs.JsonFormatter`) carrying the ``job``, the
+``attempt`` and the ``worker``. Lines come from the ``postproject.executor`` loggers, never
+contain a lease token or a password (:mod:`postproject.logs`), and text lines never carry a
+character that steers a terminal (:func:`postproject.humanize.printable`).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from rich.console import Console
 from rich.logging import RichHandler
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from postproject import humanize
 from postproject.executor.config import WorkerEvent
 from postproject.ids import JobId
+from postproject.logs import JsonFormatter, secret_free
 
 LOGGER = "postproject.executor"
 _PLAIN_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -29,17 +34,49 @@ def stderr_console() -> Console:
     return Console(stderr=True)
 
 
+class _PrintableFormatter(logging.Formatter):
+    """A text formatter whose lines cannot steer a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(humanize.printable(line) for line in super().format(record).split("\n"))
+
+
+class _Worker(logging.Filter):
+    """Adds ``worker`` (the agent name) to every record that has none."""
+
+    def __init__(self, worker: str) -> None:
+        super().__init__()
+        self._worker = worker
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "worker", None) is None:
+            record.worker = self._worker
+        return True
+
+
 @contextmanager
-def executor_logging(console: Console | None, *, level: int = logging.INFO) -> Iterator[None]:
-    """Route ``postproject.executor`` log lines of ``level`` and up to ``console`` (rich) or
-    plain stderr lines."""
+def executor_logging(
+    console: Console | None,
+    *,
+    level: int = logging.INFO,
+    log_format: str = "text",
+    worker: str | None = None,
+) -> Iterator[None]:
+    """Route ``postproject.executor`` log lines of ``level`` and up to ``console`` (rich),
+    plain stderr lines, or (``log_format="json"``) JSON lines on stderr."""
     handler: logging.Handler
-    if console is not None and console.is_terminal:
+    if log_format == "json":
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(JsonFormatter())
+    elif console is not None and console.is_terminal:
         handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=False)
-        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setFormatter(_PrintableFormatter("%(message)s"))
     else:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(_PLAIN_FORMAT))
+        handler.setFormatter(_PrintableFormatter(_PLAIN_FORMAT))
+    secret_free(handler)
+    if worker is not None:
+        handler.addFilter(_Worker(worker))
     logger = logging.getLogger(LOGGER)
     previous = (logger.level, logger.propagate)
     logger.addHandler(handler)
@@ -56,8 +93,8 @@ def executor_logging(console: Console | None, *, level: int = logging.INFO) -> I
 class JobBars:
     """A worker listener drawing one progress bar per running job (only on a terminal)."""
 
-    def __init__(self, console: Console) -> None:
-        self._enabled = console.is_terminal
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self._enabled = enabled and console.is_terminal
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),

@@ -26,8 +26,11 @@ Two kinds of "cannot do this job" are told apart:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Final
 
 import av
 
+from postproject import clock as clocks
 from postproject._version import __version__
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.executor.media import (
@@ -52,6 +56,11 @@ from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
 from postproject.model.refs import JobRef
 from postproject.production import Production
 from postproject.values import StringValue
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 PROXY_KIND: Final = "org.postproject:generate-proxy"
 THUMBNAIL_KIND: Final = "org.postproject:generate-thumbnail"
@@ -196,19 +205,142 @@ def safe_name(text: str) -> str:
     return _UNSAFE.sub("_", text).strip("._")[:120] or "asset"
 
 
-def reserve_output(task: Task) -> Path:
-    """Create an empty placeholder under a free name and return it (never another job's file).
+STAGING: Final = ".postproject-staging"
+STALE_UNLOCKED_SECONDS: Final = 60.0  # an attempt folder that never got its lock (killed at once)
 
-    ``<stem><suffix>``, else ``<stem>-2<suffix>``, ... The media layer later replaces the
-    placeholder atomically; callers remove it when the job does not succeed.
+
+class Staging:
+    """One attempt's hidden folder, ``<directory>/.postproject-staging/<attempt>/``.
+
+    The media is made in there (with its own ``.part`` files); :meth:`publish` moves the
+    finished file to a free name in ``directory`` without ever replacing a file, and
+    :meth:`close` removes the folder. While the attempt runs, the folder's ``.lock`` file
+    is held locked (``flock``), so :func:`sweep` can tell an attempt whose worker died (the
+    lock is free) from one still at work, on this host or another sharing the root. A
+    killed worker thus leaves nothing in the target root itself, never steals a clean
+    output name, and its leftovers go at the next start of any worker there.
     """
-    for candidate in _candidates(task):
+
+    def __init__(self, directory: Path, folder: Path, lock: int) -> None:
+        self.directory = directory
+        self.folder = folder
+        self._lock: int | None = lock
+
+    @classmethod
+    def create(cls, directory: Path) -> Staging:
+        """Sweep stale attempts under ``directory``, then make and lock a new attempt folder.
+
+        Raises:
+            NotHere: the folder cannot be made (the target root is not writable here).
+        """
+        sweep(directory)
+        root = directory / STAGING
+        for _ in range(5):  # another worker's sweep may remove an empty staging root meanwhile
+            try:
+                root.mkdir(exist_ok=True)
+                folder = Path(tempfile.mkdtemp(prefix="attempt-", dir=root))
+                break
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise NotHere(f"cannot stage output in {directory}: {exc.strerror or exc}") from None
+        else:  # pragma: no cover - five sweeps in a row raced this one
+            raise NotHere(f"cannot stage output in {directory}: it keeps disappearing")
+        # Lock under a temporary name, then rename: a sweep never sees an unlocked ".lock".
+        lock = os.open(folder / ".lock.new", os.O_CREAT | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+        _lock(lock, blocking=True)
+        os.replace(folder / ".lock.new", folder / ".lock")
+        return cls(directory, folder, lock)
+
+    def path(self, task: Task) -> Path:
+        """Where the media is made: ``<stem><suffix>`` inside the attempt folder."""
+        return self.folder / f"{task.stem}{task.suffix}"
+
+    def publish(self, staged: Path, task: Task) -> Path:
+        """Move ``staged`` to the first free name (``<stem><suffix>``, ``<stem>-2<suffix>``, ...)."""
+        for candidate in _candidates(task):
+            try:
+                os.link(staged, candidate)  # atomic, and never replaces an existing file
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links on this file system: rename (same folder tree)
+                if candidate.exists():
+                    continue
+                os.replace(staged, candidate)
+                return candidate
+            staged.unlink()
+            return candidate
+        raise NotHere(
+            f"no free output name for {task.stem}{task.suffix} in {task.directory}"
+        )  # pragma: no cover
+
+    def close(self) -> None:
+        """Remove the attempt folder (and the staging root when it is left empty)."""
+        if self._lock is None:
+            return
+        shutil.rmtree(self.folder, ignore_errors=True)
+        os.close(self._lock)
+        self._lock = None
+        with contextlib.suppress(OSError):
+            self.folder.parent.rmdir()
+
+    def __enter__(self) -> Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def sweep(directory: Path) -> int:
+    """Remove the attempt folders under ``directory/.postproject-staging`` whose worker is
+    gone (their lock is free); the number removed. Never raises for a folder it cannot
+    remove (another worker may be sweeping too)."""
+    root = directory / STAGING
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return 0
+    removed = 0
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False) and _stale(Path(entry.path)):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed += 1
+    with contextlib.suppress(OSError):
+        root.rmdir()  # only when empty
+    return removed
+
+
+def _stale(folder: Path) -> bool:
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:  # killed between making the folder and locking it
         try:
-            os.close(os.open(candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            continue
-        return candidate
-    raise NotHere(f"no free output name for {task.stem}{task.suffix} in {task.directory}")  # pragma: no cover
+            return clocks.wall_millis() / 1000 - folder.stat().st_mtime > STALE_UNLOCKED_SECONDS
+        except OSError:
+            return False
+    except OSError:
+        return False
+    try:
+        return _lock(fd, blocking=False)
+    finally:
+        os.close(fd)  # closing drops the lock again
+
+
+def _lock(fd: int, *, blocking: bool) -> bool:
+    """Lock ``fd`` exclusively; False when ``blocking`` is off and someone else holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        return True
+    import msvcrt  # pragma: no cover - Windows
+
+    try:  # pragma: no cover - Windows
+        msvcrt.locking(fd, msvcrt.LK_LOCK if blocking else msvcrt.LK_NBLCK, 1)
+    except OSError:  # pragma: no cover - Windows
+        return False
+    return True  # pragma: no cover - Windows
 
 
 def _candidates(task: Task) -> Iterator[Path]:

@@ -22,6 +22,8 @@ from typing import Final
 
 import av
 import av.error
+from av.audio.frame import AudioFrame
+from av.audio.stream import AudioStream
 from av.container import InputContainer, OutputContainer
 from av.video.frame import VideoFrame
 from av.video.stream import VideoStream
@@ -143,7 +145,8 @@ def make_proxy(
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> MediaInfo:
-    """Transcodes the first video stream of ``source`` to an H.264 proxy; audio is dropped.
+    """Transcodes the first video stream of ``source`` to an H.264 proxy, and its first audio
+    stream (if any) to AAC (stereo at most, the source's sample rate when AAC supports it).
 
     Args:
         source: any movie PyAV can decode.
@@ -166,11 +169,12 @@ def make_proxy(
     with _media_errors(f"cannot make proxy of {source}"), av.open(str(source)) as src:
         stream = _video_stream(src, source)
         stream.thread_type = "AUTO"
+        audio = src.streams.audio[0] if src.streams.audio else None
         with (
             _atomic_output(output) as tmp,
             av.open(str(tmp), "w", format=fmt, options={"movflags": "+faststart"}) as dst,
         ):
-            _transcode(src, stream, dst, profile, report, should_stop)
+            _transcode(src, stream, audio, dst, profile, report, should_stop)
     report(1.0)
     return probe(output)
 
@@ -203,7 +207,7 @@ def make_thumbnail(source: Path, output: Path, profile: ThumbnailProfile, *, at:
             rgb = frame.reformat(
                 width=profile.width, height=max(1, round(height)), format="rgb24", interpolation="BICUBIC"
             )
-            image = Image.fromarray(rgb.to_ndarray(), "RGB")
+            image: Image.Image = rgb.to_image()  # type: ignore[no-untyped-call]
         with _atomic_output(output) as tmp:
             image.save(tmp, format=fmt, quality=profile.jpeg_quality)
     return probe(output)
@@ -347,9 +351,27 @@ def _frame_count(container: InputContainer, stream: VideoStream) -> int | None:
     return round(duration * rate) or None
 
 
+AAC_RATES: Final = (96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000)
+AAC_BIT_RATE: Final = 128_000
+
+
+def _add_audio_stream(out: OutputContainer, source: AudioStream) -> AudioStream:
+    """An AAC stream for ``source``: mono stays mono, more channels become stereo."""
+    rate = source.codec_context.sample_rate or 48000
+    if rate not in AAC_RATES:
+        rate = 48000
+    layout = "mono" if source.codec_context.channels == 1 else "stereo"
+    stream = out.add_stream("aac", rate=rate, layout=layout)
+    if not isinstance(stream, AudioStream):  # pragma: no cover - FFmpeg's aac is an audio encoder
+        raise MediaError("aac is not an audio encoder")
+    stream.bit_rate = AAC_BIT_RATE
+    return stream
+
+
 def _transcode(
     src: InputContainer,
     stream: VideoStream,
+    audio: AudioStream | None,
     dst: OutputContainer,
     profile: ProxyProfile,
     report: _Progress,
@@ -364,14 +386,27 @@ def _transcode(
     out.width, out.height, out.pix_fmt = size[0], size[1], profile.pix_fmt
     if "timecode" in stream.metadata:
         out.metadata["timecode"] = stream.metadata["timecode"]
+    sound = _add_audio_stream(dst, audio) if audio is not None else None
     total, written = _frame_count(src, stream), 0
-    for frame in src.decode(stream):
-        if should_stop is not None and should_stop():
-            raise MediaStopped(f"stopped making a proxy of {src.name} after {written} frames")
-        _encode(dst, out, _to_bt709(frame, profile.pix_fmt, size), written)
-        written += 1
-        if total:
-            report(min(written / total, 0.99))
+    wanted = (stream, audio) if audio is not None else (stream,)
+    for packet in src.demux(*wanted):
+        if packet.stream is audio and sound is not None:
+            for samples in packet.decode():
+                if isinstance(samples, AudioFrame):
+                    samples.pts = None  # let the encoder's resampler count samples from zero
+                    dst.mux(sound.encode(samples))
+            continue
+        for frame in packet.decode():
+            if not isinstance(frame, VideoFrame):
+                continue
+            if should_stop is not None and should_stop():
+                raise MediaStopped(f"stopped making a proxy of {src.name} after {written} frames")
+            _encode(dst, out, _to_bt709(frame, profile.pix_fmt, size), written)
+            written += 1
+            if total:
+                report(min(written / total, 0.99))
     if written == 0:
         raise MediaError(f"no decodable video frames in {src.name}")
     dst.mux(out.encode(None))
+    if sound is not None:
+        dst.mux(sound.encode(None))

@@ -7,6 +7,8 @@ Written with PyAV (ProRes 422 Proxy or DNxHR LB in QuickTime) and Pillow; moved 
 from __future__ import annotations
 
 import colorsys
+import math
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -14,7 +16,8 @@ from pathlib import Path
 from typing import Final, Literal
 
 import av
-import numpy as np
+from av.audio.frame import AudioFrame
+from av.audio.stream import AudioStream
 from av.video.frame import VideoFrame
 from PIL import Image, ImageDraw, ImageFont
 
@@ -124,6 +127,7 @@ def generate_test_clip(
     size: tuple[int, int] = (1920, 1080),
     codec: Literal["prores", "dnxhd"] = "prores",
     hue: int = 0,
+    audio: bool = False,
 ) -> ClipInfo:
     """Writes a QuickTime test clip: colour bars, a ``hue`` gradient, name and timecode.
 
@@ -136,6 +140,7 @@ def generate_test_clip(
         size: ``(width, height)``; at least 16x16 for ProRes, 256x120 for DNxHR.
         codec: ``"prores"`` (ProRes 422 Proxy, 10-bit) or ``"dnxhd"`` (DNxHR LB, 8-bit).
         hue: hue in degrees of the gradient and plate outline.
+        audio: also write a mono 48 kHz PCM track with a 1 kHz tone for the whole clip.
 
     Raises:
         InvalidArgumentError: ``frames``, ``rate``, ``size`` or ``codec`` is out of range.
@@ -155,12 +160,34 @@ def generate_test_clip(
         stream = _add_video_stream(out, spec.encoder, Fraction(rate), dict(spec.options))
         stream.width, stream.height, stream.pix_fmt = size[0], size[1], spec.pix_fmt
         stream.metadata["timecode"] = timecode(0, rate)
+        sound = out.add_stream("pcm_s16le", rate=TONE_RATE, layout="mono") if audio else None
         for index in range(frames):
             image = _draw_timecode(background, layout, timecode(index, rate))
-            frame = VideoFrame.from_ndarray(np.asarray(image), format="rgb24")
+            frame = VideoFrame.from_image(image)  # type: ignore[no-untyped-call]
             _encode(out, stream, _to_bt709(frame, spec.pix_fmt), index)
+            if isinstance(sound, AudioStream):
+                first, end = index * TONE_RATE // rate, (index + 1) * TONE_RATE // rate
+                out.mux(sound.encode(_tone(first, end)))
         out.mux(stream.encode(None))
+        if isinstance(sound, AudioStream):
+            out.mux(sound.encode(None))
     return ClipInfo(path, name, codec, spec.profile, size[0], size[1], frames, rate)
+
+
+TONE_RATE: Final = 48_000
+TONE_HZ: Final = 1_000
+
+
+def _tone(first: int, end: int) -> AudioFrame:
+    """Samples ``first`` to ``end`` (exclusive) of a 1 kHz sine at -12 dBFS, mono s16."""
+    amplitude = 32767 // 4
+    samples = array(
+        "h", (round(amplitude * math.sin(2 * math.pi * TONE_HZ * n / TONE_RATE)) for n in range(first, end))
+    )
+    frame = AudioFrame(format="s16", layout="mono", samples=end - first)
+    frame.planes[0].update(samples.tobytes())
+    frame.sample_rate, frame.pts, frame.time_base = TONE_RATE, first, Fraction(1, TONE_RATE)
+    return frame
 
 
 def _fits(size: tuple[int, int], minimum: tuple[int, int]) -> bool:
@@ -190,13 +217,19 @@ def _render_background(size: tuple[int, int], name: str, hue: int) -> tuple[Imag
     _draw_bars(draw, width, bars_end, castle_end, _CASTELLATIONS)
     red, green, blue = colorsys.hsv_to_rgb((hue % 360) / 360, 0.85, 0.95)
     accent = (round(red * 255), round(green * 255), round(blue * 255))
-    ramp = np.linspace(0.0, 1.0, width)[None, :, None] * np.array(accent)[None, None, :]
-    gradient = np.repeat(ramp.round().astype(np.uint8), height - castle_end, axis=0)
-    image.paste(Image.fromarray(gradient, "RGB"), (0, castle_end))
+    image.paste(_ramp(accent, width, height - castle_end), (0, castle_end))
     plate = (width // 10, height * 62 // 100, width - width // 10, height * 96 // 100)
     draw.rectangle(plate, fill=_PLATE, outline=accent, width=max(1, height // 200))
     _draw_name(draw, name, plate)
     return image, _timecode_layout(plate)
+
+
+def _ramp(colour: tuple[int, int, int], width: int, height: int) -> Image.Image:
+    """A horizontal ramp from black (left) to ``colour`` (right)."""
+    last = max(1, width - 1)
+    row = Image.new("RGB", (width, 1))
+    row.putdata([tuple(round(c * x / last) for c in colour) for x in range(width)])
+    return row.resize((width, height), Image.Resampling.NEAREST)
 
 
 def _draw_bars(

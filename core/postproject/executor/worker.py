@@ -14,8 +14,12 @@ One :class:`Worker` runs ``concurrency`` lanes (threads), each with its own
    activity with the job's inputs, the output, tool, agent, start and finish times, the
    ``profile`` it actually used as activity metadata, and the job's completion.
 
-A tool failure fails the job with a bounded diagnostic and removes the output. A lost lease
-publishes nothing and removes the output. :meth:`Worker.stop` (Ctrl-C) stops the work and
+The media is made in a hidden per-attempt folder inside the target directory
+(:class:`~postproject.executor.jobs.Staging`) and moved to a free name only once complete, so
+a failed, stopped or killed attempt leaves nothing in the target root and never takes a
+clean output name; stale attempt folders are swept when a worker starts (and whenever one
+stages in the same folder). A tool failure fails the job with a bounded diagnostic. A lost
+lease publishes nothing. :meth:`Worker.stop` (Ctrl-C) stops the work and
 releases every claim still held, each in its own edit. Without ``watch`` a lane ends when
 nothing is claimable; with it, it waits for new work (the revision feed, rechecked every few
 seconds because an expired lease makes a job claimable without any revision).
@@ -79,6 +83,7 @@ class Worker:
         self._skipped: set[JobId] = set()
         self._errors: list[Exception] = []
         self._budget = Budget(1 if config.once else None)
+        self._attempts: dict[JobId, int] = {}  # job -> the revision that recorded our claim
         self._interval = config.renew_interval or config.lease.total_seconds() / 3
         self._lease_text = f"lease {duration_text(config.lease)}"
 
@@ -93,7 +98,10 @@ class Worker:
         """
         config = self.config
         jobs.check_tools(config.kinds)
-        config.open().close()  # fail fast (not_found, storage) before starting threads
+        with config.open() as production:  # fail fast (not_found, storage) before starting threads
+            swept = sum(jobs.sweep(directory) for directory in _root_directories(production))
+        if swept:
+            log.info("removed %d stale staging folder(s) of killed workers", swept, extra={"action": "swept"})
         log.info(
             "worker %s started on %s: %s, %s, %d at a time%s",
             config.agent,
@@ -196,7 +204,9 @@ class Worker:
                     except ConflictError:  # taken meanwhile; the edit stays usable
                         continue
                     break
-            tx.commit()
+            receipt = tx.commit()
+        if lease is not None and receipt.revision is not None:
+            self._attempts[lease.job_id] = receipt.revision.sequence
         return lease
 
     def _candidates(self, production: Production) -> Iterator[Job]:
@@ -248,30 +258,30 @@ class Worker:
         renewer = Renewer(
             self.config.open, lease.export_token(), self.config.lease, self._interval, lost, origin=ORIGIN
         ).start()
-        output: Path | None = None
+        staging: jobs.Staging | None = None
         try:
-            output = jobs.reserve_output(task)
+            staging = jobs.Staging.create(task.directory)
+            staged = staging.path(task)
             started = production.clock.now()
             jobs.execute(
                 task,
-                output,
+                staged,
                 lambda fraction: self._emit("progress", task.job.id, label, fraction=fraction),
                 lambda: renewer.lost or self._stop.is_set(),
             )
             finished = production.clock.now()
+            renewer.stop()
+            if renewer.lost:
+                return
+            output = staging.publish(staged, task)
         except (MediaError, jobs.NotHere) as exc:
             renewer.stop()
-            _remove(output)
             self._after_failure(production, lease, label, exc, renewer.lost)
             return
-        except BaseException:
+        finally:
             renewer.stop()
-            _remove(output)
-            raise
-        renewer.stop()
-        if renewer.lost:
-            _remove(output)
-            return
+            if staging is not None:
+                staging.close()
         self._complete(production, lease, task, output, (started, finished))
 
     def _after_failure(
@@ -369,9 +379,18 @@ class Worker:
             self.stats.add(action)
             text = f"{action.replace('_', ' ')} job {job_id} ({label})" + (f": {detail}" if detail else "")
             level = logging.WARNING if action in ("failed", "lease_lost") else logging.INFO
-            log.log(level, text, extra={"action": action, "job_id": str(job_id)})
+            fields = {"action": action, "job": str(job_id), "attempt": self._attempts.get(job_id)}
+            log.log(level, text, extra=fields)
         if self._listener is not None:
             self._listener(event)
+
+
+def _root_directories(production: Production) -> Iterator[Path]:
+    """This machine's directories of the production's media roots (those that exist here)."""
+    for root in production.media_roots():
+        directory = production.root_path(root.name)
+        if directory is not None and directory.is_dir():
+            yield directory
 
 
 def _head(production: Production) -> int:
@@ -379,6 +398,6 @@ def _head(production: Production) -> int:
     return revision.sequence if revision else 0
 
 
-def _remove(path: Path | None) -> None:
+def _remove(path: Path | None) -> None:  # an output published but not recorded
     if path is not None:
         path.unlink(missing_ok=True)

@@ -62,8 +62,21 @@ def bounded_text(field: str, value: object, max_bytes: int, *, min_bytes: int = 
 
 
 def _text(field: str, value: object) -> str:
+    """``value`` if it is text that UTF-8 can hold.
+
+    Lone surrogates are refused: they are what a command line or a file name carries for
+    bytes that are not UTF-8 (Python's ``surrogateescape``), and no name can store them.
+    """
     if not isinstance(value, str):
         raise InvalidArgumentError(f"{field} must be text; got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise InvalidArgumentError(
+            f"{field} must be valid UTF-8 text; got '{shown[:140]}' (character {exc.start} is a byte that "
+            "is not UTF-8)"
+        ) from None
     return value
 
 

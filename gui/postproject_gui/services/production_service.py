@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -79,6 +79,8 @@ class ProductionService:
         clock: the core clock (a ``FakeClock`` in tests); also the GUI's notion of "now".
         readers: reader threads (each with its own read-only connection).
         loop: the asyncio loop results are delivered on (default: the current one).
+        root_map: this machine's directory per media root (from the configuration), so
+            media mounted elsewhere than where the production recorded it shows online.
     """
 
     def __init__(
@@ -88,8 +90,10 @@ class ProductionService:
         clock: Clock | None = None,
         readers: int = 2,
         loop: asyncio.AbstractEventLoop | None = None,
+        root_map: Mapping[str, str] | None = None,
     ) -> None:
         self._path = Path(path)
+        self._root_map = dict(root_map or {}) or None
         self._clock: Clock = clock or SystemClock()
         self._loop = loop or asyncio.get_event_loop()
         self._readers = [_Worker(f"pp-reader-{i}") for i in range(readers)]
@@ -129,7 +133,9 @@ class ProductionService:
         return ProductionInfo(production.id, self._path, head)
 
     def _open_reader(self, worker: _Worker) -> None:
-        worker.production = Production.open(self._path, read_only=True, clock=self._clock)
+        worker.production = Production.open(
+            self._path, read_only=True, clock=self._clock, root_map=self._root_map
+        )
 
     def close(self) -> None:
         """Close every production on its own thread and stop the threads (idempotent).
@@ -310,7 +316,7 @@ class ProductionService:
         worker = self._writer
         if worker.production is None:
             worker.production = Production.open(
-                self._path, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS
+                self._path, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS, root_map=self._root_map
             )
         if worker.production.read_only:  # pragma: no cover - opened writable above
             raise ConflictError("production is open read-only", reason=Reason.READ_ONLY)

@@ -8,7 +8,7 @@ workers, another issue) goes after the Dashboard, at ``WORKERS``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
@@ -66,6 +66,7 @@ class MainWindow(QMainWindow):
         presenter: ErrorPresenter,
         *,
         clock: Clock | None = None,
+        root_map: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.resize(1380, 860)
         self.settings, self.theme, self.presenter, self._clock = settings, theme, presenter, clock
+        self._root_map = dict(root_map or {})  # this machine's media root directories (config)
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
         self._build()
@@ -233,7 +235,7 @@ class MainWindow(QMainWindow):
     def open_production(self, path: Path) -> MonitorSession:
         """Close the current production (if any) and open ``path``."""
         self.close_production()
-        service = ProductionService(path, clock=self._clock)
+        service = ProductionService(path, clock=self._clock, root_map=self._root_map)
         session = MonitorSession(service, self.presenter, self)
         self.session = session
         session.opened.connect(self._opened)
