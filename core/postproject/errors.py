@@ -38,6 +38,16 @@ Reasons::
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
                 read_only           the storage refuses writes here
+                unreachable         the database server cannot be reached
+                auth_failed         the server refused the credentials
+                database_missing    the URI names a database that does not exist
+                connection_lost     the server closed the connection
+                permission_denied   the role may not do that
+                server_failed       a local test server could not start
+                no_server_binaries  no PostgreSQL server programs are installed
+    invalid_argument  malformed_uri   a production URI that libpq cannot parse
+                invalid_production_name   an unknown or unsafe production= name
+    unsupported driver_missing      the PostgreSQL driver (the postgresql extra) is not installed
     not_found   not_a_demo          the production has no demo media (demo run)
     conflict    producing_activity_ambiguous   a plan: the artifact has several producing activities
                 producing_activity_missing     a plan: the artifact has no producing activity
@@ -86,6 +96,16 @@ class Reason(enum.StrEnum):
     WORKER_SESSION_REPLACED = "worker_session_replaced"
     WORKER_OFFLINE = "worker_offline"
     WORKER_AT_CAPACITY = "worker_at_capacity"
+    AUTH_FAILED = "auth_failed"
+    CONNECTION_LOST = "connection_lost"
+    DATABASE_MISSING = "database_missing"
+    DRIVER_MISSING = "driver_missing"
+    INVALID_PRODUCTION_NAME = "invalid_production_name"
+    MALFORMED_URI = "malformed_uri"
+    NO_SERVER_BINARIES = "no_server_binaries"
+    PERMISSION_DENIED = "permission_denied"
+    SERVER_FAILED = "server_failed"
+    UNREACHABLE = "unreachable"
 
 
 class PostProjectError(Exception):

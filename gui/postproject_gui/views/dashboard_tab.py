@@ -13,7 +13,7 @@ The same series are a table too (*Show as table*), for screen readers and copyin
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pyqtgraph as pg
@@ -101,7 +101,7 @@ class SeriesModel(QAbstractTableModel):
             return f"{series.backlog[row]:,}"
         if rest == 3:
             age = series.backlog_age[row]
-            return "—" if age is None else timefmt.coarse(age)
+            return "—" if age is None else timefmt.coarse(timedelta(seconds=age))
         if rest == 4:
             return "not yet measured"
         return None
@@ -385,7 +385,7 @@ class DashboardTab(QWidget):
         self.figures["failure_rate"].setText(f"{failed / total:.0%}" if total else "—")
         self.figures["backlog"].setText(f"{self.data.backlog_now:,}")
         age = series.backlog_age[-1]
-        self.figures["oldest"].setText(timefmt.coarse(age) if age is not None else "—")
+        self.figures["oldest"].setText(timefmt.coarse(timedelta(seconds=age)) if age is not None else "—")
         span = "hour" if series.span == "hour" else "day"
         partial = "" if self.data.complete else " (the oldest part of the day was not read: too many events)"
         self.note.setText(

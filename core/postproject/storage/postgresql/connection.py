@@ -16,7 +16,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from postproject.errors import StorageError
+from postproject.errors import Reason, StorageError
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.uri import PostgresUri
 
@@ -77,7 +77,7 @@ def open_pool(
     except PoolTimeout as exc:
         pool.close()
         raise StorageError(
-            f"cannot open connections to {uri.display} within {timeout:g} s", reason="unreachable"
+            f"cannot open connections to {uri.display} within {timeout:g} s", reason=Reason.UNREACHABLE
         ) from exc
     return pool
 

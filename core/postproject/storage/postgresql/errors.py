@@ -31,6 +31,7 @@ from postproject.errors import (
     InvalidArgumentError,
     IoError,
     PostProjectError,
+    Reason,
     StorageError,
     UnsupportedError,
 )
@@ -69,26 +70,30 @@ def translate(exc: psycopg.Error, uri: PostgresUri, *, connecting: bool = False)
     lowered = detail.lower()
     if connecting and state is None:
         if _BAD_OPTION.search(detail):
-            return InvalidArgumentError(f"bad connection option in {where}: {detail}", reason="malformed_uri")
+            return InvalidArgumentError(
+                f"bad connection option in {where}: {detail}", reason=Reason.MALFORMED_URI
+            )
         if any(text in lowered for text in _AUTH_MESSAGES):
             return StorageError(
-                f"the PostgreSQL server refused the login for {where}: {detail}", reason="auth_failed"
+                f"the PostgreSQL server refused the login for {where}: {detail}", reason=Reason.AUTH_FAILED
             )
         if "database" in lowered and "does not exist" in lowered:
-            return StorageError(f"no such database for {where}: {detail}", reason="database_missing")
+            return StorageError(f"no such database for {where}: {detail}", reason=Reason.DATABASE_MISSING)
         if "too many" in lowered and "connections" in lowered:
-            return StorageError(f"the PostgreSQL server for {where} is busy: {detail}", reason="busy")
-        return StorageError(f"cannot reach the PostgreSQL server for {where}: {detail}", reason="unreachable")
+            return StorageError(f"the PostgreSQL server for {where} is busy: {detail}", reason=Reason.BUSY)
+        return StorageError(
+            f"cannot reach the PostgreSQL server for {where}: {detail}", reason=Reason.UNREACHABLE
+        )
     if state in _BUSY_STATES or isinstance(exc, PoolTimeout):
-        return StorageError(f"production {where} is busy: {detail}", reason="busy")
+        return StorageError(f"production {where} is busy: {detail}", reason=Reason.BUSY)
     if state in _LOST_STATES or (state or "").startswith("08") or _is_lost(exc):
-        return StorageError(f"the connection to {where} was lost: {detail}", reason="connection_lost")
+        return StorageError(f"the connection to {where} was lost: {detail}", reason=Reason.CONNECTION_LOST)
     if state == "25006":
-        return StorageError(f"production {where} is read-only here: {detail}", reason="read_only")
+        return StorageError(f"production {where} is read-only here: {detail}", reason=Reason.READ_ONLY)
     if state == "42501":
-        return StorageError(f"permission denied on {where}: {detail}", reason="permission_denied")
+        return StorageError(f"permission denied on {where}: {detail}", reason=Reason.PERMISSION_DENIED)
     if state == "3D000":
-        return StorageError(f"no such database for {where}: {detail}", reason="database_missing")
+        return StorageError(f"no such database for {where}: {detail}", reason=Reason.DATABASE_MISSING)
     if state in _IO_STATES:
         return IoError(f"the PostgreSQL server for {where} could not read or write: {detail}")
     if state is not None and state.startswith("54"):

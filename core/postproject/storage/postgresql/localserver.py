@@ -41,7 +41,7 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from postproject.errors import StorageError, UnsupportedError
+from postproject.errors import Reason, StorageError, UnsupportedError
 
 if TYPE_CHECKING:
     import psycopg
@@ -93,7 +93,7 @@ def server_version(bindir: Path) -> tuple[int, str]:
     ).stdout.strip()
     match = re.search(r"\b(\d+)(?:\.\d+)?", line)
     if match is None:
-        raise StorageError(f"cannot read the PostgreSQL version from {line!r}", reason="server_failed")
+        raise StorageError(f"cannot read the PostgreSQL version from {line!r}", reason=Reason.SERVER_FAILED)
     return int(match.group(1)), line
 
 
@@ -135,7 +135,7 @@ class LocalServer:
             raise StorageError(
                 "no PostgreSQL server binaries (initdb, pg_ctl, postgres) found; install them "
                 "(Debian/Ubuntu: apt-get install postgresql) or set POSTPROJECT_PG_BINDIR",
-                reason="no_server_binaries",
+                reason=Reason.NO_SERVER_BINARIES,
             )
         major, self.version = server_version(self.bindir)
         if major < MIN_MAJOR_VERSION:
@@ -376,7 +376,7 @@ def _server_ids() -> tuple[int, int] | None:
         raise StorageError(
             f"running as root, the PostgreSQL server needs the unprivileged account "
             f"{SERVER_ACCOUNT!r}, which does not exist (the postgresql package creates it)",
-            reason="server_failed",
+            reason=Reason.SERVER_FAILED,
         ) from None
     return account.pw_uid, account.pw_gid
 
@@ -398,7 +398,7 @@ def _check_reachable(directory: Path) -> None:
             f"the PostgreSQL server runs as the account {SERVER_ACCOUNT!r}, which cannot write {directory}: "
             "every folder above it must be searchable by that account (or use one under "
             f"{tempfile.gettempdir()})",
-            reason="server_failed",
+            reason=Reason.SERVER_FAILED,
         ) from None
 
 
@@ -422,12 +422,12 @@ def _server_command(*args: str | Path, what: str, log: Path | None = None) -> No
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise StorageError(f"{what} failed: {exc}", reason="server_failed") from exc
+        raise StorageError(f"{what} failed: {exc}", reason=Reason.SERVER_FAILED) from exc
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip()
         if log is not None:
             detail = f"{detail}\n{_read_tail(log, 0)}".strip()
-        raise StorageError(f"{what} failed (exit {result.returncode}): {detail}", reason="server_failed")
+        raise StorageError(f"{what} failed (exit {result.returncode}): {detail}", reason=Reason.SERVER_FAILED)
 
 
 def _shutdown(bindir: Path, data: Path) -> None:

@@ -26,6 +26,7 @@ from postproject.errors import (
     AlreadyExistsError,
     MigrationError,
     NotFoundError,
+    Reason,
     StorageError,
     UnsupportedError,
 )
@@ -62,14 +63,14 @@ def read_version(conn: Connection, production: str) -> int | None:
             if has_objects:
                 raise StorageError(
                     f"schema {name!r} exists but does not hold a PostProject production",
-                    reason="not_a_production",
+                    reason=Reason.NOT_A_PRODUCTION,
                 )
             return None
         version = conn.execute(
             sql.SQL("SELECT version FROM {}.schema_version").format(sql.Identifier(name))
         ).fetchone()
     if version is None:
-        raise StorageError(f"schema {name!r} has an empty schema_version", reason="not_a_production")
+        raise StorageError(f"schema {name!r} has an empty schema_version", reason=Reason.NOT_A_PRODUCTION)
     return int(version[0])
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
-from postproject.errors import InvalidArgumentError, UnsupportedError
+from postproject.errors import InvalidArgumentError, Reason, UnsupportedError
 
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_PRODUCTION = "postproject"
@@ -78,14 +78,15 @@ def parse(uri: str) -> PostgresUri:
     match = _ANY_SCHEME.match(uri) if isinstance(uri, str) else None
     if match is None:
         raise InvalidArgumentError(
-            f"not a PostgreSQL URI: {redact(str(uri))!r} (expected postgresql://...)", reason="malformed_uri"
+            f"not a PostgreSQL URI: {redact(str(uri))!r} (expected postgresql://...)",
+            reason=Reason.MALFORMED_URI,
         )
     scheme = match.group(1).lower()
     if scheme not in SCHEMES:
         raise InvalidArgumentError(
             f"unsupported URI scheme {match.group(1)!r} in {redact(uri)!r}: a production is a .pproj "
             "path or a postgresql:// URI",
-            reason="malformed_uri",
+            reason=Reason.MALFORMED_URI,
         )
     base, query = _split_query(f"{scheme}://{uri[match.end() :]}")
     production = DEFAULT_PRODUCTION
@@ -100,7 +101,7 @@ def parse(uri: str) -> PostgresUri:
             kept.append(pair)
     if named > 1:
         raise InvalidArgumentError(
-            f"the URI {redact(uri)!r} names production= more than once", reason="malformed_uri"
+            f"the URI {redact(uri)!r} names production= more than once", reason=Reason.MALFORMED_URI
         )
     check_production_name(production)
     conninfo = base + ("?" + "&".join(kept) if kept else "")
@@ -108,7 +109,7 @@ def parse(uri: str) -> PostgresUri:
     for port in (params.get("port") or "").split(","):
         if port and not (port.isdigit() and 1 <= int(port) <= 65535):
             raise InvalidArgumentError(
-                f"invalid port {port!r} in PostgreSQL URI {redact(uri)!r}", reason="malformed_uri"
+                f"invalid port {port!r} in PostgreSQL URI {redact(uri)!r}", reason=Reason.MALFORMED_URI
             )
     secrets = _secrets_of(uri, params.get("password"))
     display = scrub(redact(conninfo), secrets)
@@ -124,12 +125,12 @@ def check_production_name(name: str) -> str:
         raise InvalidArgumentError(
             f"invalid production name {shown!r}: use 1 to 63 lowercase letters, digits and "
             "underscores, not starting with a digit",
-            reason="invalid_production_name",
+            reason=Reason.INVALID_PRODUCTION_NAME,
         )
     if name in RESERVED_NAMES or name.startswith("pg_"):
         raise InvalidArgumentError(
             f"invalid production name {name!r}: it is reserved by PostgreSQL",
-            reason="invalid_production_name",
+            reason=Reason.INVALID_PRODUCTION_NAME,
         )
     return name
 
@@ -198,7 +199,7 @@ def _libpq_parameters(conninfo: str, original: str) -> dict[str, str]:
     except ImportError:
         raise UnsupportedError(
             "PostgreSQL productions need psycopg: pip install 'postproject-monitor[postgresql]'",
-            reason="driver_missing",
+            reason=Reason.DRIVER_MISSING,
         ) from None
     try:
         params = conninfo_to_dict(conninfo)
@@ -207,6 +208,6 @@ def _libpq_parameters(conninfo: str, original: str) -> dict[str, str]:
         detail = str(exc).strip().replace(conninfo, redact(conninfo)).replace(original, redact(original))
         raise InvalidArgumentError(
             f"malformed PostgreSQL URI {scrub(redact(original), secrets)!r}: {scrub(detail, secrets)}",
-            reason="malformed_uri",
+            reason=Reason.MALFORMED_URI,
         ) from None
     return {key: str(value) for key, value in params.items() if value is not None}
