@@ -1,4 +1,4 @@
-"""The PostgreSQL schema is SQLite's 0001 in another dialect, and its runner is all or nothing."""
+"""The PostgreSQL schema is SQLite's in another dialect, and its runner is all or nothing."""
 
 from __future__ import annotations
 
@@ -112,15 +112,17 @@ JOB = {
     "requested_at": 0,
     "requested_sequence": 1,
     "updated_sequence": 1,
+    "available_at": 0,
 }
 CLAIMED = {
     **JOB,
     "state": 2,
-    "claim_secret": b"s" * 16,
+    "claim_secret_hash": b"s" * 32,
     "claim_tool_name": "t",
     "claimed_at": 0,
     "claim_expires_at": 1,
     "claim_sequence": 1,
+    "claim_attempt": 1,
 }
 REVISION = {"sequence": 2 * SEQ, "id": OTHER, "committed_at": 0, "origin": "o", "message": "é" * 2048}
 REPRESENTATION = {
@@ -235,11 +237,14 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], bool]] = [
     ("jobs", JOB, {"state": 4}, False),
     ("jobs", JOB, {"state": 6}, False),
     ("jobs", JOB, {"failure_diagnostic": "boom"}, False),
-    ("jobs", JOB, {"claim_secret": b"s" * 16}, False),
+    ("jobs", JOB, {"claim_secret_hash": b"s" * 32}, False),
     ("jobs", JOB, {"inputs": b"x" * 15}, False),
     ("jobs", JOB, {"kind": ""}, False),
     ("jobs", JOB, {"output_kind": 4}, False),
-    ("jobs", CLAIMED, {"claim_secret": b"s" * 15}, False),
+    ("jobs", CLAIMED, {"claim_secret_hash": b"s" * 31}, False),
+    ("jobs", CLAIMED, {"claim_attempt": None}, False),
+    ("jobs", JOB, {"priority": 1001}, False),
+    ("jobs", JOB, {"idempotency_key": "k"}, False),
     ("jobs", CLAIMED, {"claim_expires_at": None}, False),
     (
         "jobs",
@@ -325,18 +330,18 @@ def test_both_engines_refuse_the_same_rows(
 STEPS: list[tuple[str, tuple[str, ...]]] = [
     (
         "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, state, requested_at, requested_sequence,"
-        " updated_sequence) VALUES ({}, {}, {}, {}, 1, 1, 0, 1, 1)",
+        " updated_sequence, available_at) VALUES ({}, {}, {}, {}, 1, 1, 0, 1, 1, 0)",
         ("id", "kind", "empty", "asset"),
     ),
     (
-        "UPDATE jobs SET state = 2, claim_secret = {}, claim_tool_name = 't', claimed_at = 0, claim_expires_at = 9,"
-        " claim_sequence = 2 WHERE id = {}",
+        "UPDATE jobs SET state = 2, claim_secret_hash = {}, claim_tool_name = 't', claimed_at = 0,"
+        " claim_expires_at = 9, claim_sequence = 2, claim_attempt = 1 WHERE id = {}",
         ("secret", "id"),
     ),
     ("UPDATE jobs SET claim_expires_at = 99 WHERE id = {}", ("id",)),
     (
-        "UPDATE jobs SET state = 1, claim_secret = NULL, claim_tool_name = NULL, claimed_at = NULL,"
-        " claim_expires_at = NULL, claim_sequence = NULL WHERE id = {}",
+        "UPDATE jobs SET state = 1, claim_secret_hash = NULL, claim_tool_name = NULL, claimed_at = NULL,"
+        " claim_expires_at = NULL, claim_sequence = NULL, claim_attempt = NULL WHERE id = {}",
         ("id",),
     ),
     ("UPDATE jobs SET state = 5 WHERE id = {}", ("id",)),
@@ -353,7 +358,7 @@ def run_steps(
             "kind": "render" if index % 2 else "proxy",
             "empty": b"",
             "asset": as_id(A),
-            "secret": b"s" * 16,
+            "secret": b"s" * 32,
         }
         for statement, names in STEPS[: 1 + index % len(STEPS)]:
             run(statement.format(*[mark] * len(names)), tuple(values[name] for name in names))
