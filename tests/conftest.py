@@ -1,8 +1,17 @@
-"""Shared fixtures: environment hygiene, a fake clock and productions on real files."""
+"""Shared fixtures: environment hygiene, a fake clock and productions on both engines.
+
+Every test that takes ``production``, ``production_factory`` or ``production_location`` (or
+the CLI's and executor's fixtures built on them) runs once per engine: ``[sqlite]`` on real
+files, ``[postgresql]`` in a schema of the session's throwaway server. A test about SQLite
+files says so with ``@pytest.mark.sqlite_only("why")`` and runs on SQLite alone.
+``PP_TEST_ENGINES=sqlite`` (or ``postgresql``) narrows a local run to one engine.
+"""
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,8 +21,25 @@ import pytest
 from postproject import FakeClock, Production
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
+ENGINES = ("sqlite", "postgresql")
+_schemas = itertools.count(1)
 
 pytest_plugins = ["tests.postgresql_fixtures"]  # postgres_server, postgres_uri, postgres_database
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sqlite_only(reason): a test about SQLite files; not run on PostgreSQL"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One run per engine for every test whose fixtures make productions."""
+    if "engine_kind" not in metafunc.fixturenames:
+        return
+    wanted = [e for e in os.environ.get("PP_TEST_ENGINES", ",".join(ENGINES)).split(",") if e in ENGINES]
+    engines = ["sqlite"] if metafunc.definition.get_closest_marker("sqlite_only") else wanted
+    metafunc.parametrize("engine_kind", engines or ["sqlite"])
 
 
 @pytest.fixture(autouse=True)
@@ -35,12 +61,36 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def production_factory(tmp_path: Path, clock: FakeClock) -> Iterator[Callable[..., Production]]:
+def production_location(
+    engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str], str]:
+    """Where a production named ``name`` (a file name) lives on the engine under test: a path
+    under ``tmp_path``, or a URI naming a schema of its own. On PostgreSQL the password is in
+    ``PGPASSWORD`` too, so a production's ``location`` (which never shows it) opens it again."""
+    if engine_kind == "sqlite":
+        return lambda name: str(tmp_path / name)
+    from tests.postgresql_fixtures import SHARED_DATABASE
+
+    server = request.getfixturevalue("postgres_server")
+    monkeypatch.setenv("PGPASSWORD", server.password)
+    prefix = f"t{next(_schemas)}"
+
+    def location(name: str) -> str:
+        slug = re.sub(r"[^a-z0-9_]+", "_", Path(name).stem.lower()).strip("_") or "p"
+        return server.uri(SHARED_DATABASE, production=f"{prefix}_{slug}"[:63])
+
+    return location
+
+
+@pytest.fixture
+def production_factory(
+    production_location: Callable[[str], str], clock: FakeClock
+) -> Iterator[Callable[..., Production]]:
     opened: list[Production] = []
 
     def make(name: str = "production.pproj", **kwargs: object) -> Production:
         kwargs.setdefault("clock", clock)
-        production = Production.create(tmp_path / name, **kwargs)  # type: ignore[arg-type]
+        production = Production.create(production_location(name), **kwargs)  # type: ignore[arg-type]
         opened.append(production)
         return production
 

@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from postproject.clock import Clock
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.lifecycle import JobState
 from postproject.model.activities import Activity, ActivitySpec
@@ -234,7 +235,10 @@ class GraphFacts(Protocol):
 
 
 class WriteSession(Protocol):
-    """One edit under the write lock. ``sequence`` is the revision it will publish.
+    """One edit. ``sequence`` marks the rows this edit writes (``created_sequence`` and the like
+    equal it exactly for rows of this edit, and every earlier revision's number is smaller);
+    after ``commit`` returned True it is the published revision's number. An engine may number
+    at commit (PostgreSQL: edits run concurrently) or when the write lock is taken (SQLite).
 
     Every method is atomic: it changes all it says or nothing (a failed statement leaves the
     edit as it was), so the core takes savepoints only around several calls.
@@ -395,6 +399,12 @@ class Engine(Protocol):
 
     def notify_committed(self) -> None:
         """Wake this process's waiters after a commit through this engine."""
+        ...
+
+    def clock(self) -> Clock | None:
+        """The production's clock when the caller injected none: the database server's time
+        where there is a server (hosts with skewed clocks then agree); None for the local wall
+        clock. Reading it must not cost a round trip."""
         ...
 
     def close(self) -> None: ...

@@ -48,6 +48,7 @@ Reasons::
     invalid_argument  malformed_uri   a production URI that libpq cannot parse
                 invalid_production_name   an unknown or unsafe production= name
     unsupported driver_missing      the PostgreSQL driver (the postgresql extra) is not installed
+                not_a_file          the production is in a database: it has a location, not a path
     not_found   not_a_demo          the production has no demo media (demo run)
     conflict    producing_activity_ambiguous   a plan: the artifact has several producing activities
                 producing_activity_missing     a plan: the artifact has no producing activity
@@ -100,6 +101,7 @@ class Reason(enum.StrEnum):
     CONNECTION_LOST = "connection_lost"
     DATABASE_MISSING = "database_missing"
     DRIVER_MISSING = "driver_missing"
+    NOT_A_FILE = "not_a_file"
     INVALID_PRODUCTION_NAME = "invalid_production_name"
     MALFORMED_URI = "malformed_uri"
     NO_SERVER_BINARIES = "no_server_binaries"

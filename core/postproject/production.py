@@ -19,7 +19,7 @@ from postproject import clock as clocks
 from postproject import storage
 from postproject import values as metadata_values
 from postproject.engine import Engine
-from postproject.errors import ConflictError, InvalidArgumentError, Reason
+from postproject.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
 from postproject.handle import ProductionHandle, register, sample
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.knowledge.api import KnowledgeReads
@@ -63,7 +63,7 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
             roots = {names.root_name("root map name", k): Path(v) for k, v in (root_map or {}).items()}
             self._handle = ProductionHandle(
                 engine,
-                clock=clock or clocks.SystemClock(),
+                clock=clock or engine.clock() or clocks.SystemClock(),
                 read_only=read_only,
                 root_map=roots,
                 busy_timeout=busy_timeout,
@@ -71,7 +71,8 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
         except BaseException:
             engine.close()
             raise
-        self._path = Path(engine.location)
+        self._location = engine.location
+        self._file = not storage.is_location_uri(engine.location)
         register(self, self._handle)
         self.metadata = MetadataView(self._handle)
 
@@ -86,13 +87,16 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
     ) -> Production:
-        """Create a new, empty production file (no revision yet) and open it for writing.
+        """Create a new, empty production (no revision yet) and open it for writing.
+
+        ``path`` is a ``*.pproj`` file path, or a ``postgresql://`` URI whose ``production=NAME``
+        parameter names the schema (default ``postproject``) holding it.
 
         Raises:
             AlreadyExistsError: (already_exists) a file exists at ``path``.
             IoError: (io) the file cannot be created.
         """
-        now = clocks.to_micros(sample(clock or clocks.SystemClock()))
+        now = clocks.to_micros(sample(clock)) if clock is not None else None  # None: the engine's clock
         engine = storage.create_engine(path, ProductionId.new().bytes, now)
         return cls(
             engine,
@@ -151,8 +155,19 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
         return self._handle.production_id
 
     @property
+    def location(self) -> str:
+        """Where the production lives: its file path, or its URI without a password."""
+        return self._location
+
+    @property
     def path(self) -> Path:
-        return self._path
+        """The production file (``unsupported`` for a production in a database: see ``location``)."""
+        if not self._file:
+            raise UnsupportedError(
+                f"production {self._location} is in a database, not a file; use its location",
+                reason=Reason.NOT_A_FILE,
+            )
+        return Path(self._location)
 
     @property
     def read_only(self) -> bool:
@@ -177,7 +192,7 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
         """
         self._check_open()
         if self._handle.read_only:
-            raise ConflictError(f"production {self._path} is open read-only", reason=Reason.READ_ONLY)
+            raise ConflictError(f"production {self._location} is open read-only", reason=Reason.READ_ONLY)
         if origin is not None:
             names.bounded_text("revision origin", origin, 512)
         if message is not None:

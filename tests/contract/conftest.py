@@ -16,14 +16,18 @@ from postproject.clock import to_micros
 from postproject.engine import Engine
 from tests.conftest import START
 
-ADAPTERS = ["sqlite"]
+ADAPTERS = ["sqlite", "postgresql"]
 
 
 @pytest.fixture(params=ADAPTERS)
 def engine_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Engine]]:
     """Create (first call) or open again (later calls) one production on the adapter under test."""
     opened: list[Engine] = []
-    location = tmp_path / "contract.pproj"
+    location: str | Path = (
+        request.getfixturevalue("postgres_uri")
+        if request.param == "postgresql"
+        else tmp_path / "contract.pproj"
+    )
 
     def make() -> Engine:
         if not opened:

@@ -34,6 +34,8 @@ from postproject import (
 from postproject.storage.sqlite.reads import Reader
 from postproject.storage.sqlite.writes import WriteSession
 
+pytestmark = pytest.mark.sqlite_only("SQLite's query plans (EXPLAIN QUERY PLAN) on a production file")
+
 LIST_INDEXES = ("jobs_by_state_kind", "jobs_by_kind", "jobs_by_state", "jobs_by_completion")
 READY = "jobs_ready"  # partial (requested jobs only), in claim order: priority desc, availability, id
 READY_KIND = "jobs_ready_kind"  # the same per kind: (kind, priority desc, availability, id)

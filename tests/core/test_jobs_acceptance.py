@@ -471,7 +471,7 @@ def test_27_completion_that_outlives_its_lease_publishes_nothing(s: Setup) -> No
 
 def test_28_the_high_water_mark_survives_failure_and_reopen(s: Setup) -> None:
     test_27_completion_that_outlives_its_lease_publishes_nothing(s)
-    path = s.production.path
+    path = s.production.location
     s.production.close()
     job = Production.open(path, clock=FakeClock(START + us(199)))
     with job:

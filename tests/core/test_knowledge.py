@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from postproject.knowledge import (
     describe,
     worst,
 )
+from tests.engines import execute_raw
 
 Media = Callable[..., Path]
 TOOL = ToolIdentity("Example Transcoder", "3.2")
@@ -87,8 +87,7 @@ def state(production: Production, rep: RepresentationId, **bounds: int) -> Artif
 
 def raw(production: Production, sql: str, params: tuple[object, ...]) -> None:
     """Write legacy-shaped rows directly (migrated data the public API cannot create)."""
-    with sqlite3.connect(production.path) as conn:
-        conn.execute(sql, params)
+    execute_raw(production, sql, params)
 
 
 def test_severity_order() -> None:

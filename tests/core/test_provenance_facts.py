@@ -144,7 +144,7 @@ def test_media_roots_store_relative_paths(production: Production, tmp_path: Path
     moved = tmp_path / "elsewhere"
     (tmp_path / "media").rename(moved)
     assert production.availability(rep_abs) is Availability.OFFLINE
-    remapped = Production.open(production.path, root_map={"media": moved})
+    remapped = Production.open(production.location, root_map={"media": moved})
     with remapped:
         assert remapped.availability(rep_abs) is Availability.ONLINE
 

@@ -152,7 +152,7 @@ def test_another_process_can_write_at_once_after_an_edit_is_dropped(
     script = textwrap.dedent(
         f"""
         from postproject import Production
-        with Production.open({str(production.path)!r}, busy_timeout=10) as p:
+        with Production.open({production.location!r}, busy_timeout=10) as p:
             with p.edit() as tx:
                 tx.create_asset("from another process")
                 print(tx.commit().revision.sequence)
@@ -173,7 +173,7 @@ def test_closing_a_production_ends_its_open_edit(
     tx.create_asset("never committed")
     production.close()
     assert not tx.open
-    with Production.open(production.path, clock=clock, busy_timeout=0.5) as reopened:
+    with Production.open(production.location, clock=clock, busy_timeout=0.5) as reopened:
         assert reopened.latest_sequence() == 0
         with reopened.edit() as other:
             other.create_asset()

@@ -199,7 +199,7 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
     got: list[int] = []
 
     def waiter() -> None:
-        with Production.open(production.path, read_only=True) as reader:
+        with Production.open(production.location, read_only=True) as reader:
             got.extend(r.sequence for r in reader.wait_for_changes(0, 30))
 
     thread = threading.Thread(target=waiter)
@@ -214,9 +214,11 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
 def test_filtered_reads_examine_a_bounded_window(
     production: Production, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from postproject.storage.postgresql import reads as postgresql_reads
     from postproject.storage.sqlite import reads
 
     monkeypatch.setattr(reads, "FILTER_WINDOW", 3)
+    monkeypatch.setattr(postgresql_reads, "FILTER_WINDOW", 3)
     for index in range(7):
         with production.edit() as tx:
             if index == 5:
@@ -232,6 +234,7 @@ def test_filtered_reads_examine_a_bounded_window(
     assert third.revisions == () and third.through_sequence == 7
 
 
+@pytest.mark.sqlite_only("SQLite's query plan on a production file")
 def test_job_history_uses_the_job_index(production: Production, media: Media) -> None:
     import sqlite3
 

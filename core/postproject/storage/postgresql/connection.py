@@ -9,6 +9,7 @@ translated once, here: ``storage`` with reason ``unreachable``, ``auth_failed`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -28,14 +29,21 @@ Pool = ConnectionPool[Connection]
 
 
 def connect(
-    uri: PostgresUri, *, application_name: str = APPLICATION_NAME, autocommit: bool = False
+    uri: PostgresUri,
+    *,
+    application_name: str = APPLICATION_NAME,
+    autocommit: bool = False,
+    configure: Callable[[Connection], None] | None = None,
 ) -> Connection:
-    """One connection to ``uri``'s database with ``search_path`` = the production's schema."""
+    """One connection to ``uri``'s database with ``search_path`` = the production's schema
+    (then ``configure``, for an engine's type adaptations)."""
     with translated(uri, connecting=True):
         conn = psycopg.connect(uri.conninfo, autocommit=autocommit, **_defaults(uri, application_name))
     try:
         with translated(uri):
             set_search_path(conn, uri.production)
+            if configure is not None:
+                configure(conn)
     except BaseException:
         conn.close()
         raise
@@ -50,17 +58,25 @@ def open_pool(
     max_size: int = 8,
     timeout: float = 30.0,
     autocommit: bool = False,
+    configure: Callable[[Connection], None] | None = None,
+    check: bool = True,
 ) -> Pool:
-    """An open pool of connections to ``uri``, each with ``search_path`` = the production's schema.
+    """An open pool of connections to ``uri``, each with ``search_path`` = the production's schema
+    (then ``configure``).
 
-    One direct connection is made first, so a bad URI, password or server fails here with a
-    clear error instead of a pool timeout. ``timeout`` bounds ``pool.connection()`` waits.
+    Unless ``check`` is false (the caller has just connected), one direct connection is made
+    first, so a bad URI, password or server fails here with a clear error instead of a pool
+    timeout. ``timeout`` bounds ``pool.connection()`` waits.
     """
-    connect(uri, application_name=application_name).close()
+    if check:
+        connect(uri, application_name=application_name).close()
     production = uri.production
+    extra = configure
 
-    def configure(conn: Connection) -> None:
+    def configure_one(conn: Connection) -> None:
         set_search_path(conn, production)
+        if extra is not None:
+            extra(conn)
 
     pool: Pool = ConnectionPool(
         uri.conninfo,
@@ -68,8 +84,9 @@ def open_pool(
         min_size=min_size,
         max_size=max_size,
         open=False,
-        configure=configure,
+        configure=configure_one,
         timeout=timeout,
+        num_workers=1,  # connections are made rarely; a production open in tests makes one pool
         name=f"postproject:{production}",
     )
     try:

@@ -72,6 +72,10 @@ class SqliteEngine:
     def notify_committed(self) -> None:
         feed.notify(self._key)
 
+    def clock(self) -> None:
+        """No server: a production file takes the local wall clock."""
+        return
+
     def close(self) -> None:
         with translated(self.path):
             self._reader.conn.close()

@@ -87,7 +87,8 @@ CREATE INDEX jobs_by_state_kind ON jobs (state, kind, id);
 CREATE INDEX jobs_by_kind ON jobs (kind, id);
 CREATE INDEX jobs_by_state ON jobs (state, id);
 CREATE INDEX jobs_by_completion ON jobs (completion_activity_id) WHERE completion_activity_id IS NOT NULL;
-CREATE INDEX jobs_claimed_expiry ON jobs (claim_expires_at) WHERE state = 2;
+-- (SQLite's indexes end with the primary key implicitly: id orders equal expiries alike here.)
+CREATE INDEX jobs_claimed_expiry ON jobs (claim_expires_at, id) WHERE state = 2;
 -- Claim order: priority (descending), then availability, then id; only requested jobs.
 CREATE INDEX jobs_ready ON jobs (priority DESC, available_at, id) WHERE state = 1;
 CREATE INDEX jobs_ready_kind ON jobs (kind, priority DESC, available_at, id) WHERE state = 1;
@@ -238,5 +239,18 @@ BEGIN
     published := seq;
     server_now := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
     RETURN NEXT;
+END
+$$;
+
+-- A statement an edit sends ahead without waiting for its result (pipelined) states the
+-- row count it must have; any other count aborts the edit with SQLSTATE p_state (PPL01: the
+-- lease no longer holds the job; PPN01: a row it refers to does not exist), so a COMMIT sent
+-- in the same round trip cannot publish it.
+CREATE FUNCTION pp_expect(p_actual bigint, p_expected bigint, p_state text, p_message text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_actual IS DISTINCT FROM p_expected THEN
+        RAISE EXCEPTION USING ERRCODE = p_state, MESSAGE = p_message;
+    END IF;
 END
 $$;

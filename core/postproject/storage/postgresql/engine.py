@@ -1,0 +1,181 @@
+"""The PostgreSQL adapter: a production in one schema of a database, shared by many hosts.
+
+Reads go through a pool (:mod:`.reads`, :mod:`.graph`); edits run on the engine's own write
+connection, concurrently with other processes' edits, and are numbered at commit
+(:mod:`.writes`). Wake-ups come from LISTEN/NOTIFY (:mod:`.changes`); with no injected
+clock a production takes its time from the server (:class:`.changes.ServerClock`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from postproject import clock as clocks
+from postproject import feed
+from postproject.storage.postgresql import connection, schema, types
+from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
+from postproject.storage.postgresql.connection import Connection, Pool
+from postproject.storage.postgresql.errors import translated
+from postproject.storage.postgresql.graph import Graph
+from postproject.storage.postgresql.reads import Reader
+from postproject.storage.postgresql.uri import PostgresUri, parse
+from postproject.storage.postgresql.writes import WriteSession
+
+POOL_SIZE = 8  # read connections per open production, at most
+
+
+class PostgresEngine:
+    """The engine interface (:class:`postproject.engine.Engine`) over one production schema."""
+
+    def __init__(self, uri: PostgresUri, conn: Connection, *, read_only: bool) -> None:
+        self.uri = uri
+        self.location = uri.display
+        self.read_only = read_only
+        self.known = KnownIds()
+        self._key = f"postgresql:{uri.display}"  # this process's wake-up channel for the production
+        self._lock = threading.Lock()
+        self._high_water: int | None = None
+        self._clock = ServerClock(lambda: self._high_water)
+        self._write_conn: Connection | None = None
+        self._listener: Listener | None = None
+        self._closed = False
+        try:
+            with translated(uri):
+                self._clock.probe(conn)
+            if read_only:
+                conn.close()
+            else:
+                self._write_conn = conn
+            self._pool: Pool = connection.open_pool(
+                uri, autocommit=True, configure=types.configure, check=False, max_size=POOL_SIZE
+            )
+        except BaseException:
+            conn.close()
+            raise
+        self._reader = Reader(self._pool, uri)
+        self._graph = Graph(self._reader)
+        self._high_water = self._reader.high_water()
+
+    @classmethod
+    def create(cls, location: str, production_id: bytes, created_at: int | None) -> PostgresEngine:
+        uri = parse(location)
+        conn = _connect(uri)
+
+        def initialise(c: Connection) -> None:
+            c.execute(
+                "INSERT INTO production (singleton, id, created_at, cursor_key) VALUES (1, %s, "
+                "coalesce(%s, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint), %s)",
+                (types.Id(production_id), created_at, os.urandom(32)),
+            )
+
+        try:
+            with translated(uri):
+                schema.create(conn, uri.production, initialise)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(uri, conn, read_only=False)
+
+    @classmethod
+    def open(cls, location: str, *, read_only: bool) -> PostgresEngine:
+        uri = parse(location)
+        conn = _connect(uri)
+        try:
+            with translated(uri):
+                schema.upgrade(conn, uri.production, read_only=read_only)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(uri, conn, read_only=read_only)
+
+    # --- the interface ---------------------------------------------------------------------
+
+    @property
+    def reads(self) -> Reader:
+        return self._reader
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def high_water(self) -> int | None:
+        """The durable clock high-water mark as this process last saw it."""
+        return self._high_water
+
+    def clock(self) -> ServerClock:
+        """The server's clock, for a production opened without one."""
+        return self._clock
+
+    def begin_write(self, busy_timeout: float) -> WriteSession:
+        with self._lock:
+            conn = self._write_conn
+            if conn is None or conn.closed or conn.broken:
+                if conn is not None:
+                    conn.close()
+                conn = self._write_conn = _connect(self.uri)
+        return WriteSession(self, conn, busy_timeout=busy_timeout)
+
+    def committed(self, sequence: int | None, mark: int | None, server_now: int | None, rtt: float) -> None:
+        """A commit (or a raised clock mark) through this engine."""
+        if mark is not None and (self._high_water is None or mark > self._high_water):
+            self._high_water = mark
+        if server_now is not None:
+            self._clock.observe(server_now, clocks.monotonic() - rtt, rtt)
+        if sequence is not None:
+            listener = self._listener
+            if listener is not None:
+                listener.seen = max(listener.seen, sequence)
+            self.notify_committed()
+
+    def change_token(self) -> object:
+        self._listen()
+        return feed.generation(self._key)
+
+    def wait_for_change(self, token: object, timeout: float) -> None:
+        """Sleep until a commit is heard (NOTIFY, or this process's own) or ``timeout`` passes."""
+        self._listen()
+        feed.wait(self._key, token if isinstance(token, int) else -1, timeout)
+
+    def notify_committed(self) -> None:
+        feed.notify(self._key)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            listener, self._listener = self._listener, None
+            conn, self._write_conn = self._write_conn, None
+        if listener is not None:
+            listener.stop()
+        if conn is not None:
+            conn.close()
+        self._pool.close()
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _listen(self) -> None:
+        """Start listening for commits (once, at the first token or wait)."""
+        if self._listener is not None:
+            return
+        with self._lock:
+            if self._listener is None and not self._closed:
+                listener = Listener(self.uri, self._key, self._heard, _latest, self._clock)
+                listener.start()
+                self._listener = listener
+
+    def _heard(self, sequence: int, mark: int | None) -> None:
+        if mark is not None and (self._high_water is None or mark > self._high_water):
+            self._high_water = mark
+        feed.notify(self._key)
+
+
+def _connect(uri: PostgresUri) -> Connection:
+    return connection.connect(uri, autocommit=True, configure=types.configure)
+
+
+def _latest(conn: Any) -> int:
+    return int(conn.execute("SELECT coalesce(max(sequence), 0) FROM revisions").fetchone()[0])
