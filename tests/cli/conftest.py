@@ -19,9 +19,9 @@ def cli(capsys: pytest.CaptureFixture[str], clock: FakeClock, tmp_path: Path) ->
 
 
 @pytest.fixture
-def scene(cli: Cli, tmp_path: Path) -> Scene:
-    """A production with one asset (A001) and its original representation."""
-    path = str(tmp_path / "production.pproj")
+def scene(cli: Cli, tmp_path: Path, production_location: Callable[[str], str]) -> Scene:
+    """A production with one asset (A001) and its original representation (on each engine)."""
+    path = production_location("production.pproj")
     cli.json("init", path)
     asset = cli.json("asset", "create", path, "--name", "A001")["id"]
     media = tmp_path / "media" / "A001.mov"

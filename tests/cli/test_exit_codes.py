@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ import pytest
 from postproject.cli import app, jobs
 from postproject.errors import ERROR_CLASSES, ErrorCode
 from tests.cli.helpers import Cli, Outcome, Scene, script_env
+from tests.engines import set_schema_version
 
 Script = Callable[..., subprocess.CompletedProcess[str]]
 ABSENT = "0190a000-0000-7000-8000-000000000000"
@@ -74,9 +74,7 @@ def test_io_and_storage_are_7(cli: Cli, scene: Scene, tmp_path: Path) -> None:
 
 
 def test_unsupported_is_8(cli: Cli, scene: Scene) -> None:
-    with sqlite3.connect(scene.path) as conn:
-        conn.execute("PRAGMA user_version = 9999")
-    conn.close()
+    set_schema_version(scene.path, 9999)
     assert_error(cli("--json", "job", "list", scene.path), "unsupported", 8)
 
 

@@ -268,3 +268,30 @@ def test_the_write_lock_is_exclusive_across_engines(
     assert busy.value.reason == "busy"
     s.rollback(None)
     second.begin_write(1.0).rollback(None)
+
+
+def test_concurrent_edits_are_numbered_in_commit_order(
+    engine_factory: Callable[[], Engine], request: pytest.FixtureRequest
+) -> None:
+    """PostgreSQL: edits of several engines run at once; each takes its number when it commits."""
+    if "sqlite" in request.node.callspec.id:
+        pytest.skip("SQLite edits hold the write lock: see test_the_write_lock_is_exclusive_across_engines")
+    first, second = engine_factory(), engine_factory()
+    asset, original = seed(first)
+    a, b = first.begin_write(1.0), second.begin_write(1.0)
+    reps = [RepresentationId.new().bytes for _ in range(2)]
+    for session, rep in zip((a, b), reps, strict=True):
+        assert session.insert_representation(
+            rep, asset, RepresentationKind.PROXY.code, f"/p/{rep.hex()}", None, 1, T0, T0,
+            Fingerprint("sha256", 1, rep * 2),
+        )  # fmt: skip
+        session.event("representation_added", rep, {})
+        facts = session.output_facts(rep)
+        assert facts is not None and facts.created_sequence == session.sequence > 1
+    assert commit(b) and b.sequence == 2  # opened second, committed first: numbered first
+    assert commit(a) and a.sequence == 3
+    s = first.begin_write(1.0)
+    assert [f.created_sequence for f in map(s.output_facts, reps) if f] == [3, 2]
+    s.rollback(None)
+    changes, through = first.reads.changes_since(1, 10, None)
+    assert [r.sequence for r in changes] == [2, 3] and through == 3

@@ -27,13 +27,18 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.metadata import Property
 from postproject.model.refs import REF_KINDS, parse_ref
 from postproject.production import Production
+from postproject.storage import is_location_uri
 from postproject.values import MetadataValue
 
 
 def init(ctx: Context) -> Result:
     production = Production.create(ctx.args.production, clock=ctx.clock)
     ctx.opened.append(production)
-    data = {"id": str(production.id), "path": str(production.path.resolve())}
+    where = production.location
+    data = {
+        "id": str(production.id),
+        "path": where if is_location_uri(where) else str(production.path.resolve()),
+    }
     receipt = {"production_id": str(production.id), "revision": None}
     return Result(views.with_receipt(data, receipt), "created")
 

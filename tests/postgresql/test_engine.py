@@ -1,0 +1,150 @@
+"""What only the PostgreSQL engine has: concurrent edits numbered at commit, NOTIFY wake-ups
+that survive a dropped connection, the server's clock, and secrets that never leave as text."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from postproject import AssetId, JobRequest, Production, RepresentationKind, ToolIdentity
+from postproject.storage.postgresql import connection, uri
+from postproject.storage.postgresql.changes import ServerClock
+from postproject.storage.postgresql.localserver import LocalServer
+
+TOOL = ToolIdentity("pg-test", "1")
+
+
+@pytest.fixture
+def production(postgres_uri: str) -> Iterator[Production]:
+    with Production.create(postgres_uri) as production:
+        yield production
+
+
+def raw(location: str) -> psycopg.Connection[Any]:
+    return connection.connect(uri.parse(location), autocommit=True)
+
+
+def test_a_follower_never_skips_a_revision_while_edits_commit_concurrently(
+    production: Production, postgres_uri: str
+) -> None:
+    writers, commits = 4, 40
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            with Production.open(postgres_uri) as mine:
+                for _ in range(commits):
+                    with mine.edit() as tx:
+                        tx.create_asset()
+                        tx.commit()
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    seen: list[int] = []
+
+    def follow() -> None:
+        with Production.open(postgres_uri, read_only=True) as follower:
+            last = 0
+            while not done.is_set() or last < writers * commits:
+                page = follower.changes_since(last, limit=7)
+                seen.extend(r.sequence for r in page.revisions)
+                last = page.revisions[-1].sequence if page.revisions else last
+                if not page.revisions and done.is_set():
+                    break
+
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    follower = threading.Thread(target=follow)
+    follower.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    done.set()
+    follower.join(60)
+    assert errors == []
+    assert seen == list(range(1, writers * commits + 1))  # gap-free, in order, each once
+
+
+def test_wait_for_changes_hears_another_hosts_commit_and_survives_a_dropped_connection(
+    production: Production, postgres_uri: str, postgres_server: LocalServer
+) -> None:
+    with Production.open(postgres_uri) as writer:
+        assert production.wait_for_changes(0, 0).revisions == ()  # starts listening
+        woke: list[float] = []
+
+        def wait(after: int) -> None:
+            started = time.monotonic()
+            production.wait_for_changes(after, 20)
+            woke.append(time.monotonic() - started)
+
+        for round_ in range(2):
+            if round_ == 1:  # the listening connection drops: it reconnects and catches up
+                admin = postgres_server.admin()
+                ended = admin.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE application_name = 'postproject-listen'"
+                ).fetchall()
+                assert ended
+            waiter = threading.Thread(target=wait, args=(round_,))
+            waiter.start()
+            time.sleep(0.2)
+            with writer.edit() as tx:
+                tx.create_asset()
+                tx.commit()
+            waiter.join(30)
+        assert len(woke) == 2 and max(woke) < 15
+        assert production.latest_sequence() == 2
+
+
+def test_notifications_and_rows_hold_no_lease_secret(production: Production, postgres_uri: str) -> None:
+    with production.edit() as tx:
+        asset = tx.create_asset()
+        tx.commit()
+    listener = raw(postgres_uri)
+    listener.execute("LISTEN postproject")
+    with production.edit() as tx:
+        tx.request_job(JobRequest("org.example:k", (), asset, RepresentationKind.PROXY))
+        tx.commit()
+    with production.edit() as tx:
+        lease = tx.claim_next_job_lease(TOOL, timedelta(minutes=1))
+        tx.commit()
+    assert lease is not None
+    token = lease.export_token()
+    secret = token.rsplit(":", 1)[-1]
+    payloads = [n.payload for n in listener.notifies(timeout=2, stop_after=2)]
+    listener.close()
+    assert len(payloads) == 2 and all(secret not in p and token not in p for p in payloads)
+    with raw(postgres_uri) as conn:
+        (stored,) = conn.execute("SELECT claim_secret_hash FROM jobs").fetchone()
+        (attempt,) = conn.execute("SELECT secret_hash FROM job_attempts").fetchone()
+    assert len(stored) == 32 and stored == attempt  # SHA-256 only
+
+
+def test_the_server_clock_follows_the_server_not_this_host(production: Production, postgres_uri: str) -> None:
+    clock = production.clock
+    assert isinstance(clock, ServerClock)
+    with raw(postgres_uri) as conn:
+        before = conn.execute("SELECT clock_timestamp()").fetchone()[0]
+        ours = clock.now()
+        after = conn.execute("SELECT clock_timestamp()").fetchone()[0]
+    assert before - timedelta(milliseconds=5) <= ours <= after + timedelta(milliseconds=5)
+    assert clock.now() >= ours  # never backwards in one process
+
+
+def test_a_production_without_a_clock_takes_the_servers_time(postgres_uri: str) -> None:
+    with Production.create(postgres_uri) as production:
+        with raw(postgres_uri) as conn:
+            server = conn.execute("SELECT clock_timestamp()").fetchone()[0]
+        with production.edit() as tx:
+            asset = production_asset = tx.create_asset()
+            tx.commit()
+        created = production.asset(asset).created_at
+        assert abs((created - server).total_seconds()) < 1
+        assert isinstance(production_asset, AssetId)
