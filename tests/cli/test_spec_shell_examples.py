@@ -2,14 +2,17 @@
 
 The example text is read from ``../shared/spec/jobs-and-production-work.md`` (or the copy in
 tests/docs/spec); setup happens through ``init``, ``asset create`` and ``representation add``.
+On PostgreSQL the only change to an example is its production path, replaced by a URI.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,10 +74,21 @@ def bash(script: str, directory: Path, variables: dict[str, str]) -> subprocess.
     )  # fmt: skip
 
 
-def test_request_show_and_page_example(tmp_path: Path) -> None:
+def on_engine(example: str, name: str, location: str) -> tuple[str, str]:
+    """(the example, the production argument) on the engine under test: a URI replaces the
+    example's file name on PostgreSQL; on SQLite both stay as written."""
+    if "://" not in location:
+        return example, name
+    assert name in example
+    return example.replace(name, shlex.quote(location)), location
+
+
+def test_request_show_and_page_example(tmp_path: Path, production_location: Callable[[str], str]) -> None:
     require_tools()
-    example = spec_block(REQUEST_EXAMPLE)
-    variables = setup_production(tmp_path, "production.pproj")
+    example, name = on_engine(
+        spec_block(REQUEST_EXAMPLE), "production.pproj", production_location("production.pproj")
+    )
+    variables = setup_production(tmp_path, name)
     done = bash(example, tmp_path, variables)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -87,12 +101,12 @@ def test_request_show_and_page_example(tmp_path: Path) -> None:
     assert pages[0]["id"] < pages[1]["id"]
 
 
-def test_claim_and_complete_example(tmp_path: Path) -> None:
+def test_claim_and_complete_example(tmp_path: Path, production_location: Callable[[str], str]) -> None:
     require_tools()
-    example = spec_block(CLAIM_EXAMPLE)
-    variables = setup_production(tmp_path, "jobs.pproj")
+    example, name = on_engine(spec_block(CLAIM_EXAMPLE), "jobs.pproj", production_location("jobs.pproj"))
+    variables = setup_production(tmp_path, name)
     requested = run_script(
-        ["--json", "job", "request", "jobs.pproj", "org.example:generate-proxy", variables["ASSET_ID"], "proxy",
+        ["--json", "job", "request", name, "org.example:generate-proxy", variables["ASSET_ID"], "proxy",
          "--input", variables["ORIGINAL_ID"]],
         tmp_path,
     )  # fmt: skip

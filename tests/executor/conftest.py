@@ -48,8 +48,9 @@ class Studio:
     original: RepresentationId
 
     @property
-    def path(self) -> Path:
-        return self.production.path
+    def path(self) -> str:
+        """The production's location (a file path, or a URI on PostgreSQL)."""
+        return self.production.location
 
     @property
     def media(self) -> Path:
@@ -103,11 +104,13 @@ class Studio:
 
 
 @pytest.fixture
-def studio(tmp_path: Path, clock: FakeClock, clip: ClipInfo) -> Iterator[Studio]:
+def studio(
+    tmp_path: Path, clock: FakeClock, clip: ClipInfo, production_location: Callable[[str], str]
+) -> Iterator[Studio]:
     (tmp_path / "media").mkdir()
     (tmp_path / "proxies").mkdir()
     shutil.copyfile(clip.path, tmp_path / "media" / "A001_C003.mov")
-    production = Production.create(tmp_path / "studio.pproj", clock=clock)
+    production = Production.create(production_location("studio.pproj"), clock=clock)
     with production.edit() as tx:
         tx.add_media_root("media", tmp_path / "media")
         tx.add_media_root("proxies", tmp_path / "proxies")

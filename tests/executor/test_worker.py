@@ -337,7 +337,7 @@ def test_renewals_keep_a_short_lease_alive_on_the_wall_clock(studio: Studio, tmp
     job_id = studio.request(profile="proxy-720p", inputs=(original,), asset=asset)
     with Production.open(studio.path) as production:  # the system clock, as a real worker uses
         lease = timedelta(milliseconds=900)
-        worker = Worker(WorkerConfig(production.path, agent=AGENT, lease=lease))
+        worker = Worker(WorkerConfig(production.location, agent=AGENT, lease=lease))
         worker.run()
         assert production.job(job_id).state is JobState.SUCCEEDED
         events = [entry.kind for entry in production.job_history(job_id)]

@@ -1,9 +1,10 @@
-"""Races between spawned processes on one production file."""
+"""Races between spawned processes on one production (a file, or a PostgreSQL schema)."""
 
 from __future__ import annotations
 
 import multiprocessing
 from collections import Counter
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,11 @@ class Processes:
         return [found[i] for i in range(len(self.processes))]
 
 
-def seeded(tmp_path: Path, jobs: int) -> Path:
-    path = tmp_path / "race.pproj"
+Location = Callable[[str], str]
+
+
+def seeded(tmp_path: Path, location: Location, jobs: int) -> str:
+    path = location("race.pproj")
     source = tmp_path / "source.mov"
     source.write_bytes(b"source")
     with Production.create(path) as production, production.edit() as tx:
@@ -62,8 +66,8 @@ def seeded(tmp_path: Path, jobs: int) -> Path:
     return path
 
 
-def test_two_processes_committing_at_once_get_gap_free_sequences(tmp_path: Path) -> None:
-    path = tmp_path / "p.pproj"
+def test_two_processes_committing_at_once_get_gap_free_sequences(production_location: Location) -> None:
+    path = production_location("p.pproj")
     Production.create(path).close()
     barrier = CTX.Barrier(2)
     runs = Processes()
@@ -76,8 +80,8 @@ def test_two_processes_committing_at_once_get_gap_free_sequences(tmp_path: Path)
         assert len(production.assets(limit=1000).items) == 400
 
 
-def test_a_waiter_in_another_process_is_woken_by_a_commit(tmp_path: Path) -> None:
-    path = tmp_path / "p.pproj"
+def test_a_waiter_in_another_process_is_woken_by_a_commit(production_location: Location) -> None:
+    path = production_location("p.pproj")
     Production.create(path).close()
     ready = CTX.Barrier(2)
     runs = Processes()
@@ -89,8 +93,8 @@ def test_a_waiter_in_another_process_is_woken_by_a_commit(tmp_path: Path) -> Non
     assert runs.results(60) == [[1]]
 
 
-def test_four_workers_complete_each_job_exactly_once(tmp_path: Path) -> None:
-    path = seeded(tmp_path, 500)
+def test_four_workers_complete_each_job_exactly_once(tmp_path: Path, production_location: Location) -> None:
+    path = seeded(tmp_path, production_location, 500)
     out = tmp_path / "out"
     out.mkdir()
     barrier = CTX.Barrier(4)
@@ -130,11 +134,13 @@ def iter_activities(production: Production):  # type: ignore[no-untyped-def]
             return
 
 
-def test_a_lost_lease_cannot_publish_but_the_reclaimer_can(tmp_path: Path) -> None:
-    path = seeded(tmp_path, 1)
+def test_a_lost_lease_cannot_publish_but_the_reclaimer_can(
+    tmp_path: Path, production_location: Location
+) -> None:
+    path = seeded(tmp_path, production_location, 1)
     claimed, reclaimed = CTX.Barrier(2), CTX.Barrier(2)
     runs = Processes()
-    runs.start(workers.lost_lease_worker, str(path), workers.START.isoformat(), claimed, reclaimed)
+    runs.start(workers.lost_lease_worker, path, str(tmp_path), workers.START.isoformat(), claimed, reclaimed)
     claimed.wait()
     clock = FakeClock(workers.START + timedelta(microseconds=200))
     with Production.open(path, clock=clock) as production:

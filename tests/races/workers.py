@@ -99,7 +99,7 @@ def drain(path: str, out_dir: str, seed: int, barrier: Barrier) -> dict[str, Any
     return {"completed": completed, "fenced": fenced_rejections, "errors": errors}
 
 
-def lost_lease_worker(path: str, start: str, claimed: Barrier, reclaimed: Barrier) -> str:
+def lost_lease_worker(path: str, out_dir: str, start: str, claimed: Barrier, reclaimed: Barrier) -> str:
     """Claim with a 100 µs lease, let another process re-claim, then try to publish."""
     clock = FakeClock(datetime.fromisoformat(start))
     with Production.open(path, clock=clock) as production:
@@ -112,7 +112,7 @@ def lost_lease_worker(path: str, start: str, claimed: Barrier, reclaimed: Barrie
         reclaimed.wait()
         clock.advance(timedelta(microseconds=250))  # our own clock agrees the lease is gone
         job = production.job(job_id)
-        output = Path(path).parent / "late.bin"
+        output = Path(out_dir) / "late.bin"
         output.write_bytes(b"late")
         try:
             with production.edit() as tx:

@@ -38,6 +38,7 @@ from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.storage import is_location_uri
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -142,7 +143,7 @@ def worker_run(args: Any) -> int:
     tool_name = config["worker.tool_name"]
     agent_name = config["worker.agent_name"]
     worker_config = WorkerConfig(
-        Path(ns.production),
+        ns.production if is_location_uri(ns.production) else Path(ns.production),
         kinds=_kinds(list(config["worker.kinds"])),
         lease=parse_lease(config["worker.lease"]),
         root_map=config.root_map,

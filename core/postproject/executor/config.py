@@ -28,7 +28,7 @@ def default_agent() -> AgentIdentity:
 class WorkerConfig:
     """How a worker runs. ``renew_interval`` defaults to a third of ``lease``."""
 
-    path: Path
+    path: str | Path  # a production file, or a postgresql:// URI
     kinds: tuple[str, ...] = jobs.KINDS
     lease: timedelta = timedelta(seconds=60)
     root_map: Mapping[str, str | os.PathLike[str]] = field(default_factory=dict)

@@ -218,7 +218,7 @@ def _run_round(
             progress.step(f"{event.action.capitalize()}: {event.label}")
 
     config = WorkerConfig(
-        production.path, clock=clock, concurrency=2, agent=AgentIdentity("ingest-station-1")
+        production.location, clock=clock, concurrency=2, agent=AgentIdentity("ingest-station-1")
     )
     Worker(config, on_event).run()
     for job_id, item in requested.items():
