@@ -277,7 +277,7 @@ def test_concurrent_edits_are_numbered_in_commit_order(
     if "sqlite" in request.node.callspec.id:
         pytest.skip("SQLite edits hold the write lock: see test_the_write_lock_is_exclusive_across_engines")
     first, second = engine_factory(), engine_factory()
-    asset, original = seed(first)
+    asset, _ = seed(first)
     a, b = first.begin_write(1.0), second.begin_write(1.0)
     reps = [RepresentationId.new().bytes for _ in range(2)]
     for session, rep in zip((a, b), reps, strict=True):
