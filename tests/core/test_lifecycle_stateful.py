@@ -1,4 +1,4 @@
-"""The job lifecycle as a Hypothesis state machine against a real production file.
+"""The job lifecycle as a Hypothesis state machine against a real production, on each engine.
 
 Every rule runs against a tiny reference model and the real store; illegal actions must
 fail with the expected error class, and the stored state must always equal the model's.
@@ -6,8 +6,10 @@ fail with the expected error class, and the stored state must always equal the m
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +17,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from postproject import (
     ActivitySpec,
@@ -34,6 +43,7 @@ from postproject.lifecycle import Action, sources
 from tests.conftest import START
 
 TOOL = ToolIdentity("stateful", "1")
+_examples = itertools.count()
 # Coarse steps make the exact-expiry boundary (now == expires_at) come up often.
 durations = st.sampled_from([50, 100, 150, 200, 1]).map(lambda n: timedelta(microseconds=n))
 
@@ -61,11 +71,16 @@ class Model:
 
 
 class Lifecycle(RuleBasedStateMachine):
+    location: Callable[[str], str] | None = None  # where each example's production lives (default: a file)
+
     @initialize()
     def setup(self) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="pp-stateful-"))
         self.clock = FakeClock(START)
-        self.production = Production.create(self.directory / "p.pproj", clock=self.clock)
+        where = type(self).location
+        name = f"p{next(_examples)}.pproj"
+        location = where(name) if where is not None else str(self.directory / name)
+        self.production = Production.create(location, clock=self.clock)
         source = self.directory / "source.mov"
         source.write_bytes(b"source")
         with self.production.edit() as tx:
@@ -239,5 +254,10 @@ class Lifecycle(RuleBasedStateMachine):
             assert secret not in text
 
 
-Lifecycle.TestCase.settings = settings(max_examples=40, stateful_step_count=40, deadline=None)
-test_lifecycle = pytest.mark.slow(Lifecycle.TestCase)
+SETTINGS = settings(max_examples=40, stateful_step_count=40, deadline=None)
+
+
+@pytest.mark.slow
+def test_lifecycle(production_location: Callable[[str], str]) -> None:
+    machine = type("Machine", (Lifecycle,), {"location": staticmethod(production_location)})
+    run_state_machine_as_test(machine, settings=SETTINGS)

@@ -26,9 +26,17 @@ from postproject.model.revisions import Revision
 from postproject.storage.postgresql import rows
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
-from postproject.storage.postgresql.types import Id, ids
+from postproject.storage.postgresql.types import Id
 from postproject.storage.postgresql.uri import PostgresUri
 
+# A job's columns and its attempts (as JSON, in attempt order): one statement reads a page.
+JOBS_WITH_ATTEMPTS = (
+    rows.JOB_COLUMNS
+    + """, CASE WHEN j.attempts > 0 THEN (SELECT json_agg(json_build_array(a.number, a.outcome,
+    a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name, a.tool_version,
+    a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic) ORDER BY a.number) FROM job_attempts a
+    WHERE a.job_id = j.id) END"""
+)
 MAX_LIST = 100_000
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
 _JOB_KINDS = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
@@ -202,24 +210,10 @@ class Reader:
     # --- jobs --------------------------------------------------------------------------
 
     def job(self, job_id: JobId) -> Job:
-        with self.snapshot():
-            row = self.one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = %s", (Id(job_id.bytes),))
-            if row is None:
-                raise NotFoundError(f"job {job_id} does not exist")
-            return self.with_attempts([row])[0]
-
-    def with_attempts(self, found: Sequence[Any]) -> list[Job]:
-        """Jobs from rows, each with its attempts (one query for the whole page)."""
-        attempted = [r[0] for r in found if r[rows.ATTEMPT_COUNT]]
-        by_job: dict[bytes, list[Attempt]] = {}
-        if attempted:
-            for row in self.all(
-                f"SELECT {rows.ATTEMPT_COLUMNS} FROM job_attempts a WHERE a.job_id = ANY(%s) "
-                "ORDER BY a.job_id, a.number",
-                (ids(attempted),),
-            ):
-                by_job.setdefault(row[0], []).append(rows.attempt(row))
-        return [rows.job(r, by_job.get(r[0], ())) for r in found]
+        row = self.one(f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.id = %s", (Id(job_id.bytes),))
+        if row is None:
+            raise NotFoundError(f"job {job_id} does not exist")
+        return with_attempts([row])[0]
 
     def jobs(
         self,
@@ -242,26 +236,24 @@ class Reader:
             where.append("j.id < %s" if descending else "j.id > %s")
             params.append(Id(after))
         sql = (
-            f"SELECT {rows.JOB_COLUMNS} FROM jobs j"
+            f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j"
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + f" ORDER BY j.id {'DESC' if descending else 'ASC'} LIMIT %s"
         )
-        with self.snapshot():
-            return self.with_attempts(self.all(sql, [*params, limit]))
+        return with_attempts(self.all(sql, [*params, limit]))
 
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
     ) -> list[Job]:
         """Claimed jobs (of ``kind``) whose lease expires at or before ``before``, by expiry then id."""
         sql = (
-            f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.state = 2 AND j.claim_expires_at <= %s"
+            f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.state = 2 AND j.claim_expires_at <= %s"
             + (" AND j.kind = %s" if kind else "")
             + (" AND (j.claim_expires_at, j.id) > (%s, %s)" if after else "")
             + " ORDER BY j.claim_expires_at, j.id LIMIT %s"
         )
         keyset = (after[0], Id(after[1])) if after else ()
-        with self.snapshot():
-            return self.with_attempts(self.all(sql, (before, *([kind] if kind else []), *keyset, limit)))
+        return with_attempts(self.all(sql, (before, *([kind] if kind else []), *keyset, limit)))
 
     def job_counts(self, kind: str | None) -> dict[int, int]:
         sql = (
@@ -419,6 +411,14 @@ class Reader:
                 newest = self.one("SELECT coalesce(max(sequence), 0) FROM revisions")[0]
                 through = max(min(newest, window) if window is not None else newest, sequence)
         return found, through
+
+
+def with_attempts(found: Sequence[Any]) -> list[Job]:
+    """Jobs from rows of :data:`JOBS_WITH_ATTEMPTS` (each row's attempts in its last column)."""
+    return [
+        rows.job(r[:-1], [rows.attempt((None, *a)) for a in json.loads(r[-1])] if r[-1] else ())
+        for r in found
+    ]
 
 
 def _after(column: str, after: bytes | None) -> tuple[str, list[Any]]:
