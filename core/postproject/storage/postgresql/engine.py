@@ -41,6 +41,7 @@ class PostgresEngine:
         self._write_conn: Connection | None = None
         self._listener: Listener | None = None
         self._closed = False
+        self.last_locked_at: int | None = None  # server time the last commit here took the numbering lock
         try:
             with translated(uri):
                 self._clock.probe(conn)
@@ -123,6 +124,7 @@ class PostgresEngine:
         if mark is not None and (self._high_water is None or mark > self._high_water):
             self._high_water = mark
         if server_now is not None:
+            self.last_locked_at = server_now
             self._clock.observe(server_now, clocks.monotonic() - rtt, rtt)
         if sequence is not None:
             listener = self._listener

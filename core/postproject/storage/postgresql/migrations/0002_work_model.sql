@@ -191,6 +191,7 @@ DECLARE
     stored bigint;
 BEGIN
     PERFORM pg_advisory_xact_lock(1347441202, hashtext(current_schema()));
+    server_now := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;  -- when the lock was taken
     SELECT r.sequence, r.clock_mark INTO seq, last_mark FROM revisions r ORDER BY r.sequence DESC LIMIT 1;
     seq := coalesce(seq, 0) + 1;
     SELECT c.high_water INTO stored FROM job_clock c;
@@ -237,7 +238,6 @@ BEGIN
     FROM unnest(p_positions, p_kinds, p_subjects, p_payloads) AS e (position, kind, subject, payload);
     PERFORM pg_notify('postproject', current_schema() || ' ' || seq || ' ' || coalesce(mark::text, ''));
     published := seq;
-    server_now := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
     RETURN NEXT;
 END
 $$;

@@ -1,0 +1,424 @@
+"""PostgreSQL claims: S3 and S4 through the public API against raw SKIP LOCKED loops, same server, same run.
+
+One throwaway server (``LocalServer(durable=True)``: default fsync and synchronous commit)
+serves every scenario. Nothing is asserted; it reports (the machine is shared: compare ratios).
+
+  S3/S4    the spec's worker protocol (bench_jobs.py's): edit 1 = ``claim_next_job_lease``; then
+           ``job()``; edit 2 = ``add_representation`` + ``create_activity`` + metadata copy +
+           ``complete_job_lease``. W = 1, 4, 8 spawned processes drain N jobs: jobs/s, claim
+           p50/p99, duplicates, lost jobs, CPU per job (client processes + server).
+  raw      a bare claim/ack loop on one table: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE
+           SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
+  raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
+           an activity row and an event row and marks the job done, in one transaction.
+  trips    round trips per claim and per completion (W = 1, counted on the client).
+  lock     how long the revision-numbering lock is held per commit (from taking it in
+           ``pp_publish`` to the COMMIT's reply, on the server's clock), p50/p99, during S4.
+  wake     commit-to-wake latency of ``wait_for_changes`` in another process (LISTEN/NOTIFY).
+
+Usage:
+  .venv/bin/python benchmarks/bench_postgres_claims.py --quick
+  .venv/bin/python benchmarks/bench_postgres_claims.py --json benchmarks/results/postgres_claims.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from postproject import (
+    ActivityRef,
+    ActivitySpec,
+    AgentIdentity,
+    JobRef,
+    JobRequest,
+    JobState,
+    Production,
+    Property,
+    RepresentationKind,
+    ToolIdentity,
+)
+from postproject.handle import handle_of
+from postproject.storage.postgresql.localserver import LocalServer
+
+TOOL = ToolIdentity("bench-worker", "1")
+LEASE = timedelta(minutes=5)
+PROFILE = Property("https://example.com/transcode", "profile")
+KIND = "org.example:bench"
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def server_cpu(data: Path) -> float:
+    """CPU seconds used by the server so far: the postmaster, its live children and the reaped ones."""
+    pid = int((data / "postmaster.pid").read_text().split()[0])
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def times(p: int, children: bool) -> float:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        used = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+        return used / tick
+
+    total = times(pid, True)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == pid:
+                    total += times(int(entry.name), False)
+            except (OSError, IndexError, ValueError):
+                continue
+    return total
+
+
+# --- the API ----------------------------------------------------------------------------
+
+
+def seed(location: str, n: int, outputs: Path) -> None:
+    source = outputs / "source.mov"
+    source.write_bytes(b"source")
+    with Production.create(location) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            tx.commit()
+        for start in range(0, n, 5000):
+            with production.edit() as tx:
+                for _ in range(min(5000, n - start)):
+                    job = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+                    tx.add_metadata(JobRef(job), PROFILE, "proxy-720p")
+                    (outputs / f"{job}.out").write_bytes(b"x")
+                tx.commit()
+
+
+def api_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any) -> None:
+    try:
+        production = Production.open(location)
+        engine = handle_of(production).engine
+        agent = AgentIdentity(f"bench-w{wid}")
+        ids: list[str] = []
+        claim_lat: list[float] = []
+        holds: list[float] = []
+        server_clock = production.clock
+        barrier.wait()
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        while True:
+            t0 = time.perf_counter()
+            with production.edit() as tx:
+                lease = tx.claim_next_job_lease(TOOL, LEASE, agent=agent)
+                tx.commit()
+            claim_lat.append(time.perf_counter() - t0)
+            holds.append(_held(engine, server_clock))
+            if lease is None:
+                break
+            job = production.job(lease.job_id)
+            with production.edit() as tx:
+                rep = tx.add_representation(
+                    job.output_asset_id, job.output_representation_kind, Path(outputs) / f"{job.id}.out"
+                )
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=agent)
+                )
+                for parameter in production.metadata[JobRef(job.id)]:
+                    tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
+                tx.complete_job_lease(lease, rep, activity)
+                tx.commit()
+            holds.append(_held(engine, server_clock))
+            ids.append(str(job.id))
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        done = time.perf_counter()
+        production.close()
+        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+        results.put({"ids": ids, "claim_lat": claim_lat, "holds": holds, "done": done, "cpu": cpu})
+    except BaseException:
+        results.put({"fatal": traceback.format_exc()})
+
+
+def _held(engine: Any, server_clock: Any) -> float:
+    """Seconds from taking the numbering lock (pp_publish) to the COMMIT's reply, of the last commit."""
+    locked = getattr(engine, "last_locked_at", None)
+    if locked is None:
+        return float("nan")
+    engine.last_locked_at = None
+    from postproject.clock import to_micros
+
+    return (to_micros(server_clock.now()) - locked) / 1e6
+
+
+def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str, Any]:
+    location = server.uri("bench", production=f"s_{workers}_{int(time.time())}")
+    outputs = root / f"out{workers}"
+    outputs.mkdir()
+    seed(location, n, outputs)
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
+    procs = [
+        ctx.Process(target=api_worker, args=(location, str(outputs), w, barrier, results))
+        for w in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0, t0 = server_cpu(server.data), time.perf_counter()
+    outs = [results.get() for _ in procs]
+    cpu_server = server_cpu(server.data) - cpu0
+    for p in procs:
+        p.join()
+    fatal = [o["fatal"] for o in outs if "fatal" in o]
+    if fatal:
+        print(fatal[0], flush=True)
+        return {"error": fatal[0].strip().splitlines()[-1]}
+    dt = max(o["done"] for o in outs) - t0
+    ids = [i for o in outs for i in o["ids"]]
+    with Production.open(location, read_only=True) as production:
+        counts = production.job_counts()
+    holds = [h for o in outs for h in o["holds"] if h == h]
+    claims = [x for o in outs for x in o["claim_lat"]]
+    return {
+        "jobs_per_s": len(set(ids)) / dt,
+        "duplicates": len(ids) - len(set(ids)),
+        "lost": n - len(set(ids)),
+        "succeeded_in_store": counts[JobState.SUCCEEDED],
+        "claim_p50_ms": 1000 * percentile(claims, 0.5),
+        "claim_p99_ms": 1000 * percentile(claims, 0.99),
+        "lock_hold_p50_ms": 1000 * percentile(holds, 0.5),
+        "lock_hold_p99_ms": 1000 * percentile(holds, 0.99),
+        "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, len(ids)),
+        "cpu_ms_per_job_server": 1000 * cpu_server / max(1, len(ids)),
+    }
+
+
+# --- raw baselines ------------------------------------------------------------------------
+
+
+def raw_worker(conninfo: str, project: bool, barrier: Any, results: Any) -> None:
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True)
+        claim = (
+            "UPDATE raw_jobs SET state = 2 WHERE id = (SELECT id FROM raw_jobs WHERE state = 1 "
+            "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id"
+        )
+        barrier.wait()
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        done = 0
+        while True:
+            row = conn.execute(claim).fetchone()
+            if row is None:
+                break
+            if project:
+                with conn.transaction():
+                    conn.execute("INSERT INTO raw_outputs (job, path) VALUES (%s, %s)", (row[0], "x"))
+                    conn.execute("INSERT INTO raw_activities (job, kind) VALUES (%s, %s)", (row[0], KIND))
+                    conn.execute("INSERT INTO raw_events (job, kind) VALUES (%s, 'job_succeeded')", (row[0],))
+                    conn.execute("UPDATE raw_jobs SET state = 3 WHERE id = %s", (row[0],))
+            else:
+                conn.execute("UPDATE raw_jobs SET state = 3 WHERE id = %s", (row[0],))
+            done += 1
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        results.put(
+            {
+                "done": done,
+                "end": time.perf_counter(),
+                "cpu": cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime,
+            }
+        )
+    except BaseException:
+        results.put({"fatal": traceback.format_exc()})
+
+
+def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[str, Any]:
+    conninfo = server.uri("bench")
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(
+            "DROP TABLE IF EXISTS raw_jobs, raw_outputs, raw_activities, raw_events; "
+            "CREATE TABLE raw_jobs (id bigserial PRIMARY KEY, state int NOT NULL, payload text); "
+            "CREATE INDEX raw_ready ON raw_jobs (id) WHERE state = 1; "
+            "CREATE TABLE raw_outputs (id bigserial PRIMARY KEY, job bigint, path text); "
+            "CREATE TABLE raw_activities (id bigserial PRIMARY KEY, job bigint, kind text); "
+            "CREATE TABLE raw_events (id bigserial PRIMARY KEY, job bigint, kind text)"
+        )
+        conn.execute("INSERT INTO raw_jobs (state, payload) SELECT 1, 'x' FROM generate_series(1, %s)", (n,))
+        conn.execute("VACUUM ANALYZE raw_jobs")
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
+    procs = [
+        ctx.Process(target=raw_worker, args=(conninfo, project, barrier, results)) for _ in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0, t0 = server_cpu(server.data), time.perf_counter()
+    outs = [results.get() for _ in procs]
+    cpu_server = server_cpu(server.data) - cpu0
+    for p in procs:
+        p.join()
+    if any("fatal" in o for o in outs):
+        return {"error": next(o["fatal"] for o in outs if "fatal" in o)}
+    done = sum(o["done"] for o in outs)
+    return {
+        "jobs_per_s": done / (max(o["end"] for o in outs) - t0),
+        "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, done),
+        "cpu_ms_per_job_server": 1000 * cpu_server / max(1, done),
+    }
+
+
+# --- round trips and wake-ups -----------------------------------------------------------
+
+
+def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
+    """Round trips of one claim and one completion (the write connection's pipelines and
+    statements, and the reads in between): counted by wrapping the driver's connection."""
+    location = server.uri("bench", production="trips")
+    outputs = root / "trips"
+    outputs.mkdir()
+    seed(location, 3, outputs)
+    trips = {"n": 0}
+    pipeline, execute = psycopg.Connection.pipeline, psycopg.Connection.execute
+
+    def counted_pipeline(self: Any) -> Any:
+        trips["n"] += 1
+        return pipeline(self)
+
+    def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_pipeline", None) is None:
+            trips["n"] += 1
+        return execute(self, *args, **kwargs)
+
+    figures: dict[str, int] = {}
+    with Production.open(location) as production:
+        job = production.jobs(limit=1).items[0]
+        psycopg.Connection.pipeline = counted_pipeline  # type: ignore[method-assign]
+        psycopg.Connection.execute = counted_execute  # type: ignore[method-assign]
+        try:
+            with production.edit() as tx:
+                lease = tx.claim_next_job_lease(TOOL, LEASE)
+                tx.commit()
+            figures["claim"], trips["n"] = trips["n"], 0
+            assert lease is not None
+            job = production.job(lease.job_id)
+            figures["job_read"], trips["n"] = trips["n"], 0
+            with production.edit() as tx:
+                rep = tx.add_representation(
+                    job.output_asset_id, job.output_representation_kind, outputs / f"{job.id}.out"
+                )
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+                )
+                tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
+                tx.complete_job_lease(lease, rep, activity)
+                tx.commit()
+            figures["completion"], trips["n"] = trips["n"], 0
+            with production.edit() as tx:
+                session = tx.register_worker("bench", capacity=1)
+                tx.commit()
+            trips["n"] = 0
+            with production.edit() as tx:
+                tx.claim_next_job_lease(TOOL, LEASE, worker=session)
+                tx.commit()
+            figures["claim_by_registered_worker"] = trips["n"]
+        finally:
+            psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
+            psycopg.Connection.execute = execute  # type: ignore[method-assign]
+    return figures
+
+
+def waiter(location: str, ready: Any, results: Any, rounds: int) -> None:
+    with Production.open(location, read_only=True) as production:
+        after = production.latest_sequence()
+        production.wait_for_changes(after, 0)
+        ready.set()
+        woke = []
+        for _ in range(rounds):
+            page = production.wait_for_changes(after, 10)
+            woke.append(time.time())
+            after = page.revisions[-1].sequence if page.revisions else after
+        results.put(woke)
+
+
+def wake_latency(server: LocalServer, rounds: int) -> dict[str, float]:
+    """Commit-to-wake of a waiter in another process (both on this host's wall clock)."""
+    location = server.uri("bench", production="wake")
+    Production.create(location).close()
+    ctx = mp.get_context("spawn")
+    ready, results = ctx.Event(), ctx.Queue()
+    proc = ctx.Process(target=waiter, args=(location, ready, results, rounds))
+    proc.start()
+    ready.wait(30)
+    committed = []
+    with Production.open(location) as production:
+        for _ in range(rounds):
+            time.sleep(0.05)
+            with production.edit() as tx:
+                tx.create_asset()
+                tx.commit()
+            committed.append(time.time())
+    woke = results.get(timeout=60)
+    proc.join()
+    lat = [1000 * (w - c) for w, c in zip(woke, committed, strict=True)]
+    return {
+        "wake_p50_ms": statistics.median(lat),
+        "wake_p95_ms": percentile(lat, 0.95),
+        "wake_max_ms": max(lat),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small runs (1 and 4 workers)")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    n = args.jobs or (400 if args.quick else 3000)
+    counts = (1, 4) if args.quick else (1, 4, 8)
+    report: dict[str, Any] = {"jobs": n}
+    with tempfile.TemporaryDirectory(prefix="pp-bench-pg-") as tmp, LocalServer(durable=True) as server:
+        root = Path(tmp)
+        server.create_database("bench")
+        report["trips"] = round_trips(server, root)
+        print("round trips:", report["trips"], flush=True)
+        report["wake"] = wake_latency(server, 10 if args.quick else 40)
+        print("wake:", {k: round(v, 2) for k, v in report["wake"].items()}, flush=True)
+        for workers in counts:
+            for name, run in (
+                ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
+                ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
+                ("api", lambda w=workers: api_drain(server, n, w, root)),
+            ):
+                got = run()
+                report[f"{name}_w{workers}"] = got
+                shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()}
+                print(f"{name:8s} W={workers}: {shown}", flush=True)
+    api1 = report.get("api_w1", {}).get("jobs_per_s")
+    for workers in counts:
+        api = report.get(f"api_w{workers}", {}).get("jobs_per_s")
+        proj = report.get(f"raw_proj_w{workers}", {}).get("jobs_per_s")
+        if api and proj and api1:
+            report[f"ratios_w{workers}"] = {"api_vs_raw_proj": api / proj, "api_vs_own_w1": api / api1}
+            print(
+                f"W={workers}: API {api:.0f} jobs/s = {api / proj:.2f}x project-shaped raw, {api / api1:.2f}x own W=1"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
