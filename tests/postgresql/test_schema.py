@@ -373,6 +373,7 @@ def test_job_counts_follow_the_same_steps_on_both_engines(
     )
     conn.execute("INSERT INTO assets (id, name, created_at, created_sequence) VALUES (%s, 'A', 0, 1)", (A,))
     run_steps(lambda q, p: sqlite_conn.execute(q, p), "?", lambda u: u.bytes)
+    conn.execute("SET CONSTRAINTS job_counts_insert, job_counts_update IMMEDIATE")  # as SQLite's triggers
     run_steps(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u)
     counts = "SELECT kind, state, count FROM job_counts ORDER BY kind, state"
     expected = sqlite_conn.execute(counts).fetchall()
@@ -386,7 +387,6 @@ def test_deferred_counts_apply_at_commit(conn: psycopg.Connection[Any]) -> None:
     schema.ensure(conn, "prod")
     conn.execute("INSERT INTO assets (id, name, created_at, created_sequence) VALUES (%s, 'A', 0, 1)", (A,))
     conn.commit()
-    conn.execute("SET CONSTRAINTS job_counts_insert, job_counts_update DEFERRED")
     run_steps(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u)
     assert conn.execute("SELECT count(*) FROM job_counts").fetchone() == (0,)  # not yet
     conn.commit()

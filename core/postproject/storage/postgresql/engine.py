@@ -34,6 +34,7 @@ class PostgresEngine:
         self.location = uri.display
         self.read_only = read_only
         self.known = KnownIds()
+        self.lock_timeouts: dict[int, int] = {}
         self._key = f"postgresql:{uri.display}"  # this process's wake-up channel for the production
         self._lock = threading.Lock()
         self._high_water: int | None = None
@@ -117,6 +118,7 @@ class PostgresEngine:
                 if conn is not None:
                     conn.close()
                 conn = self._write_conn = _connect(self.uri)
+                self.lock_timeouts.clear()
         return WriteSession(self, conn, busy_timeout=busy_timeout)
 
     def committed(self, sequence: int | None, mark: int | None, server_now: int | None, rtt: float) -> None:

@@ -39,6 +39,8 @@ class Host(Protocol):
 
     uri: PostgresUri
 
+    lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
+
     @property
     def known(self) -> Known: ...
     @property
@@ -134,11 +136,12 @@ class Pipeline:
         statements = self._queue
         self._queue = []
         if not self._begun:
-            statements[:0] = [
-                ("BEGIN ISOLATION LEVEL READ COMMITTED", None),
-                ("SET CONSTRAINTS job_counts_insert, job_counts_update DEFERRED", None),
-                (f"SET LOCAL lock_timeout = {max(1, int(self.busy_timeout * 1000))}", None),
-            ]
+            begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
+            timeout = max(1, int(self.busy_timeout * 1000))
+            if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
+                begin.insert(0, (f"SET lock_timeout = {timeout}", None))
+                self.host.lock_timeouts[id(self.conn)] = timeout
+            statements[:0] = begin
             self._begun = True
         cursor = None
         try:
