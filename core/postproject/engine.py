@@ -352,6 +352,12 @@ class WriteSession(Protocol):
     def job(self, job_id: bytes) -> Job | None: ...
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
 
+    # the clock
+    def reset_clock(self, now: int) -> tuple[int | None, list[bytes]]:
+        """Lower the durable high-water mark to ``now`` (this revision carries it) and requeue
+        every claim granted after ``now`` (ending its attempt ``released``); (old mark, requeued)."""
+        ...
+
     # workers (stored state, not revisions)
     def register_worker(
         self,

@@ -24,6 +24,7 @@ class SqliteEngine:
         self._graph = Graph(reader)
         self._write_conn: connection.Connection | None = None
         self._lock = threading.Lock()
+        self._commits = 0
 
     @classmethod
     def create(cls, path: Path, production_id: bytes, created_at: int) -> SqliteEngine:
@@ -71,6 +72,9 @@ class SqliteEngine:
 
     def notify_committed(self) -> None:
         feed.notify(self._key)
+        self._commits += 1
+        if self._commits % connection.TRUNCATE_EVERY == 0 and self._write_conn is not None:
+            connection.truncate_wal(self._write_conn)  # keep the WAL bounded under sustained writes
 
     def close(self) -> None:
         with translated(self.path):
