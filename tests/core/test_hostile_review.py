@@ -36,7 +36,7 @@ def s(production: Production, clock: FakeClock, tmp_path: Path) -> Setup:
 def test_a_day_fast_clock_locks_everyone_out_until_the_clock_is_reset(s: Setup) -> None:
     job = s.request()
     fast = FakeClock(s.clock.now() + timedelta(days=1))
-    with Production.open(s.production.path, clock=fast) as ahead, ahead.edit() as tx:
+    with Production.open(s.production.location, clock=fast) as ahead, ahead.edit() as tx:
         tx.claim_job_lease(job, TOOL, timedelta(minutes=5))  # raises the durable mark a day ahead
         tx.commit()
     other = s.request()
@@ -57,6 +57,7 @@ def test_a_day_fast_clock_locks_everyone_out_until_the_clock_is_reset(s: Setup) 
     s.complete(lease)
 
 
+@pytest.mark.sqlite_only("SQLite's write-ahead log file")
 def test_the_writer_bounds_the_wal(production: Production, monkeypatch: pytest.MonkeyPatch) -> None:
     from postproject.storage.sqlite import connection
 

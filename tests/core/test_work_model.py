@@ -130,7 +130,7 @@ def test_capacity_is_never_exceeded_by_racing_threads(
     lock = threading.Lock()
 
     def lane(session: WorkerSession) -> None:
-        with Production.open(production.path, clock=clock) as mine:
+        with Production.open(production.location, clock=clock) as mine:
             while True:
                 lease = claim_next(mine, session)
                 if lease is None:
@@ -226,7 +226,7 @@ def test_two_sweepers_racing_a_reclaim(
         for job in jobs:
             tx.claim_job_lease(job, TOOL, us(100))
         tx.commit()
-    path = str(production.path)
+    path = production.location
     barrier = CTX.Barrier(3)
     start = (START + timedelta(seconds=1)).isoformat()
     runs = Processes()
@@ -361,7 +361,7 @@ def test_four_processes_racing_one_key_create_one_job(
     production = production_factory()
     setup = make_setup(production, clock, tmp_path)
     barrier = CTX.Barrier(4)
-    args = (str(production.path), str(setup.asset), str(setup.original), barrier)
+    args = (production.location, str(setup.asset), str(setup.original), barrier)
     runs = Processes()
     for _ in range(4):
         runs.start(procs.keyed_request, *args)

@@ -49,8 +49,11 @@ def open_engine(location: str | os.PathLike[str], *, read_only: bool) -> Engine:
 
 def remove(location: str | os.PathLike[str]) -> None:
     """Delete a production that a failed operation just created (a file and its side files)."""
-    if "://" in str(location):
-        return  # an engine URI: its adapter owns clean-up
+    if is_location_uri(location):
+        from postproject.storage.postgresql.engine import remove as remove_schema
+
+        remove_schema(str(location))
+        return
     path = Path(location)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)

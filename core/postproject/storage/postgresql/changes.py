@@ -66,6 +66,11 @@ class ServerClock:
             row = conn.execute(SERVER_NOW).fetchone()
             self.observe(int(row[0]), started, clock.monotonic() - started)
 
+    def estimate(self) -> int | None:
+        """The server's time in micros from the best sample (None before the first)."""
+        offset = self._offset
+        return None if offset is None else int(clock.monotonic() * 1e6 + offset)
+
     def now(self) -> datetime:
         with self._lock:
             if self._offset is None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from postproject import clock as clocks
 from postproject import feed
-from postproject.storage.postgresql import connection, schema, types
+from postproject.engine import TableDump
+from postproject.errors import NotFoundError
+from postproject.storage.postgresql import connection, copying, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
@@ -107,6 +110,10 @@ class PostgresEngine:
         """The durable clock high-water mark as this process last saw it."""
         return self._high_water
 
+    def server_now(self) -> int | None:
+        """The server's time as estimated here (micros), without a round trip."""
+        return self._clock.estimate()
+
     def clock(self) -> ServerClock:
         """The server's clock, for a production opened without one."""
         return self._clock
@@ -121,9 +128,18 @@ class PostgresEngine:
                 self.lock_timeouts.clear()
         return WriteSession(self, conn, busy_timeout=busy_timeout)
 
-    def committed(self, sequence: int | None, mark: int | None, server_now: int | None, rtt: float) -> None:
-        """A commit (or a raised clock mark) through this engine."""
-        if mark is not None and (self._high_water is None or mark > self._high_water):
+    def committed(
+        self,
+        sequence: int | None,
+        mark: int | None,
+        server_now: int | None,
+        rtt: float,
+        *,
+        reset: bool = False,
+    ) -> None:
+        """A commit (or a raised clock mark) through this engine; ``reset``: ``mark`` is the durable
+        mark as read now (lowered by ``reset_clock``), not only a lower bound of it."""
+        if mark is not None and (reset or self._high_water is None or mark > self._high_water):
             self._high_water = mark
         if server_now is not None:
             self.last_locked_at = server_now
@@ -145,6 +161,26 @@ class PostgresEngine:
 
     def notify_committed(self) -> None:
         feed.notify(self._key)
+
+    # --- moving a production between engines -------------------------------------------------
+
+    def schema_version(self) -> int:
+        return int(self._reader.one("SELECT version FROM schema_version")[0])
+
+    def export_tables(self, *, derived: bool = False) -> Iterator[TableDump]:
+        with self._reader.snapshot() as conn, translated(self.uri):
+            yield from copying.export(conn, derived=derived)
+
+    def import_tables(self, tables: Iterable[TableDump]) -> None:
+        with self._lock:
+            conn = self._write_conn
+            if conn is None or conn.closed or conn.broken:
+                conn = self._write_conn = _connect(self.uri)
+                self.lock_timeouts.clear()
+        with translated(self.uri), conn.transaction():
+            copying.load(conn, self.location, tables)
+        self._high_water = self._reader.high_water()
+        self.notify_committed()
 
     def close(self) -> None:
         with self._lock:
@@ -175,6 +211,18 @@ class PostgresEngine:
         if mark is not None and (self._high_water is None or mark > self._high_water):
             self._high_water = mark
         feed.notify(self._key)
+
+
+def remove(location: str) -> None:
+    """Drop the production (its schema) that a failed operation just created."""
+    from psycopg import sql
+
+    uri = parse(location)
+    with _connect(uri) as conn, translated(uri), conn.transaction():
+        schema.lock(conn, uri.production)
+        if schema.read_version(conn, uri.production) is None:
+            raise NotFoundError(f"no production {uri.production!r} in this database")
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(uri.production)))
 
 
 def _connect(uri: PostgresUri) -> Connection:

@@ -24,6 +24,8 @@ from postproject.storage.postgresql.uri import PostgresUri
 # The sequence of the rows an open edit wrote (larger than any revision number); pp_publish
 # gives them the edit's revision number at commit.
 PROVISIONAL = 1 << 62
+# The durable clock high-water mark: the newest revision's mark, or job_clock's when higher.
+DURABLE_MARK = "SELECT greatest((SELECT clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1), high_water) FROM job_clock"
 Params = Sequence[Any] | dict[str, Any]
 
 
@@ -47,8 +49,15 @@ class Host(Protocol):
     def high_water(self) -> int | None: ...
 
     def committed(
-        self, sequence: int | None, mark: int | None, server_now: int | None, rtt: float
+        self,
+        sequence: int | None,
+        mark: int | None,
+        server_now: int | None,
+        rtt: float,
+        *,
+        reset: bool = False,
     ) -> None: ...
+    def server_now(self) -> int | None: ...
 
 
 class Pipeline:
@@ -69,6 +78,8 @@ class Pipeline:
         self._begun = False
         self._failed: PostProjectError | None = None  # the transaction is aborted
         self._savepoints = 0
+        self._mark_read = False
+        self.reset_mark: int | None = None  # reset_clock's new mark
         # What this edit wrote, by table (renumbered at commit) and what it knows of it.
         self.written: dict[str, dict[Any, Any]] = {
             name: {}
@@ -89,8 +100,18 @@ class Pipeline:
 
     @property
     def stored_high_water(self) -> int | None:
-        """The durable clock mark as this process last saw it (commits and notifications)."""
-        return self.host.high_water
+        """The durable clock mark: as this process last saw it (its commits, notifications), read
+        again in the edit when that is ahead of the server's time (a clock that ran ahead, or a
+        mark lowered by ``reset_clock`` since), so a stale mark can never wedge a process."""
+        if self.reset_mark is not None:
+            return self.reset_mark
+        known = self.host.high_water
+        server = self.host.server_now()
+        if known is not None and not self._mark_read and (server is None or known > server):
+            self._mark_read = True
+            known = self.one(DURABLE_MARK)[0]
+            self.host.committed(None, known, None, 0.0, reset=True)
+        return known
 
     @stored_high_water.setter
     def stored_high_water(self, value: int | None) -> None:

@@ -273,6 +273,15 @@ class Reader:
         )
         return tuple(row) if row is not None else None
 
+    def completed_by(self, job_id: JobId) -> tuple[bytes, bytes] | None:
+        """(completion representation, completing attempt's secret hash) of a succeeded job."""
+        row = self.one(
+            "SELECT j.completion_representation_id, a.secret_hash FROM jobs j JOIN job_attempts a "
+            "ON a.job_id = j.id AND a.outcome = 1 WHERE j.id = %s AND j.state = 3",
+            (Id(job_id.bytes),),
+        )
+        return (row[0], row[1]) if row is not None else None
+
     # --- workers -----------------------------------------------------------------------
 
     def workers(self, now: int) -> list[WorkerRow]:

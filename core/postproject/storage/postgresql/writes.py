@@ -37,7 +37,7 @@ from postproject.model.jobs import Job
 from postproject.storage.postgresql import rows
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.job_writes import JobWrites
-from postproject.storage.postgresql.pipeline import PROVISIONAL
+from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL
 from postproject.storage.postgresql.types import Id, ids, optional
 
 Params = Sequence[Any] | dict[str, Any]
@@ -289,6 +289,22 @@ class WriteSession(JobWrites):
             )
         ]
 
+    # --- the clock ------------------------------------------------------------------------
+
+    def reset_clock(self, now: int) -> tuple[int | None, list[bytes]]:
+        """Lower the durable high-water mark to ``now`` and requeue every claim granted after it
+        (under a clock that ran ahead); (the old mark, the requeued job ids)."""
+        old = self.one(DURABLE_MARK)[0]
+        self.queue("UPDATE job_clock SET high_water = %s", (now,))
+        future = [
+            r[0]
+            for r in self.all("SELECT id FROM jobs WHERE state = 2 AND claimed_at > %s ORDER BY id", (now,))
+        ]
+        for job in future:
+            self.requeue(job, now)
+        self.reset_mark = now
+        return old, future
+
     # --- workers (stored state: heartbeats are not revisions) -------------------------------
 
     def register_worker(
@@ -366,7 +382,7 @@ class WriteSession(JobWrites):
         metadata = list(written["metadata"])
         started = clock.monotonic()
         cursor = self.send(
-            "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 PROVISIONAL,
                 Id(revision_id),
@@ -386,6 +402,7 @@ class WriteSession(JobWrites):
                 [kind for kind, _ in metadata] or None,
                 _array(target for _, target in metadata),
                 _array(written["jobs"]),
+                self.reset_mark is not None,
             ),
             then="COMMIT",
         )
@@ -398,7 +415,7 @@ class WriteSession(JobWrites):
         for table in ("assets", "representations", "activities", "jobs"):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
-        self.host.committed(self.sequence, mark, server_now, elapsed)
+        self.host.committed(self.sequence, mark, server_now, elapsed, reset=self.reset_mark is not None)
         return True
 
     def rollback(self, high_water: int | None) -> None:

@@ -188,7 +188,8 @@ CREATE FUNCTION pp_publish(
     p_activities uuid[],
     p_metadata_kinds smallint[],
     p_metadata_targets uuid[],
-    p_jobs uuid[]
+    p_jobs uuid[],
+    p_reset boolean  -- the edit lowered job_clock's mark (reset_clock): this revision carries it
 ) RETURNS TABLE (published bigint, mark bigint, server_now bigint) LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
@@ -201,7 +202,7 @@ BEGIN
     SELECT r.sequence, r.clock_mark INTO seq, last_mark FROM revisions r ORDER BY r.sequence DESC LIMIT 1;
     seq := coalesce(seq, 0) + 1;
     SELECT c.high_water INTO stored FROM job_clock c;
-    mark := greatest(last_mark, stored, p_high_water);
+    mark := CASE WHEN p_reset THEN greatest(stored, p_high_water) ELSE greatest(last_mark, stored, p_high_water) END;
     IF p_assets IS NOT NULL THEN
         UPDATE assets SET created_sequence = seq WHERE id = ANY (p_assets) AND created_sequence = p_provisional;
     END IF;

@@ -1,0 +1,72 @@
+"""A production moves from a .pproj to PostgreSQL with every fact (and back: tests/cli/test_copy.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from postproject import (
+    ActivitySpec,
+    AssetRef,
+    ConflictError,
+    FakeClock,
+    JobLease,
+    JobRequest,
+    JobState,
+    Production,
+    Property,
+    RepresentationKind,
+    ToolIdentity,
+    transfer,
+)
+from tests.conftest import START
+
+TOOL = ToolIdentity("copy-test", "1")
+NOTE = Property("https://example.com/notes", "note")
+
+
+def test_a_file_production_copies_into_postgresql_with_its_live_claims(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    clock = FakeClock(START)
+    source = tmp_path / "source.pproj"
+    media = tmp_path / "a.mov"
+    media.write_bytes(b"a")
+    with Production.create(source, clock=clock) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            tx.add_metadata(AssetRef(asset), NOTE, "before")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, media)
+            done = tx.request_job(JobRequest("org.example:k", (original,), asset, RepresentationKind.PROXY))
+            live = tx.request_job(JobRequest("org.example:k", (original,), asset, RepresentationKind.PROXY))
+            tx.commit()
+        with production.edit() as tx:
+            first = tx.claim_job_lease(done, TOOL, timedelta(minutes=5))
+            second = tx.claim_job_lease(live, TOOL, timedelta(minutes=5))
+            tx.commit()
+        with production.edit() as tx:
+            out = tx.add_representation(asset, RepresentationKind.PROXY, media)
+            activity = tx.create_activity(ActivitySpec("org.example:k", inputs=(original,), outputs=(out,)))
+            tx.complete_job_lease(first, out, activity)
+            tx.commit()
+        token = second.export_token()
+        report = transfer.copy(source, postgres_uri)
+    assert report.rows["jobs"] == 2 and report.rows["job_attempts"] == 2
+    assert transfer.verify(source, postgres_uri).equal
+    with Production.open(postgres_uri, clock=clock) as copied:
+        assert copied.job(done).state is JobState.SUCCEEDED
+        assert copied.activity(activity).outputs[0].snapshot is not None
+        lease = JobLease.import_token(copied, token)
+        with copied.edit() as tx:
+            tx.renew_job_lease(lease, timedelta(minutes=10))
+            tx.commit()
+        assert copied.latest_sequence() == 4
+        with copied.edit() as tx:  # metadata ids go on after the copied ones
+            tx.add_metadata(AssetRef(asset), NOTE, "after")
+            tx.commit()
+        assert [a.value.value for a in copied.metadata[AssetRef(asset)]] == ["before", "after"]
+    with pytest.raises(ConflictError) as refused:
+        transfer.copy(source, postgres_uri)
+    assert refused.value.reason == "not_empty"
