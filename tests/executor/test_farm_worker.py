@@ -88,6 +88,7 @@ def test_media_errors_tell_tool_crashes_from_bad_input(raised: Exception, retrya
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only("SQLite's write lock: PostgreSQL edits do not wait for each other")
 def test_a_worker_rides_out_a_30_second_write_lock(studio: Studio, tmp_path: Path) -> None:
     jobs = [studio.request() for _ in range(2)]
     studio.production.close()

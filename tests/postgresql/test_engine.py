@@ -148,3 +148,50 @@ def test_a_production_without_a_clock_takes_the_servers_time(postgres_uri: str) 
         created = production.asset(asset).created_at
         assert abs((created - server).total_seconds()) < 1
         assert isinstance(production_asset, AssetId)
+
+
+def test_a_claim_skips_held_jobs_and_waits_only_when_every_claimable_one_is_held(
+    production: Production, postgres_uri: str
+) -> None:
+    with production.edit() as tx:
+        asset = tx.create_asset()
+        first, second = (
+            tx.request_job(JobRequest("org.example:k", (), asset, RepresentationKind.PROXY)) for _ in range(2)
+        )
+        tx.commit()
+    with Production.open(postgres_uri) as other:
+        holding = production.edit()
+        held = holding.claim_next_job_lease(TOOL, timedelta(minutes=1))  # not committed: holds `first`
+        assert held is not None and held.job_id == first
+        started = time.monotonic()
+        with other.edit() as tx:  # not blocked by the held row: it takes the next job at once
+            lease = tx.claim_next_job_lease(TOOL, timedelta(minutes=1))
+            tx.commit()
+        assert lease is not None and lease.job_id == second and time.monotonic() - started < 1
+        holding.rollback()
+
+        with production.edit() as tx:  # `first` is claimed by a worker that dies: its lease lapses
+            tx.claim_job_lease(first, TOOL, timedelta(milliseconds=1))
+            tx.commit()
+        time.sleep(0.01)
+        with production.edit() as tx:
+            assert tx.finalize_lost() == 1  # a sweep in flight holds the expired, claimable `first`
+            claimed: list[Any] = []
+            waiter = threading.Thread(target=lambda: claimed.extend(_claim_twice(other)))
+            waiter.start()
+            time.sleep(0.3)
+            tx.commit()
+        waiter.join(10)
+        # The claim waited for the sweep (all it could claim was held) and then took `first`:
+        # never None while a claimable job exists, as on SQLite.
+        assert claimed == [first, None]
+
+
+def _claim_twice(production: Production) -> list[Any]:
+    found = []
+    for _ in range(2):
+        with production.edit() as tx:
+            lease = tx.claim_next_job_lease(TOOL, timedelta(minutes=1))
+            tx.commit()
+        found.append(lease.job_id if lease else None)
+    return found

@@ -225,31 +225,22 @@ class JobWrites(Pipeline):
         expires: int,
     ) -> tuple[bytes, int] | None:
         """Claim the first claimable job of ``kinds`` (priority, then availability, then id) in one
-        statement; (job id, attempt number) or None. Each candidate is one index probe that skips
-        rows other edits hold: the best ready job (of each kind) and the claim that expired first."""
+        statement; (job id, attempt number) or None.
+
+        Each candidate is one index probe that skips rows other edits hold (``SKIP LOCKED``): the
+        best ready job (of each kind) and the claim that expired first. Only when every claimable
+        job is held by another edit (which may be a sweep or a release about to make it claimable,
+        as SQLite's single writer would have waited for) does the claim wait for them and look
+        again, so None means what it means on SQLite: nothing is claimable."""
         params = self._claim_params(secret, tool, agent, worker, now, expires)
-        order = "ORDER BY priority DESC, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"
-        if kinds is None:
-            ready = (
-                f"SELECT id, priority AS p, available_at AS a FROM jobs WHERE state = 1 AND {_READY} {order}"
-            )
-            expired_kind = ""
-        else:
+        if kinds is not None:
             params["kinds"] = list(kinds)
-            ready = (
-                "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
-                "(SELECT id, priority AS p, available_at AS a FROM jobs "
-                f"WHERE state = 1 AND kind = k.kind AND {_READY} {order}) r"
-            )
-            expired_kind = " AND kind = ANY(%(kinds)s::text[])"
-        sql = (
-            f"WITH ready AS ({ready}), expired AS (SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
-            f"WHERE state = 2 AND claim_expires_at <= %(now)s{expired_kind} ORDER BY claim_expires_at, id "
-            "LIMIT 1 FOR UPDATE SKIP LOCKED), pick AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM "
-            "expired) c ORDER BY p DESC, a, id LIMIT 1) "
-            f"UPDATE jobs j SET {_SET_CLAIM} FROM pick WHERE j.id = pick.id AND {_CLAIMABLE} {_RETURNING}"
-        )
-        return self._claimed(self.one(sql, params))
+        row = self.one(_claim_next(kinds is not None, wait=False), params)
+        if row[0] is None and row[4]:  # claimable jobs exist, all held: wait for their holders
+            row = self.one(_claim_next(kinds is not None, wait=True), params)
+            if row[0] is None:  # they changed them: look again with what they committed
+                row = self.one(_claim_next(kinds is not None, wait=False), params)
+        return self._claimed(row[:4] if row[0] is not None else None)
 
     def _predicted(self, job_id: bytes, secret: bytes, now: int, action: Action) -> bool | None:
         """Whether a guarded transition of a job whose row this edit read and locked will match
@@ -429,6 +420,38 @@ class JobWrites(Pipeline):
             (Id(job_id),),
         )
         return (row[0], row[1], row[2]) if row is not None else None
+
+
+def _claim_next(by_kind: bool, *, wait: bool) -> str:
+    """claim_next's statement: (id, attempt, output asset, inputs, held), one row; ``held`` when
+    nothing was claimed while claimable jobs exist (held by other edits). ``wait``: lock the
+    candidates waiting for their holders (then rows no longer claimable are passed over)."""
+    lock = "FOR UPDATE" if wait else "FOR UPDATE SKIP LOCKED"
+    ready_order = "ORDER BY priority DESC, available_at, id LIMIT 1"
+    kind = " AND kind = ANY(%(kinds)s::text[])" if by_kind else ""
+    if by_kind:
+        ready = (
+            "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
+            "(SELECT id, priority AS p, available_at AS a FROM jobs "
+            f"WHERE state = 1 AND kind = k.kind AND {_READY} {ready_order} {lock}) r"
+        )
+    else:
+        ready = f"SELECT id, priority AS p, available_at AS a FROM jobs WHERE state = 1 AND {_READY} {ready_order} {lock}"
+    expired = (
+        "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
+        f"WHERE state = 2 AND claim_expires_at <= %(now)s{kind} ORDER BY claim_expires_at, id LIMIT 1"
+    )
+    held = (
+        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1{kind} AND {_READY}) "
+        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= %(now)s{kind})"
+    )
+    return (
+        f"WITH ready AS ({ready}), expired AS ({expired} {lock}), "
+        "pick AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1), "
+        f"claimed AS (UPDATE jobs j SET {_SET_CLAIM} FROM pick WHERE j.id = pick.id AND {_CLAIMABLE} {_RETURNING}) "
+        f"SELECT c.id, c.claim_attempt, c.output_asset_id, c.inputs, c.id IS NULL AND ({held}) "
+        "FROM (VALUES (1)) AS one LEFT JOIN claimed c ON true"
+    )
 
 
 def _lost(job_id: bytes) -> str:
