@@ -129,8 +129,10 @@ class Pipeline:
             target[key] = value
 
     def learn(self, table: str, keys: Iterable[bytes]) -> None:
-        """Rows seen to exist in committed state (they are never deleted)."""
-        self.host.known.add(table, keys)
+        """Rows seen to exist (rows are never deleted); those this edit wrote become known only
+        when it commits."""
+        written = self.written.get(table, {})
+        self.host.known.add(table, [k for k in keys if k not in written])
 
     def created(self, table: str, key: Any) -> bool:
         return key in self.written[table]
