@@ -439,10 +439,7 @@ class MonitorSession(QObject):
         outlook = self._outlook
         if outlook is None or not self._filter.stuck or self.table.loading:
             return
-        limit = self.now() + outlook.soon
-        due = {
-            c.job_id for c in outlook.claims if c.expires_at <= limit and self.table.row_of(c.job_id) is None
-        }
+        due = {c.job_id for c in outlook.due(self.now()) if self.table.row_of(c.job_id) is None}
         if due:
             self.spawn(self._bring_in(due), "Updating stuck claims")
 

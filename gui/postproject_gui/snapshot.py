@@ -33,7 +33,6 @@ from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import artifacts_document
 from postproject_gui.services.types import JobDetail, JobRow
 from postproject_gui.session import MonitorSession
-from postproject_gui.states import claim_health
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, PROVENANCE
 from postproject_gui.views.main_window import DASHBOARD, MainWindow
 
@@ -349,7 +348,7 @@ def _filter(flt: JobFilter) -> dict[str, Any]:
 
 def _row(row: JobRow, now: Any) -> dict[str, Any]:
     job = row.job
-    health = claim_health(job, now)
+    health = row.health(now)
     return {
         "id": str(job.id),
         "state": job.state.value,
@@ -376,7 +375,7 @@ def _claim(job: Any) -> dict[str, Any]:
 
 def _selected(detail: JobDetail, now: Any) -> dict[str, Any]:
     job = detail.job
-    health = claim_health(job, now)
+    health = detail.row.health(now)
     return {
         "id": str(job.id),
         "kind": job.kind,

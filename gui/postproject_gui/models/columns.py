@@ -15,7 +15,7 @@ from datetime import datetime
 from postproject import JobState
 from postproject_gui import timefmt
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import STATE_LOOKS, claim_health, state_text
+from postproject_gui.states import STATE_LOOKS
 
 
 def short_id(text: str) -> str:
@@ -29,11 +29,11 @@ def first_line(text: str, limit: int = 160) -> str:
 
 
 def _state(row: JobRow, now: datetime) -> str:
-    return state_text(row.job, now)
+    return row.state_text(now)
 
 
 def _state_tip(row: JobRow, now: datetime) -> str:
-    health = claim_health(row.job, now)
+    health = row.health(now)
     text = f"{STATE_LOOKS[row.job.state].label}: {STATE_LOOKS[row.job.state].description}"
     if health is not None and row.job.claim is not None:
         text += f"\nLease {timefmt.countdown(row.job.claim.expires_at, now)} ({health.value})"

@@ -27,7 +27,7 @@ from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
-from postproject_gui.states import STATE_LOOKS, ClaimHealth, claim_health
+from postproject_gui.states import STATE_LOOKS, ClaimHealth
 from postproject_gui.theme import Theme, set_style_property, state_icon
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
@@ -310,7 +310,7 @@ class JobDetailPanel(QFrame):
             if offered
             else f"A {job.state.value} job cannot be cancelled: it already finished."
         )
-        self._health = claim_health(job, now)
+        self._health = detail.row.health(now)
         self.scene.show_job(job.state, lay.path_taken(h.event for h in detail.history), offered, self._health)
         self.legend.setText(
             "Blue arrows: the path this job took (×n: more than once). Bold box: where it is now. "
@@ -328,7 +328,7 @@ class JobDetailPanel(QFrame):
         if self._detail is None:
             return
         self.facts.refresh_time(now)
-        health = claim_health(self._detail.job, now)
+        health = self._detail.row.health(now)
         if health is not self._health:  # the lease ran out (or is about to): redraw the badge
             state = self.scene.state
             self._health = health
@@ -343,7 +343,7 @@ class JobDetailPanel(QFrame):
     def _set_glyph(self, state: JobState, now: datetime) -> None:
         assert self._detail is not None
         self.glyph.show()
-        health = claim_health(self._detail.job, now)
+        health = self._detail.row.health(now)
         self.glyph.setPixmap(state_icon(state, health, self._theme.states).pixmap(18, 18))
         self.glyph.setToolTip(STATE_LOOKS[state].label)
 

@@ -12,7 +12,7 @@ from postproject import JobState
 from postproject_gui import timefmt
 from postproject_gui.models.columns import short_id
 from postproject_gui.services.types import JobDetail
-from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette, claim_health
+from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette
 
 MAX_INPUT_LINES = 12
 FACTS = (
@@ -106,7 +106,7 @@ class JobFacts(QWidget):
         self._set(
             "requested", f"{timefmt.stamp(job.requested_at)} ({timefmt.age(job.requested_at, now)} ago)"
         )
-        health = claim_health(job, now)
+        health = detail.row.health(now)
         state = STATE_LOOKS[job.state].label
         colour = self._palette.colour(job.state, health) if self._palette else None
         note = {
