@@ -43,9 +43,7 @@ class CancelPlan:
     def of(cls, rows: Sequence[JobRow], now: datetime) -> CancelPlan:
         legal = sources(Action.CANCEL)
         cancellable = tuple(r for r in rows if r.job.state in legal)
-        fenced = tuple(
-            r for r in cancellable if r.health(now) in (ClaimHealth.LIVE, ClaimHealth.EXPIRING)
-        )
+        fenced = tuple(r for r in cancellable if r.health(now) in (ClaimHealth.LIVE, ClaimHealth.EXPIRING))
         skipped = tuple(r for r in rows if r.job.state not in legal)
         return cls(cancellable, fenced, skipped)
 

@@ -1,7 +1,7 @@
 """What the job table shows: state, kind, stuck claims and a text search (no Qt).
 
 State and kind go to the store query (keyset pages over its indexes). The text search
-(over ids, kinds, names of the output and first input, tool and agent names, diagnostics)
+(over ids, kinds, names of the output and first input, tool, agent and worker names, diagnostics)
 is applied by the table model to the rows of each page as it arrives, because the store
 has no text index; the model keeps reading pages while few rows match and says how many
 jobs it has searched (see ``JobTableModel``). A QSortFilterProxyModel was rejected: when a
@@ -93,7 +93,11 @@ def haystack(row: JobRow) -> str:
     job = row.job
     parts = [str(job.id), job.kind, str(job.output_asset_id), row.output_name or "", row.first_input or ""]
     if job.claim is not None:
-        parts += [job.claim.tool.name, job.claim.agent.name if job.claim.agent else ""]
+        parts += [
+            job.claim.tool.name,
+            job.claim.agent.name if job.claim.agent else "",
+            job.claim.worker or "",
+        ]
     if job.failure is not None:
         parts.append(job.failure.diagnostic)
     if job.target_root:
