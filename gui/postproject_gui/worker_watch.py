@@ -81,6 +81,8 @@ class WorkerWatch(QObject):
         self._again = False
         self._last_read = -1e9
         self._stopped = False
+        self._started = False  # the production is open: reads may run
+        self._wanted = False  # polling asked for (it starts once the production is open)
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_SECONDS * 1000)
         self._poll.timeout.connect(self.refresh)
@@ -97,9 +99,13 @@ class WorkerWatch(QObject):
 
     @property
     def polling(self) -> bool:
-        return self._poll.isActive()
+        return self._wanted
 
     def start(self) -> None:
+        """The production is open: read now (and every few seconds if asked already)."""
+        self._started = True
+        if self._wanted and not self._stopped:
+            self._poll.start()
         self.refresh()
 
     def stop(self) -> None:
@@ -109,7 +115,10 @@ class WorkerWatch(QObject):
 
     def set_polling(self, on: bool) -> None:
         """Read every ``POLL_SECONDS`` while ``on`` (a view showing workers is visible)."""
-        if self._stopped or on == self._poll.isActive():
+        if self._stopped or on == self._wanted:
+            return
+        self._wanted = on
+        if not self._started:
             return
         if on:
             self._poll.start()
@@ -128,7 +137,7 @@ class WorkerWatch(QObject):
 
     def refresh(self) -> None:
         """Read the workers now (or right after the read in flight)."""
-        if self._stopped:
+        if self._stopped or not self._started:
             return
         if self._reading:
             self._again = True

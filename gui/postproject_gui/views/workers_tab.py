@@ -114,7 +114,7 @@ class WorkersTab(QWidget):
         self.table.setAccessibleName("Registered workers")
         self.table.setModel(self.model)
         header = self.table.horizontalHeader()
-        for column, width in enumerate((96, 150, 130, 84, 220, 60, 80, 64)):
+        for column, width in enumerate((96, 150, 140, 84, 220, 56, 92, 64)):
             self.table.setColumnWidth(column, width)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.selectionModel().currentRowChanged.connect(lambda current, _old: self._selected(current))
@@ -128,7 +128,7 @@ class WorkersTab(QWidget):
         self.attempt_table = _table("workerAttempts", lower)
         self.attempt_table.setAccessibleName("Attempts of the selected worker")
         self.attempt_table.setModel(self.attempts)
-        for column, width in enumerate((104, 90, 140, 30, 220, 150, 70)):
+        for column, width in enumerate((104, 104, 150, 30, 230, 150, 70)):
             self.attempt_table.setColumnWidth(column, width)
         self.attempt_table.doubleClicked.connect(self._attempt_activated)
         self.attempt_table.activated.connect(self._attempt_activated)
