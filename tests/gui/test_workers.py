@@ -491,3 +491,19 @@ def test_cli_commands_of_the_farm_actions(builder: ProductionBuilder, farm: Farm
         idempotency_key="a b",
     )
     assert line.endswith("--priority -3 --max-attempts 2 --idempotency-key 'a b'")
+
+
+def test_detail_actions_move_below_the_tools_when_the_panel_is_narrow(
+    qtbot: Any, window: MainWindow, farm: Farm
+) -> None:
+    job = farm.running["render-01"][0]
+    window.select_job(job)
+    wait_for(qtbot, lambda: window.detail.detail is not None and window.detail.detail.job.id == job)
+    detail = window.detail
+    window.jobs_page.splitter.setSizes([400, 1000])
+    qtbot.wait(50)
+    assert detail._tools_row.indexOf(detail._actions) >= 0
+    window.jobs_page.splitter.setSizes([1000, 390])
+    qtbot.wait(50)
+    assert detail._actions_row.indexOf(detail._actions) >= 0
+    assert detail.farm.width() >= detail.farm.sizeHint().width()  # never squeezed

@@ -44,6 +44,7 @@ from postproject_gui.theme import Theme
 from postproject_gui.worker_watch import liveness, used
 
 CLOCK_MS = 30_000
+UTILISATION_TITLE = "Worker utilisation (% of online capacity in use)"
 KIND_COLOURS = ("#3b82c4", "#2a9d8f", "#8e6bbf", "#d9822b", "#c2477a", "#6b8e23", "#7a8793")
 
 
@@ -195,7 +196,7 @@ class DashboardTab(QWidget):
                 ("throughput", "Throughput: succeeded per kind"),
                 ("failure_rate", "Failure rate (% of finished)"),
                 ("backlog", "Backlog: waiting jobs"),
-                ("utilisation", "Worker utilisation (% of online capacity in use)"),
+                ("utilisation", UTILISATION_TITLE),
             ),
             ((0, 0), (0, 1), (1, 0), (1, 1)),
             strict=True,
@@ -383,6 +384,11 @@ class DashboardTab(QWidget):
             self.plots[key].setXRange(xs[0], ends[-1], padding=0)
         plot = self.plots["utilisation"]
         plot.getPlotItem().clear()
+        title = UTILISATION_TITLE
+        if self.data.samples:
+            _at, busy, capacity = self.data.samples[-1]
+            title += f" — now {busy:,} of {capacity:,} in use" if capacity else " — none online now"
+        plot.getPlotItem().titleLabel.setText(title, color=ui.text, size="10pt")
         shares = [(c, u) for c, u in zip(centres, series.utilisation, strict=True) if u is not None]
         if shares:
             colour = states.states[JobState.CLAIMED]
@@ -395,7 +401,7 @@ class DashboardTab(QWidget):
                 fillLevel=0,
                 brush=fill,
                 symbol="o" if len(shares) < 3 else None,
-                symbolSize=5,
+                symbolSize=7,
                 symbolBrush=colour,
                 symbolPen=None,
             )

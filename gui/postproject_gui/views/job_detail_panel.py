@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -158,11 +159,38 @@ class JobDetailPanel(QFrame):
         row.addWidget(self.provenance)
         row.addWidget(self.similar)
         row.addStretch(1)
-        row.addWidget(self.farm)
-        row.addWidget(self.cancel)
-        row.addWidget(self.request)
+        # The action buttons sit beside the tools when the panel is wide enough, else on a
+        # row of their own below them (see resizeEvent).
+        self._actions = QWidget(self)
+        actions = QHBoxLayout(self._actions)
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.setSpacing(4)
+        actions.addWidget(self.farm)
+        actions.addWidget(self.cancel)
+        actions.addWidget(self.request)
+        self._tools_row = row
+        self._actions_row = QHBoxLayout()
+        self._actions_row.setContentsMargins(0, 2, 0, 0)
+        self._actions_row.addStretch(1)
+        row.addWidget(self._actions)
         box.addLayout(row)
+        box.addLayout(self._actions_row)
         return box
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_actions()
+
+    def _place_actions(self) -> None:
+        """Tools and actions on one row when they fit, else the actions on a row below."""
+        tools = sum(
+            w.sizeHint().width() + 4 for w in (self.copy_id, self.copy_cli, self.provenance, self.similar)
+        )
+        wide = tools + self._actions.sizeHint().width() + 40 <= self.width()
+        target = self._tools_row if wide else self._actions_row
+        if target.indexOf(self._actions) < 0:
+            (self._actions_row if wide else self._tools_row).removeWidget(self._actions)
+            target.addWidget(self._actions)
 
     def _farm_clicked(self) -> None:
         if self._detail is not None and self._detail.job.state in FARM_BUTTON:
@@ -295,6 +323,7 @@ class JobDetailPanel(QFrame):
             "Live counts per state. Click a state to list its jobs; click “request” to request a job."
         )
         self.overview.setText(self._overview_text(info, counts))
+        self._place_actions()
 
     def _overview_text(self, info: ProductionInfo | None, counts: JobCounts | None) -> str:
         if info is None:
@@ -330,6 +359,7 @@ class JobDetailPanel(QFrame):
             self.farm.setText(farm[0])
             self.farm.setToolTip(farm[2])
         self._show_attempts(detail)
+        self._place_actions()
         self.title.setText(job.kind)
         self.subtitle.setText(str(job.id))
         self.facts.set_palette(self._theme.states)
