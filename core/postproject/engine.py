@@ -185,6 +185,10 @@ class Reads(Protocol):
         """(state, lease secret hash, expiry) of a job."""
         ...
 
+    def completed_by(self, job_id: JobId) -> tuple[bytes, bytes] | None:
+        """(completion representation, completing attempt's secret hash) of a succeeded job."""
+        ...
+
     def workers(self, now: int) -> list[WorkerRow]:
         """(name, host, registered_at, last_seen, capacity, kinds, running job ids, attempts by outcome)."""
         ...

@@ -139,6 +139,23 @@ class JobLease:
             )
         return cls(production_id, job_id, secret, LeaseState.ACTIVE, expires)
 
+    @classmethod
+    def replayed_completion(cls, production: object, token: object) -> RepresentationId | None:
+        """The output of the completion this token's claim committed, or None.
+
+        For a worker whose completion committed but whose response was lost: repeating the
+        completion with the same token can then report the original instead of a conflict.
+        """
+        handle = handle_of(production)
+        production_id, job_id, secret = parse_token(token)
+        if production_id != handle.production_id:
+            raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")
+        handle.check_open()
+        found = handle.reads.completed_by(job_id)
+        if found is None or found[1] != hashlib.sha256(secret).digest():
+            return None
+        return RepresentationId(found[0])
+
     def close(self) -> None:
         """Drop the local handle (never writes, releases or renews)."""
         self._closed = True

@@ -23,6 +23,13 @@ JOB_KEYS = {
     "completion_representation_id",
     "failure_diagnostic",
     "requested_at_unix_micros",
+    "claim_worker",
+    "priority",
+    "not_before_unix_micros",
+    "max_attempts",
+    "attempts",
+    "retry_of",
+    "retried_as",
 }
 RECEIPT_KEYS = {"production_id", "revision"}
 REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}

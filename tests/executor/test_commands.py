@@ -172,8 +172,8 @@ def test_worker_run_logs_json_lines_and_ends_with_a_summary(
     claimed, succeeded = by_action["claimed"], by_action["succeeded"]
     assert claimed["job"] == succeeded["job"] == str(thumbnail)
     with Production.open(studio.path) as production:
-        claims = [e.sequence for e in production.job_history(thumbnail) if e.kind == "job_claimed"]
-    assert claimed["attempt"] == succeeded["attempt"] == claims[0]  # the claim's revision
+        attempts = production.job(thumbnail).attempts
+    assert claimed["attempt"] == succeeded["attempt"] == attempts[0].number == 1  # the job's attempt number
     assert "ppl1:" not in captured.err
 
 

@@ -201,7 +201,10 @@ def _job_block(job: Mapping[str, Any], now: int) -> str:
     ]
     if job["state"] == "claimed":
         agent = job.get("claim_agent")
-        rows.append(("claimed by", _tool(job.get("claim_tool")) + (f" @ {agent['name']}" if agent else "")))
+        worker = f" (worker {job['claim_worker']})" if job.get("claim_worker") else ""
+        rows.append(
+            ("claimed by", _tool(job.get("claim_tool")) + (f" @ {agent['name']}" if agent else "") + worker)
+        )
         rows.append(("claimed", _when(job["claimed_at_unix_micros"], now)))
         rows.append(
             (
@@ -215,7 +218,22 @@ def _job_block(job: Mapping[str, Any], now: int) -> str:
     if job.get("failure_diagnostic") is not None:
         rows.append(("diagnostic", " ".join(str(job["failure_diagnostic"]).split())))
     rows.append(("requested", _when(job["requested_at_unix_micros"], now)))
-    return pairs(rows)
+    if job.get("priority"):
+        rows.append(("priority", str(job["priority"])))
+    if job.get("not_before_unix_micros") is not None:
+        rows.append(("not before", _when(job["not_before_unix_micros"], now)))
+    if job.get("max_attempts") is not None:
+        rows.append(("max attempts", str(job["max_attempts"])))
+    if job.get("retry_of"):
+        rows.append(("retry of", job["retry_of"]))
+    if job.get("retried_as"):
+        rows.append(("retried as", job["retried_as"]))
+    shown = pairs(rows)
+    if job.get("attempts"):
+        from postproject.cli.human_farm import attempt_lines
+
+        shown += "attempts:\n" + attempt_lines(job["attempts"], now)
+    return shown
 
 
 def _jobs_block(data: Mapping[str, Any], now: int) -> str:
@@ -329,9 +347,9 @@ BLOCKS: dict[str, Block] = {
 
 
 def _formatter(shape: str) -> Block:
-    from postproject.cli import human_knowledge
+    from postproject.cli import human_farm, human_knowledge
 
-    return BLOCKS.get(shape) or human_knowledge.BLOCKS.get(shape) or block
+    return BLOCKS.get(shape) or human_knowledge.BLOCKS.get(shape) or human_farm.BLOCKS.get(shape) or block
 
 
 # --- tables -----------------------------------------------------------------------------
@@ -401,9 +419,11 @@ _PLURALS = {
 def table(item_shape: str, items: Sequence[Row], now: int) -> str:
     if not items:
         return f"no {_PLURALS.get(item_shape, item_shape + 's')}\n"
-    from postproject.cli import human_knowledge
+    from postproject.cli import human_farm, human_knowledge
 
-    columns = TABLES.get(item_shape) or human_knowledge.TABLES.get(item_shape)
+    columns = (
+        TABLES.get(item_shape) or human_knowledge.TABLES.get(item_shape) or human_farm.TABLES.get(item_shape)
+    )
     if columns is None:
         keys = list(items[0])
         columns = [(k.upper(), _cell(k)) for k in keys]

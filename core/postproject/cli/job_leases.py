@@ -8,6 +8,7 @@ checked before the production is opened.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from postproject.cli import views
@@ -78,7 +79,7 @@ def job_fail(ctx: Context) -> Result:
     diagnostic = check_diagnostic(ctx.args.diagnostic)
     production, job_id, lease = _leased(ctx)
     with lease, edit(production, "Fail job") as tx:
-        tx.fail_job_lease(lease, diagnostic)
+        tx.fail_job_lease(lease, diagnostic, retry=ctx.args.retry)
         receipt = commit(tx)
     return _job_result(production, job_id, receipt)
 
@@ -102,7 +103,15 @@ def _output_root(production: Production, job: Job, path: Path) -> str | None:
 
 def job_complete(ctx: Context) -> Result:
     output = Path(ctx.args.output_file)
-    production, job_id, lease = _leased(ctx)
+    job_id = parse_id(JobId, ctx.args.job)
+    token = read_token(ctx.args.lease_token_file, ctx.stdin, job_id)
+    production = ctx.open(ctx.args.production, write=True)
+    try:
+        lease = JobLease.import_token(production, token)
+    except ConflictError as exc:
+        if not _replayed(production, token, output):
+            raise exc from None
+        return Result(views.job_view(production.job(job_id)) | {"replayed": True}, "job")
     job = production.job(job_id)
     if job.claim is None:
         raise ConflictError(f"job {job_id} is {job.state.value}, not claimed", reason=Reason.LEASE_LOST)
@@ -123,6 +132,16 @@ def job_complete(ctx: Context) -> Result:
         tx.complete_job_lease(lease, rep_id, activity_id)
         receipt = commit(tx)
     return _job_result(production, job_id, receipt)
+
+
+def _replayed(production: Production, token: str, output: Path) -> bool:
+    """Did this token's claim already complete the job with this very output file (a
+    completion repeated after a lost response)?"""
+    rep_id = JobLease.replayed_completion(production, token)
+    if rep_id is None:
+        return False
+    path = production.resolve(production.representation(rep_id))
+    return path is not None and os.path.abspath(path) == os.path.abspath(output.resolve())
 
 
 def _token_argument(parser: Parser, *, claim: bool) -> None:
@@ -163,4 +182,9 @@ def register(jobs: argparse._SubParsersAction[Parser]) -> None:
     p = command(jobs, "fail", "mark a claimed job failed with a diagnostic", job_fail)
     p.add_argument("job", metavar="JOB", help="job id")
     p.add_argument("diagnostic", metavar="DIAGNOSTIC", help="what went wrong (1-4096 bytes)")
+    p.add_argument(
+        "--retry",
+        action="store_true",
+        help="a retryable failure: back to requested while the job has attempts left",
+    )
     _token_argument(p, claim=False)

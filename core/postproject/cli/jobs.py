@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timedelta
 
-from postproject.cli import artifacts, job_leases, views
+from postproject import clock as clocks
+from postproject.cli import artifacts, farm, job_leases, views
 from postproject.cli.common import (
     Context,
     Parser,
@@ -19,6 +21,8 @@ from postproject.cli.common import (
 )
 from postproject.cli.output import Result
 from postproject.cli.setup import parse_value
+from postproject.errors import InvalidArgumentError
+from postproject.humanize import parse_duration
 from postproject.ids import AssetId, JobId, RepresentationId
 from postproject.lifecycle import JobState
 from postproject.model.assets import RepresentationKind
@@ -37,6 +41,23 @@ def _parameters(args: argparse.Namespace) -> list[tuple[Property, MetadataValue]
     return params
 
 
+def parse_when(field: str, text: str, now: datetime) -> datetime:
+    """An aware time: ISO 8601 with a UTC offset (``Z`` allowed), or ``+DURATION`` from ``now``."""
+    if text.startswith("+"):
+        return now + parse_duration(text[1:], field=field, minimum=timedelta(0), maximum=timedelta(days=3650))
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgumentError(
+            f"{field} must be an ISO 8601 time or +DURATION; got {text[:60]!r}"
+        ) from None
+    if when.tzinfo is None:
+        raise InvalidArgumentError(
+            f"{field} needs a UTC offset (e.g. 2026-12-01T18:00:00Z); got {text[:60]!r}"
+        )
+    return when
+
+
 def job_request(ctx: Context) -> Result:
     args = ctx.args
     request = JobRequest(
@@ -45,6 +66,14 @@ def job_request(ctx: Context) -> Result:
         parse_id(AssetId, args.output_asset),
         RepresentationKind.parse(args.output_kind),
         args.target_root,
+        priority=farm.parse_priority(args.priority),
+        not_before=parse_when("--not-before", args.not_before, (ctx.clock or clocks.SystemClock()).now())
+        if args.not_before is not None
+        else None,
+        max_attempts=parse_int("--max-attempts", args.max_attempts, minimum=1)
+        if args.max_attempts is not None
+        else None,
+        idempotency_key=args.idempotency_key,
     )
     params = _parameters(args)
     production = ctx.open(args.production, write=True)
@@ -107,6 +136,20 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         help="a typed parameter on the job (repeatable)",
     )
     p.add_argument("--profile", metavar="P", help="shorthand for the executor profile parameter")
+    p.add_argument(
+        "--priority", default="0", metavar="N", help="-1000..1000, higher is claimed first (default 0)"
+    )
+    p.add_argument(
+        "--not-before",
+        metavar="WHEN",
+        help="not claimable before this time (ISO 8601 with a UTC offset, or +DURATION from now, e.g. +10m)",
+    )
+    p.add_argument("--max-attempts", metavar="N", help="claims allowed before lost or retried work fails it")
+    p.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="repeating an equivalent request with this key returns the original job",
+    )
     p = command(jobs, "show", "show one job", job_show)
     p.add_argument("job", metavar="JOB", help="job id")
     p = command(jobs, "list", "list jobs in request order, optionally filtered", job_list)
@@ -118,4 +161,5 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     job_leases.register(jobs)
     p = command(jobs, "cancel", "cancel requested or claimed jobs (no lease token needed)", job_cancel)
     p.add_argument("job", metavar="JOB", nargs="+", help="job id (several are cancelled in one transaction)")
+    farm.register_job_commands(jobs)
     artifacts.register_job_commands(jobs)

@@ -15,10 +15,11 @@ from postproject.clock import to_micros
 from postproject.model.activities import Activity, ActivityEdge
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Job
+from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.metadata import Assertion
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
+from postproject.model.workers import Worker
 from postproject.pages import Page
 
 View = dict[str, Any]
@@ -58,6 +59,40 @@ def job_view(job: Job) -> View:
         "completion_representation_id": _id(job.completion.representation_id if job.completion else None),
         "failure_diagnostic": job.failure.diagnostic if job.failure else None,
         "requested_at_unix_micros": micros(job.requested_at),
+        "claim_worker": claim.worker if claim else None,
+        "priority": job.priority,
+        "not_before_unix_micros": micros(job.not_before),
+        "max_attempts": job.max_attempts,
+        "attempts": [attempt_view(a) for a in job.attempts],
+        "retry_of": _id(job.retry_of),
+        "retried_as": _id(job.retried_as),
+    }
+
+
+def attempt_view(attempt: Attempt) -> View:
+    return {
+        "number": attempt.number,
+        "outcome": attempt.outcome.value if attempt.outcome else None,
+        "agent": agent_view(attempt.agent),
+        "worker": attempt.worker,
+        "tool": tool_view(attempt.tool),
+        "claimed_at_unix_micros": micros(attempt.claimed_at),
+        "ended_at_unix_micros": micros(attempt.ended_at),
+        "diagnostic": attempt.diagnostic,
+    }
+
+
+def worker_view(worker: Worker) -> View:
+    return {
+        "name": worker.name,
+        "host": worker.host,
+        "state": worker.state.value,
+        "last_seen": micros(worker.last_seen),
+        "last_seen_unix_micros": micros(worker.last_seen),
+        "capacity": worker.capacity,
+        "kinds": list(worker.kinds) if worker.kinds is not None else None,
+        "running": [str(j) for j in worker.running],
+        "attempts": {outcome.value: worker.outcomes.get(outcome, 0) for outcome in AttemptOutcome},
     }
 
 

@@ -29,6 +29,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 from postproject import config as settings
 from postproject import humanize
+from postproject.cli import farm
 from postproject.cli.durations import parse_lease
 from postproject.errors import InvalidArgumentError
 from postproject.executor import jobs
@@ -53,9 +54,10 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> None:
     """Add ``worker run``, ``demo create`` and ``demo run``."""
-    worker = subparsers.add_parser("worker", help="run the reference executor")
+    worker = subparsers.add_parser("worker", help="run the reference executor; list registered workers")
     worker_commands = worker.add_subparsers(dest="worker_command", metavar="COMMAND", required=True)
     _worker_run_parser(worker_commands)
+    farm.register_worker_commands(worker_commands)
     demo = subparsers.add_parser("demo", help="a demo production with real media and live workers")
     demo_commands = demo.add_subparsers(dest="demo_command", metavar="COMMAND", required=True)
     _demo_parsers(demo_commands)
@@ -78,6 +80,12 @@ def _worker_run_parser(commands: argparse._SubParsersAction[Any]) -> None:
     )
     run.add_argument("--once", action="store_true", help="run one job, then exit")
     run.add_argument("--watch", action="store_true", help="keep waiting for new work until Ctrl-C")
+    run.add_argument(
+        "--no-sweep",
+        dest="sweep",
+        action="store_false",
+        help="do not finalize lost work of crashed workers (on by default, every 5 s)",
+    )
     run.add_argument(
         "--lease", metavar="DUR", help="lease duration, renewed every third (config worker.lease; 60s)"
     )
@@ -149,6 +157,7 @@ def worker_run(args: Any) -> int:
         concurrency=config["worker.concurrency"],
         once=ns.once,
         watch=ns.watch,
+        sweep=ns.sweep,
         tool=ToolIdentity(tool_name, jobs.TOOL.version, jobs.TOOL.uri) if tool_name else jobs.TOOL,
         agent=AgentIdentity(agent_name) if agent_name else default_agent(),
         proxy_format=config["worker.proxy_format"],

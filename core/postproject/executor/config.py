@@ -41,6 +41,7 @@ class WorkerConfig:
     proxy_format: str = "mp4"
     thumbnail_format: str = "jpg"
     renew_interval: float | None = None
+    sweep: bool = True  # finalise lost work of crashed workers every few seconds
 
     def open(self) -> Production:
         """A new handle on the production (one per thread: a handle is not for concurrent edits)."""

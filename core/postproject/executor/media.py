@@ -52,13 +52,17 @@ _MPEG_RANGE: Final = 1  # AVCOL_RANGE_MPEG: limited ("video") range
 
 
 class MediaError(Exception):
-    """A media operation failed: unreadable input, no video, bad suffix, encoder failure."""
+    """A media operation failed: unreadable input, no video, bad suffix, encoder failure.
 
-    def __init__(self, message: str) -> None:
+    ``retryable`` tells a tool crash that another attempt may get past (an encoder or I/O
+    failure) from bad input that no attempt will fix (a corrupt or missing source)."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
         text = " ".join(message.split())
         if len(text) > MAX_MESSAGE_CHARS:
             text = text[: MAX_MESSAGE_CHARS - 1] + "…"
         super().__init__(text)
+        self.retryable = retryable
 
 
 class MediaStopped(MediaError):
@@ -222,7 +226,19 @@ def _media_errors(action: str) -> Iterator[None]:
         raise
     except (av.error.FFmpegError, OSError, ValueError, Image.DecompressionBombError) as exc:
         reason = re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
-        raise MediaError(f"{action}: {reason}") from exc
+        raise MediaError(f"{action}: {reason}", retryable=not isinstance(exc, _BAD_INPUT)) from exc
+
+
+# Failures that say the input is bad: another attempt would fail the same way.
+_BAD_INPUT = (
+    av.error.InvalidDataError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    PermissionError,
+    ValueError,
+    Image.DecompressionBombError,
+)
 
 
 @contextlib.contextmanager

@@ -3,8 +3,11 @@
 One :class:`Worker` runs ``concurrency`` lanes (threads), each with its own
 :class:`~postproject.production.Production` handle. A lane loops:
 
-1. claim the oldest claimable job of its kinds (``claim_next_job_lease``; once some job has
-   been skipped, it claims by id among the remaining candidates instead);
+0. the worker registers (its agent name, ``concurrency`` as capacity, its kinds) and a
+   :class:`~postproject.executor.presence.Presence` thread heartbeats and sweeps lost work;
+1. claim the first claimable job of its kinds as the worker's session
+   (``claim_next_job_lease``; once some job has been skipped, it claims by id among the
+   remaining candidates instead); a busy database makes it wait, never exit;
 2. check it (:func:`postproject.executor.jobs.plan`): an unusable request is *failed* with
    a clear diagnostic, a job this machine cannot reach is *released* and skipped;
 3. work on it while a :class:`~postproject.executor.renewal.Renewer` renews the lease every
@@ -18,7 +21,8 @@ The media is made in a hidden per-attempt folder inside the target directory
 (:class:`~postproject.executor.jobs.Staging`) and moved to a free name only once complete, so
 a failed, stopped or killed attempt leaves nothing in the target root and never takes a
 clean output name; stale attempt folders are swept when a worker starts (and whenever one
-stages in the same folder). A tool failure fails the job with a bounded diagnostic. A lost
+stages in the same folder). A tool failure fails the job with a bounded diagnostic, as a
+retryable failure (another attempt while attempts remain); an unusable request is never retried. A lost
 lease publishes nothing. :meth:`Worker.stop` (Ctrl-C) stops the work and
 releases every claim still held, each in its own edit. Without ``watch`` a lane ends when
 nothing is claimable; with it, it waits for new work (the revision feed, rechecked every few
@@ -47,6 +51,7 @@ from postproject.executor.config import (
     duration_text,
 )
 from postproject.executor.media import MediaError, MediaStopped
+from postproject.executor.presence import Presence, patiently
 from postproject.executor.renewal import Renewer
 from postproject.ids import JobId
 from postproject.leases import JobLease, LeaseState
@@ -54,6 +59,7 @@ from postproject.lifecycle import JobState
 from postproject.model.activities import ActivitySpec
 from postproject.model.jobs import Job
 from postproject.model.refs import ActivityRef
+from postproject.model.workers import WorkerSession
 from postproject.production import Production
 from postproject.transaction import Transaction
 
@@ -85,6 +91,7 @@ class Worker:
         self._budget = Budget(1 if config.once else None)
         self._attempts: dict[JobId, int] = {}  # job -> the revision that recorded our claim
         self._interval = config.renew_interval or config.lease.total_seconds() / 3
+        self._session: WorkerSession | None = None
         self._lease_text = f"lease {duration_text(config.lease)}"
 
     # --- running -----------------------------------------------------------------------
@@ -98,8 +105,18 @@ class Worker:
         """
         config = self.config
         jobs.check_tools(config.kinds)
+        presence = Presence(
+            config.open,
+            config.agent.name,
+            config.concurrency,
+            config.kinds,
+            origin=ORIGIN,
+            sweep=config.sweep,
+            on_fenced=self._fenced,
+        )
         with config.open() as production:  # fail fast (not_found, storage) before starting threads
             swept = sum(jobs.sweep(directory) for directory in _root_directories(production))
+            self._session = presence.register(production)
         if swept:
             log.info("removed %d stale staging folder(s) of killed workers", swept, extra={"action": "swept"})
         log.info(
@@ -116,6 +133,7 @@ class Worker:
             threading.Thread(target=self._lane, name=f"worker-lane-{n + 1}", daemon=True)
             for n in range(self.config.concurrency)
         ]
+        presence.start()
         for lane in lanes:
             lane.start()
         try:
@@ -127,6 +145,8 @@ class Worker:
             for lane in lanes:
                 lane.join()
             raise
+        finally:
+            presence.stop()
         if self._errors:
             raise self._errors[0]
         return self.stats
@@ -134,6 +154,11 @@ class Worker:
     def stop(self) -> None:
         """Ask every lane to stop its work, release its claim and end (safe from signal handlers)."""
         self._stop.set()
+
+    def _fenced(self, why: str) -> None:
+        log.error("stopping: %s", why, extra={"action": "fenced"})
+        self._errors.append(ConflictError(why, reason=Reason.WORKER_SESSION_REPLACED))
+        self.stop()
 
     @property
     def stopping(self) -> bool:
@@ -190,24 +215,40 @@ class Worker:
     # --- claiming ----------------------------------------------------------------------
 
     def _claim(self, production: Production) -> JobLease | None:
-        config = self.config
-        with production.edit(origin=ORIGIN, message="Claim job") as tx:
-            if not self._skipped:
-                lease = tx.claim_next_job_lease(
-                    config.tool, config.lease, kinds=config.kinds, agent=config.agent
-                )
-            else:
-                lease = None
-                for job in self._candidates(production):
-                    try:
-                        lease = tx.claim_job_lease(job.id, config.tool, config.lease, agent=config.agent)
-                    except ConflictError:  # taken meanwhile; the edit stays usable
-                        continue
-                    break
-            receipt = tx.commit()
-        if lease is not None and receipt.revision is not None:
-            self._attempts[lease.job_id] = receipt.revision.sequence
-        return lease
+        """Claim as this worker's session; waits while the database is busy."""
+        config, session = self.config, self._session
+
+        def attempt() -> JobLease | None:
+            with production.edit(origin=ORIGIN, message="Claim job") as tx:
+                if not self._skipped:
+                    lease = tx.claim_next_job_lease(
+                        config.tool, config.lease, kinds=config.kinds, agent=config.agent, worker=session
+                    )
+                else:
+                    lease = None
+                    for job in self._candidates(production):
+                        try:
+                            lease = tx.claim_job_lease(
+                                job.id, config.tool, config.lease, agent=config.agent, worker=session
+                            )
+                        except ConflictError as exc:  # taken meanwhile; the edit stays usable
+                            if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
+                                raise
+                            continue
+                        break
+                tx.commit()
+            return lease
+
+        try:
+            return patiently(attempt, self._stop, "claiming")
+        except ConflictError as exc:
+            if exc.reason is Reason.WORKER_SESSION_REPLACED:
+                self._fenced(str(exc))
+                return None
+            if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
+                log.info("not claiming now: %s", exc, extra={"action": "claim_deferred"})
+                return None
+            raise
 
     def _candidates(self, production: Production) -> Iterator[Job]:
         """Claimable jobs of our kinds that this worker has not skipped, oldest first per kind."""
@@ -227,6 +268,8 @@ class Worker:
     def _process(self, production: Production, lease: JobLease) -> bool:
         """Check and run one claimed job; False when it was skipped (released for others)."""
         job = production.job(lease.job_id)
+        if job.claim is not None:
+            self._attempts[job.id] = job.claim.attempt
         try:
             task = jobs.plan(
                 production,
@@ -295,7 +338,12 @@ class Worker:
             self._skipped.add(lease.job_id)
             self._release(production, lease, label, f"skipped here: {exc}", "skipped")
         else:
-            self._fail(production, lease, label, f"{label} failed: {exc}")
+            # A tool crash may pass on another attempt (while attempts remain), on another worker:
+            # this one does not take the job again in this run. Bad input is never retried.
+            retry = isinstance(exc, MediaError) and exc.retryable
+            if retry:
+                self._skipped.add(lease.job_id)
+            self._fail(production, lease, label, f"{label} failed: {exc}", retry=retry)
 
     def _complete(
         self,
@@ -306,7 +354,8 @@ class Worker:
         times: tuple[datetime, datetime],
     ) -> None:
         job, config = task.job, self.config
-        try:
+
+        def publish() -> None:
             with production.edit(origin=ORIGIN, message="Complete job") as tx:
                 rep = tx.add_representation(
                     job.output_asset_id, job.output_representation_kind, output, root=task.root
@@ -324,6 +373,9 @@ class Worker:
                 tx.add_metadata(ActivityRef(activity), jobs.PROFILE, task.profile)
                 tx.complete_job_lease(lease, rep, activity)
                 tx.commit()
+
+        try:
+            patiently(publish, threading.Event(), "publishing")
         except ConflictError as exc:
             _remove(output)
             if exc.reason is Reason.INPUT_CHANGED:
@@ -345,9 +397,13 @@ class Worker:
 
     # --- ending a claim without output -------------------------------------------------
 
-    def _fail(self, production: Production, lease: JobLease, label: str, diagnostic: str) -> None:
+    def _fail(
+        self, production: Production, lease: JobLease, label: str, diagnostic: str, *, retry: bool = False
+    ) -> None:
+        """Fail the job; ``retry`` for a tool crash (bad input is never retried)."""
         text = jobs.bounded(diagnostic)
-        if self._end(production, lease, label, "Fail job", lambda tx: tx.fail_job_lease(lease, text)):
+        change: Callable[[Transaction], None] = lambda tx: tx.fail_job_lease(lease, text, retry=retry)  # noqa: E731
+        if self._end(production, lease, label, "Fail job", change):
             self._emit("failed", lease.job_id, label, detail=text)
 
     def _release(self, production: Production, lease: JobLease, label: str, why: str, action: str) -> None:
@@ -362,14 +418,17 @@ class Worker:
         message: str,
         change: Callable[[Transaction], None],
     ) -> bool:
-        try:
+        def attempt() -> bool:
             with production.edit(origin=ORIGIN, message=message) as tx:
                 change(tx)
                 tx.commit()
+            return True
+
+        try:
+            return patiently(attempt, threading.Event(), message.lower()) is True
         except ConflictError as exc:
             self._emit("lease_lost", lease.job_id, label, detail=str(exc))
             return False
-        return True
 
     def _emit(
         self, action: str, job_id: JobId, label: str, *, fraction: float = 0.0, detail: str = ""

@@ -268,6 +268,14 @@ class Reader:
             (job_id.bytes,),
         )
 
+    def completed_by(self, job_id: JobId) -> tuple[bytes, bytes] | None:
+        """(completion representation, completing attempt's secret hash) of a succeeded job."""
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT j.completion_representation_id, a.secret_hash FROM jobs j JOIN job_attempts a "
+            "ON a.job_id = j.id AND a.outcome = 1 WHERE j.id = ? AND j.state = 3",
+            (job_id.bytes,),
+        )
+
     # --- workers -----------------------------------------------------------------------
 
     def workers(self, now: int) -> list[WorkerRow]:
