@@ -128,7 +128,7 @@ class WorkersTab(QWidget):
         self.attempt_table = _table("workerAttempts", lower)
         self.attempt_table.setAccessibleName("Attempts of the selected worker")
         self.attempt_table.setModel(self.attempts)
-        for column, width in enumerate((104, 104, 150, 30, 230, 150, 70)):
+        for column, width in enumerate((118, 104, 150, 30, 230, 150, 70)):
             self.attempt_table.setColumnWidth(column, width)
         self.attempt_table.doubleClicked.connect(self._attempt_activated)
         self.attempt_table.activated.connect(self._attempt_activated)
