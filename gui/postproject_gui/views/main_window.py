@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self.notify_action = QAction("Desktop &notifications", self)
         self.notify_action.setCheckable(True)
         self.notify_action.setToolTip(
-            "Tell when jobs fail or claims get stuck (grouped, at most once a minute)"
+            "Tell when jobs fail, claims get stuck or workers go offline (grouped, at most once a minute)"
         )
         self.notify_action.setStatusTip(self.notify_action.toolTip())
         self.notify_action.toggled.connect(self._notifications_toggled)
