@@ -1,6 +1,7 @@
 """SQL statements per job operation on the SQLite engine, counted with a trace callback.
 
-Counts every statement the library sends (savepoints, BEGIN and COMMIT included) for one
+Counts every statement the library sends (savepoints, BEGIN and COMMIT included; a
+trigger's statements are not counted apart from the statement that fired them) for one
 request, one claim and one completion (add the output, record its activity, complete the
 lease), each in its own edit, on a fresh production. ``--json`` prints the figures.
 
@@ -51,9 +52,12 @@ def traced() -> Iterator[list[str]]:
 
 
 def count(statements: list[str], action: Callable[[], object]) -> int:
+    """Statements the library sent for ``action``: a trigger's statements are reported with
+    their parent's text, so consecutive repeats of one text count once."""
     before = len(statements)
     action()
-    return len(statements) - before
+    sent = statements[before:]
+    return sum(1 for i, text in enumerate(sent) if i == 0 or text != sent[i - 1])
 
 
 def measure(root: Path) -> dict[str, Any]:

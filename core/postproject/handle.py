@@ -149,12 +149,20 @@ class ProductionHandle:
         if base is None:
             raise InvalidArgumentError(f"media root {root!r} has no directory on this machine; map it first")
         absolute = Path(os.path.abspath(base / given))
-        try:
-            relative = absolute.relative_to(os.path.abspath(base))
-        except ValueError:
+        relative = _inside(absolute, Path(os.path.abspath(base)))
+        if relative is None:
+            # The root's directory (or the path given) may go through a symlink (macOS /tmp):
+            # compare both sides resolved the same way.
+            relative = _inside(Path(os.path.realpath(absolute)), Path(os.path.realpath(base)))
+            if relative is None:
+                raise InvalidArgumentError(
+                    f"representation path {given} is outside media root {root!r} ({base})"
+                )
+            absolute = Path(os.path.realpath(base)) / relative
+        if _inside(Path(os.path.realpath(absolute)), Path(os.path.realpath(base))) is None:
             raise InvalidArgumentError(
-                f"representation path {given} is outside media root {root!r} ({base})"
-            ) from None
+                f"representation path {given} leaves media root {root!r} ({base}) through a symbolic link"
+            )
         return relative.as_posix(), absolute
 
     def resolve(self, representation: Representation) -> Path | None:
@@ -189,6 +197,14 @@ class ProductionHandle:
         items = items[:limit]
         next_cursor = self.cursors.encode(family, params, (key(items[-1]).hex(),)) if more else None
         return Page(tuple(items), next_cursor)
+
+
+def _inside(path: Path, base: Path) -> Path | None:
+    """``path`` relative to ``base``, or None when it is not inside it."""
+    try:
+        return path.relative_to(base)
+    except ValueError:
+        return None
 
 
 _HANDLES: weakref.WeakKeyDictionary[object, ProductionHandle] = weakref.WeakKeyDictionary()

@@ -18,6 +18,7 @@ from postproject.model.revisions import Changes, Revision, RevisionSummary, even
 from postproject.pages import check_limit
 
 MAX_WAIT = timedelta(seconds=60)
+MAX_SEQUENCE = 2**63 - 1
 
 
 class FeedReads:
@@ -37,6 +38,8 @@ class FeedReads:
         check_limit(limit)
         if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 1):
             raise InvalidArgumentError(f"before must be a positive sequence; got {before!r}")
+        if before is not None and before > MAX_SEQUENCE:
+            before = MAX_SEQUENCE  # every stored sequence is below it
         return tuple(
             RevisionSummary(
                 RevisionId(id_),
@@ -67,6 +70,8 @@ class FeedReads:
         if isinstance(sequence, bool) or not isinstance(sequence, int) or sequence < 0:
             raise InvalidArgumentError(f"sequence must be a non-negative int; got {sequence!r}")
         check_limit(limit)
+        if sequence >= MAX_SEQUENCE:  # beyond any stored sequence (notes §3.2): an empty page
+            return Changes((), sequence)
         kind_list: list[str] | None = None
         if kinds is not None:
             kind_list = sorted({event_kind(k) for k in kinds})

@@ -8,6 +8,8 @@ an expired claim stays ``claimed`` (and re-claimable) until :meth:`finalize_lost
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from datetime import datetime
 
 from postproject.clock import from_micros
 from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
@@ -19,6 +21,15 @@ from postproject.model.workers import WorkerSession, check_registration
 from postproject.transaction_jobs import JobOperations
 
 MAX_SWEEP = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ClockReset:
+    """What :meth:`FarmOperations.reset_clock` did."""
+
+    old_mark: datetime | None
+    new_mark: datetime
+    fenced: tuple[JobId, ...]
 
 
 class FarmOperations(JobOperations):
@@ -97,6 +108,34 @@ class FarmOperations(JobOperations):
                     self._event(s, kind, job_id, job_id=job_id, attempt=claim.attempt)
                     finalized += 1
         return finalized
+
+    # --- the clock ------------------------------------------------------------------------
+
+    def reset_clock(self) -> ClockReset:
+        """Lower the job clock's durable high-water mark to now.
+
+        The way out after a process with a clock running ahead (a day fast, or a host that
+        booted with a future clock) raised the mark, as the spec requires, and every correct
+        process is now refused claims, renewals and completions. Recorded as a revision
+        (``clock_reset`` names the old and new mark); the leases granted under the future
+        clock are fenced (their jobs return to requested, ``job_requeued``).
+        """
+        with self._op() as s:
+            now = self._handle.now_micros()
+            old, fenced = s.reset_clock(now)
+            s.event(
+                "clock_reset",
+                None,
+                {
+                    "old_mark": from_micros(old).isoformat() if old is not None else None,
+                    "new_mark": from_micros(now).isoformat(),
+                },
+            )
+            for job in fenced:
+                self._event(s, "job_requeued", JobId(job), job_id=JobId(job))
+        return ClockReset(
+            from_micros(old) if old is not None else None, from_micros(now), tuple(JobId(j) for j in fenced)
+        )
 
     # --- retries, requeue, priority ------------------------------------------------------
 

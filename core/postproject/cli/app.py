@@ -22,7 +22,7 @@ import argcomplete
 from postproject import clock as clocks
 from postproject import config as settings_module
 from postproject._version import __version__
-from postproject.cli import artifacts, completion, feed, jobs, settings, setup, tokens
+from postproject.cli import artifacts, completion, farm, feed, jobs, settings, setup, tokens
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
 from postproject.errors import ErrorCode, PostProjectError
@@ -66,6 +66,7 @@ def build_parser() -> Parser:
     artifacts.register(sub)
     feed.register(sub)
     executor_commands.register(sub)
+    farm.register_clock(sub)
     settings.register(sub)
     completion.register(sub)
     return parser

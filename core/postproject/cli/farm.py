@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from postproject.cli import views
-from postproject.cli.common import Context, Parser, command, commit, edit, parse_id, parse_int
+from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
 from postproject.errors import InvalidArgumentError, NotFoundError
 from postproject.ids import JobId
@@ -80,6 +80,31 @@ def worker_show(ctx: Context) -> Result:
         "attempts_list": [views.attempt_view(a) | {"job_id": str(job)} for job, a in attempts]
     }
     return Result(view, "worker")
+
+
+def clock_reset(ctx: Context) -> Result:
+    production = ctx.open(ctx.args.production, write=True)
+    with edit(production, "Reset the job clock") as tx:
+        reset = tx.reset_clock()
+        receipt = commit(tx)
+    data = {
+        "old_mark_unix_micros": views.micros(reset.old_mark),
+        "new_mark_unix_micros": views.micros(reset.new_mark),
+        "fenced": [str(j) for j in reset.fenced],
+        "commit_receipt": receipt,
+    }
+    return Result(data, "object")
+
+
+def register_clock(sub: argparse._SubParsersAction[Parser]) -> None:
+    clock = group(sub, "clock", "the job clock's durable high-water mark")
+    command(
+        clock,
+        "reset",
+        "lower the clock's high-water mark to now (after a host ran with a clock far ahead); "
+        "fences the leases granted under the future clock",
+        clock_reset,
+    )
 
 
 def register_job_commands(jobs: argparse._SubParsersAction[Parser]) -> None:

@@ -27,6 +27,8 @@ from postproject.storage.sqlite.errors import is_busy, translate, translated
 APPLICATION_ID = 0x50505231  # "PPR1"
 Connection = sqlite3.Connection  # for the API layer, which never imports the driver itself
 READ_BUSY_TIMEOUT_MS = 5000
+JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint
+TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint attempts
 
 
 def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Connection:
@@ -66,6 +68,17 @@ def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
         raise NotFoundError(f"no production at {path}")
     if not path.is_file():
         raise StorageError(f"{path} is not a production file", reason=Reason.NOT_A_PRODUCTION)
+    if read_only and not _writable_beside(path):
+        # A read-only mount, or a directory we cannot write: SQLite cannot make the WAL's
+        # shared-memory file, so read the file as immutable (nobody can be writing it here).
+        with translated(path):
+            conn = _connect(path, "ro&immutable=1")
+            try:
+                _check(conn, path, read_only=True)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
     with translated(path):
         conn = _connect(path, "ro" if read_only else "rw")
         try:
@@ -76,12 +89,20 @@ def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
     return conn
 
 
+def _writable_beside(path: Path) -> bool:
+    """Can this process create the WAL's side files next to ``path`` (or use existing ones)?"""
+    shm = Path(f"{path}-shm")
+    if shm.exists():
+        return os.access(shm, os.R_OK | os.W_OK)
+    return os.access(path.parent, os.W_OK | os.X_OK)
+
+
 def _connect(path: Path, mode: str) -> sqlite3.Connection:
     uri = f"{path.resolve().as_uri()}?mode={mode}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA busy_timeout = {READ_BUSY_TIMEOUT_MS}")
-    if mode != "ro":
+    if not mode.startswith("ro"):
         conn.execute("PRAGMA synchronous = NORMAL")
     return conn
 
@@ -139,9 +160,20 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
         clock.sleep(random.uniform(0.00005, 0.0005 if waited < 200 else 0.005))
 
 
+def truncate_wal(conn: sqlite3.Connection) -> None:
+    """Try to checkpoint the whole WAL and truncate it (best effort: readers may hold it)."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error:
+        pass  # busy: the next attempt, or journal_size_limit after a reset, will do it
+
+
 def set_writer_mode(conn: sqlite3.Connection) -> None:
-    """Writers do their own busy handling (see module docstring)."""
+    """Writers do their own busy handling (see module docstring) and keep the WAL bounded."""
     conn.execute("PRAGMA busy_timeout = 0")
+    # After a checkpoint resets the WAL, truncate it to this size instead of keeping it at its
+    # largest (followers holding read snapshots can make it grow between checkpoints).
+    conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
     # Checkpoint every ~16 MB of WAL instead of ~4 MB: hot pages (counts, the newest leaves)
     # are copied back once per checkpoint rather than four times (+8-10% commits/s measured).
     conn.execute("PRAGMA wal_autocheckpoint = 4000")

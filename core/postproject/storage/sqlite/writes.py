@@ -311,6 +311,25 @@ class WriteSession(JobWrites):
             (target_kind, target_id),
         )
 
+    # --- the clock ------------------------------------------------------------------------
+
+    def reset_clock(self, now: int) -> tuple[int | None, list[bytes]]:
+        """Lower the durable high-water mark to ``now`` and requeue every claim granted after it
+        (under a clock that ran ahead); (the old mark, the requeued job ids)."""
+        old = self.stored_high_water
+        with self._atomic():
+            self._exec("UPDATE job_clock SET high_water = ?", (now,))
+            future = [
+                r[0]
+                for r in self._all(
+                    "SELECT id FROM jobs WHERE state = 2 AND claimed_at > ? ORDER BY id", (now,)
+                )
+            ]
+            for job in future:
+                self.requeue(job, now)
+        self.stored_high_water = now
+        return old, future
+
     # --- workers (stored state: heartbeats are not revisions) -------------------------------
 
     def register_worker(
@@ -386,6 +405,7 @@ class WriteSession(JobWrites):
         with translated(self.path):
             for start in range(0, len(self.created_activities), 500):
                 self._capture_snapshots(self.created_activities[start : start + 500])
+            # (after reset_clock, stored_high_water is the reset time: the mark goes down)
             marks = [m for m in (self.stored_high_water, high_water) if m is not None]
             self.conn.execute(
                 "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark) "
