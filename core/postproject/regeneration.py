@@ -10,6 +10,7 @@ from postproject.knowledge.regeneration import (
     RegenerationPlan,
     Reproducibility,
     ReproducibilityIssue,
+    SupersededInput,
     ToolIdentityMissing,
     Unplannable,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "RegenerationPlan",
     "Reproducibility",
     "ReproducibilityIssue",
+    "SupersededInput",
     "ToolIdentityMissing",
     "Unplannable",
 ]
