@@ -13,6 +13,7 @@ from postproject.knowledge.regeneration import (
     SupersededInput,
     ToolIdentityMissing,
     Unplannable,
+    plan_bindings,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "SupersededInput",
     "ToolIdentityMissing",
     "Unplannable",
+    "plan_bindings",
 ]

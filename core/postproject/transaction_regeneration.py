@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from postproject.errors import InvalidArgumentError
 from postproject.ids import JobId, RepresentationId
-from postproject.knowledge.regeneration import MAX_REGENERATION_PLANS, RegenerationPlan
+from postproject.knowledge.regeneration import MAX_REGENERATION_PLANS, RegenerationPlan, plan_bindings
 from postproject.model.jobs import JobOutput, JobRequest
 from postproject.model.metadata import Property
 from postproject.model.refs import JobRef, ObjectRef
@@ -57,10 +57,7 @@ class RegenerationOperations(FarmOperations):
         """
         ordered = _checked(plans)
         index = {plan.artifact_id: i for i, plan in enumerate(ordered)}
-        upstream = [
-            sorted({index[i] for i in plan.job.representation_inputs if i in index and index[i] != n})
-            for n, plan in enumerate(ordered)
-        ]
+        upstream = [sorted(index[i] for i in inputs) for inputs in plan_bindings(ordered)]
         job_ids: dict[int, JobId] = {}
         with self._op():
             for n in _upstream_first(upstream):

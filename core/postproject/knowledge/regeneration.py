@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 from itertools import islice
 from typing import ClassVar, NamedTuple
@@ -82,12 +82,30 @@ class Unplannable(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class DownstreamRegeneration:
-    """Plans for the stale descendants of a changed representation, inputs before outputs."""
+    """Plans for the stale descendants of a changed representation, inputs before outputs.
+
+    ``bindings[i]`` lists the inputs of ``plans[i]`` that earlier plans regenerate: enqueued
+    together (``transaction.enqueue_plans``), those become the output of that plan's job.
+    """
 
     source_id: RepresentationId
     plans: tuple[RegenerationPlan, ...]
     unplannable: tuple[Unplannable, ...]
     truncated: bool
+
+    @property
+    def bindings(self) -> tuple[tuple[RepresentationId, ...], ...]:
+        return plan_bindings(self.plans)
+
+
+def plan_bindings(plans: Sequence[RegenerationPlan]) -> tuple[tuple[RepresentationId, ...], ...]:
+    """For each plan, the inputs of its job that another plan of ``plans`` regenerates (sorted):
+    enqueued together, each becomes the output of that plan's job."""
+    regenerated = {plan.artifact_id for plan in plans}
+    return tuple(
+        tuple(i for i in plan.job.representation_inputs if i in regenerated and i != plan.artifact_id)
+        for plan in plans
+    )
 
 
 @dataclass(frozen=True, slots=True)
