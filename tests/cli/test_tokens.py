@@ -172,7 +172,9 @@ def test_token_never_appears_in_any_output(script: Script, tmp_path: Path) -> No
     run("--json", "job", "fail", "p.pproj", job, "diagnostic", "--lease-token-file", "tj", code=4)
     (tmp_path / "out.mov").write_bytes(b"out")
     run("--json", "job", "complete", "p.pproj", job, "out.mov", "--lease-token-file", "t3")
-    run("--json", "job", "complete", "p.pproj", job, "out.mov", "--lease-token-file", "t3")  # a replay (issue 13)
+    run(
+        "--json", "job", "complete", "p.pproj", job, "out.mov", "--lease-token-file", "t3"
+    )  # a replay (issue 13)
     tokens.append((tmp_path / "t3").read_text())
     job2 = json.loads(run("--json", "job", "request", "p.pproj", KIND, asset, "proxy", "--input", rep))["id"]
     run("--json", "job", "claim", "p.pproj", job2, "--tool-name", "W", "--lease-token-file", "t4")
