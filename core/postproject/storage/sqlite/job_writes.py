@@ -349,8 +349,10 @@ class JobWrites:
         params: dict[str, Any],
         outcome: AttemptOutcome,
         diagnostic: str | None = None,
+        also: str | None = None,
     ) -> bool:
-        """One guarded UPDATE of the job that clears its claim, and the end of its attempt."""
+        """One guarded UPDATE of the job that clears its claim, the end of its attempt (and
+        ``also``, a statement on ``:id``), as one step."""
         with self._atomic():
             cursor = self._exec(
                 f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
@@ -362,6 +364,8 @@ class JobWrites:
                 _END_ATTEMPT,
                 {"id": job_id, "now": params["now"], "outcome": outcome.code, "diagnostic": diagnostic},
             )
+            if also is not None:
+                self._exec(also, {"id": job_id})
         return True
 
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool:
@@ -391,6 +395,7 @@ class JobWrites:
         )
 
     def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
+        """Mark the held job succeeded; every job that depends on it waits on one job fewer."""
         return self._end_claim(
             job_id,
             f"state = {JobState.SUCCEEDED.code}, completion_activity_id = :activity, "
@@ -398,6 +403,8 @@ class JobWrites:
             f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
             {"secret": secret, "now": now, "activity": activity_id, "rep": rep_id},
             AttemptOutcome.SUCCEEDED,
+            also="UPDATE jobs SET waiting = waiting - 1 WHERE id IN "
+            "(SELECT job_id FROM job_dependencies WHERE upstream_id = :id)",
         )
 
     def cancel(self, job_id: bytes, now: int) -> bool:

@@ -34,22 +34,23 @@ DROP INDEX jobs_ready_kind;
 CREATE INDEX jobs_ready ON jobs (priority DESC, available_at, id) WHERE state = 1 AND waiting = 0;
 CREATE INDEX jobs_ready_kind ON jobs (kind, priority DESC, available_at, id) WHERE state = 1 AND waiting = 0;
 
--- When a job succeeds, every job that depends on it waits on one job fewer (in the
--- success's own statement).
-CREATE TRIGGER job_dependency_succeeded AFTER UPDATE OF state ON jobs
-WHEN NEW.state = 3 AND OLD.state <> 3 BEGIN
-    UPDATE jobs SET waiting = waiting - 1
-    WHERE id IN (SELECT job_id FROM job_dependencies WHERE upstream_id = NEW.id);
-END;
-
--- When a job with dependencies is claimed, each output binding not resolved yet takes its
--- upstream job's completion representation (every upstream has succeeded, or the job would
--- not be claimable), in the claim's own statement.
-CREATE TRIGGER job_inputs_resolved AFTER UPDATE OF claim_attempt ON jobs
-WHEN NEW.dependencies > 0 AND NEW.claim_attempt IS NOT NULL BEGIN
+-- Every claim starts an attempt (and ends a running one, whose lease expired, as lost) in
+-- the claim's own statement, as in version 2; it now also resolves the job's output bindings
+-- not resolved yet: each takes its upstream job's completion representation (every upstream
+-- has succeeded, or the job would not be claimable). (The success of a job lowers the
+-- waiting count of its dependents in the success's own step: see the SQLite adapter's
+-- succeed.)
+DROP TRIGGER job_attempt_started;
+CREATE TRIGGER job_attempt_started AFTER UPDATE OF claim_attempt ON jobs
+WHEN NEW.claim_attempt IS NOT NULL AND NEW.claim_attempt IS NOT OLD.claim_attempt BEGIN
+    UPDATE job_attempts SET outcome = 4, ended_at = NEW.claimed_at WHERE job_id = NEW.id AND outcome IS NULL;
+    INSERT INTO job_attempts (job_id, number, worker_id, agent_name, tool_name, tool_version, tool_uri,
+                              secret_hash, claimed_at)
+    VALUES (NEW.id, NEW.claim_attempt, NEW.claim_worker_id, NEW.claim_agent_name, NEW.claim_tool_name,
+            NEW.claim_tool_version, NEW.claim_tool_uri, NEW.claim_secret_hash, NEW.claimed_at);
     UPDATE job_dependencies SET resolved_id = (
         SELECT u.completion_representation_id FROM jobs u WHERE u.id = job_dependencies.upstream_id)
-    WHERE job_id = NEW.id AND binds_output = 1 AND resolved_id IS NULL;
+    WHERE NEW.dependencies > 0 AND job_id = NEW.id AND binds_output = 1 AND resolved_id IS NULL;
 END;
 
 -- superseded_by: the representation that replaced this one (the output of a job that
