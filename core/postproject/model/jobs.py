@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -88,7 +89,7 @@ class JobRequest:
     """
 
     kind: str
-    inputs: tuple[RepresentationId | JobOutput, ...] | list[RepresentationId | JobOutput]
+    inputs: Sequence[RepresentationId | JobOutput]  # stored as a sorted tuple
     output_asset_id: AssetId
     output_representation_kind: RepresentationKind
     target_root: str | None = None
@@ -96,7 +97,7 @@ class JobRequest:
     not_before: datetime | None = None
     max_attempts: int | None = None
     idempotency_key: str | None = None
-    after: tuple[JobId, ...] | list[JobId] = ()
+    after: Sequence[JobId] = ()  # stored as a sorted tuple of ids
     regenerates: RepresentationId | None = None
     # (job id, production id) of every dependency given as a Job: checked when requested
     origins: tuple[tuple[JobId, ProductionId], ...] = field(default=(), init=False, repr=False, compare=False)
