@@ -50,8 +50,9 @@ from postproject.model.assets import (
     RepresentationKind,
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure, JobRequest
+from postproject.model.jobs import BoundInput, Job, JobClaim, JobCompletion, JobFailure, JobOutput, JobRequest
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
+from postproject.model.pending import PendingExplanation
 from postproject.model.refs import (
     ActivityRef,
     AssetRef,
@@ -74,6 +75,7 @@ from postproject.regeneration import (
     DownstreamRegeneration,
     RegenerationPlan,
     Reproducibility,
+    SupersededInput,
     Unplannable,
 )
 from postproject.transaction import Transaction
@@ -113,6 +115,7 @@ __all__ = [
     "AssetRef",
     "Availability",
     "BoolValue",
+    "BoundInput",
     "BytesValue",
     "Changes",
     "Clock",
@@ -136,6 +139,7 @@ __all__ = [
     "JobHistoryEntry",
     "JobId",
     "JobLease",
+    "JobOutput",
     "JobRef",
     "JobRequest",
     "JobState",
@@ -149,6 +153,7 @@ __all__ = [
     "NotFoundError",
     "ObjectRef",
     "Page",
+    "PendingExplanation",
     "PostProjectError",
     "Production",
     "ProductionId",
@@ -171,6 +176,7 @@ __all__ = [
     "StorageError",
     "StringValue",
     "StructValue",
+    "SupersededInput",
     "SystemClock",
     "TimestampValue",
     "ToolIdentity",

@@ -47,10 +47,11 @@ class LeaseRow:
     claim_sequence: int | None
     output_asset_id: bytes
     output_kind: int
-    inputs: list[bytes]  # sorted input representation ids
+    inputs: list[bytes]  # sorted input representation ids, with those its bindings resolved to
     attempts: int  # claims so far
     max_attempts: int | None
     attempt: int | None  # the running attempt's number
+    regenerates: bytes | None = None  # the artifact a regeneration job makes again
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,13 @@ class Reads(Protocol):
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
 
     # jobs, counts, pages
-    def job(self, job_id: JobId) -> Job: ...
+    def job(self, job_id: JobId) -> Job:
+        """One job with its attempts and dependencies (:class:`Job` ``depends_on``,
+        ``waiting_on``, ``blocked_by``, ``bound_inputs``, ``regenerates``), carrying this
+        production's id; its ``inputs`` are the stored inputs plus every resolved binding
+        (sorted). ``jobs`` and ``claims_expiring`` return jobs the same way."""
+        ...
+
     def jobs(
         self,
         state: JobState | None,
@@ -199,6 +206,13 @@ class Reads(Protocol):
         ...
 
     def job_history(self, job_id: JobId) -> list[HistoryRow]: ...
+    def jobs_ahead(self, job_id: JobId, now: int, cap: int) -> int | None:
+        """How many jobs a claim of the same kind would take before this one, counting at most
+        ``cap``: requested jobs of its kind that wait on nothing, are claimable at ``now``
+        (``not_before`` unset or at most ``now``) and come first in claim order (priority
+        descending, then availability, then id). None when the job itself is not requested,
+        waits on a dependency or is not claimable before ``now``."""
+        ...
 
     # the revision feed
     def latest_sequence(self) -> int: ...
@@ -224,6 +238,10 @@ class GraphFacts(Protocol):
 
     def fingerprints(self, reps: Sequence[bytes]) -> list[tuple[bytes, str, int, bytes]]: ...
     def output_candidates(self, after: bytes | None, limit: int) -> list[bytes]: ...
+    def supersessions(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
+        """(representation, its ``superseded_by``) for those of ``reps`` that were superseded."""
+        ...
+
     def walk(self, seeds: Sequence[bytes], *, downstream: bool, cap: int) -> tuple[list[bytes], bool]: ...
     def derivations(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]: ...
     def activities_of(self, reps: Sequence[bytes], direction: int) -> list[bytes]: ...
@@ -310,10 +328,45 @@ class WriteSession(Protocol):
 
     # jobs and leases (``secret`` is always the SHA-256 hash of a lease secret)
     def insert_job(
-        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
-    ) -> bool: ...
+        self,
+        job_id: bytes,
+        request: JobRequest,
+        now: int,
+        not_before: int | None,
+        digest: bytes | None,
+        waiting: int = 0,
+    ) -> bool:
+        """Insert a requested job; False (nothing written) when an input representation, the
+        output asset or the target root is absent.
+
+        The job stores ``request.representation_inputs`` as its inputs, ``request.regenerates``
+        and one dependency row per ``request.dependencies`` (``binds_output`` for the jobs of
+        ``request.bound_outputs``, unresolved); ``dependencies`` is their number and
+        ``waiting`` (given by the caller, who checked every upstream exists) how many of them
+        have not succeeded. A job with ``waiting > 0`` is not claimable.
+        """
+        ...
+
+    def job_states(self, job_ids: Sequence[bytes]) -> dict[bytes, int]:
+        """The state code of each of ``job_ids`` that exists (absent ids are left out)."""
+        ...
+
+    def move_dependents(self, old: bytes, new: bytes) -> int:
+        """Point every dependency on job ``old`` (its output binding included) at job ``new``;
+        how many moved. Waiting counts stay: neither job has succeeded."""
+        ...
+
+    def supersede(self, rep_id: bytes, replacement: bytes) -> bytes | None:
+        """Set ``superseded_by = replacement`` on ``rep_id`` or, when it is superseded already,
+        on the newest representation of its chain (follow ``superseded_by`` to the end); the
+        id updated, or None when ``rep_id`` does not exist."""
+        ...
+
     def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None: ...
-    def lease_row(self, job_id: bytes) -> LeaseRow | None: ...
+    def lease_row(self, job_id: bytes) -> LeaseRow | None:
+        """The stored claim of a job (inputs include its resolved bindings), None when absent."""
+        ...
+
     def claim(
         self,
         job_id: bytes,
@@ -324,7 +377,13 @@ class WriteSession(Protocol):
         now: int,
         expires: int,
     ) -> int | None:
-        """Claim one job and start its attempt (ending a running one as lost); the attempt number."""
+        """Claim one job and start its attempt (ending a running one as lost); the attempt number.
+
+        Claimable: requested, waiting on no dependency (``waiting = 0``) and not before its
+        ``not_before``, or claimed with an expired lease. In the same atomic step each output
+        binding of the job not resolved yet records its upstream job's completion
+        representation as its resolution (every upstream has succeeded by then).
+        """
         ...
 
     def claim_next(
@@ -337,13 +396,20 @@ class WriteSession(Protocol):
         now: int,
         expires: int,
     ) -> tuple[bytes, int] | None:
-        """Claim the first claimable job (priority desc, availability, id): (job id, attempt)."""
+        """Claim the first claimable job (priority desc, availability, id): (job id, attempt).
+
+        Claimability and binding resolution as :meth:`claim`; one index probe per kind.
+        """
         ...
 
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool: ...
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool: ...
     def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str, *, retry: bool) -> bool: ...
-    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool: ...
+    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
+        """Mark the held job succeeded with its completion; in the same atomic step every job
+        that depends on it waits on one job fewer (``waiting - 1``)."""
+        ...
+
     def cancel(self, job_id: bytes, now: int) -> bool: ...
     def requeue(self, job_id: bytes, now: int) -> bool: ...
     def set_priority(self, job_id: bytes, priority: int) -> bool: ...
@@ -353,7 +419,10 @@ class WriteSession(Protocol):
     def completed_by(self, job_id: bytes) -> tuple[int, bytes | None, bytes | None] | None: ...
 
     # reads inside the edit
-    def job(self, job_id: bytes) -> Job | None: ...
+    def job(self, job_id: bytes) -> Job | None:
+        """A job as this edit sees it, with its dependencies (no attempts, no production id)."""
+        ...
+
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
 
     # the clock

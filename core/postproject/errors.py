@@ -53,6 +53,8 @@ Reasons::
     not_found   not_a_demo          the production has no demo media (demo run)
     conflict    producing_activity_ambiguous   a plan: the artifact has several producing activities
                 producing_activity_missing     a plan: the artifact has no producing activity
+                dependency_failed   a dependency (after, or JobOutput) is failed or cancelled
+                waiting_on_dependencies   the job waits on jobs that have not succeeded yet
 """
 
 from __future__ import annotations
@@ -110,6 +112,8 @@ class Reason(enum.StrEnum):
     PERMISSION_DENIED = "permission_denied"
     SERVER_FAILED = "server_failed"
     UNREACHABLE = "unreachable"
+    DEPENDENCY_FAILED = "dependency_failed"
+    WAITING_ON_DEPENDENCIES = "waiting_on_dependencies"
 
 
 class PostProjectError(Exception):

@@ -30,6 +30,11 @@ JOB_KEYS = {
     "attempts",
     "retry_of",
     "retried_as",
+    "depends_on",
+    "waiting_on",
+    "blocked_by",
+    "bound_inputs",
+    "regenerates",
 }
 RECEIPT_KEYS = {"production_id", "revision"}
 REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}
@@ -45,6 +50,7 @@ REPRESENTATION_KEYS = {
     "modified_at_unix_micros",
     "fingerprints",
     "created_at_unix_micros",
+    "superseded_by",
 }
 EDGE_KEYS = {"representation_id", "role", "snapshot"}
 ACTIVITY_KEYS = {

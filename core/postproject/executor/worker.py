@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 
 ORIGIN = f"postproject-executor {__version__}"
 IDLE_RECHECK = 5.0  # seconds an idle watching lane waits before trying to claim again anyway
-WAKE_KINDS = ("job_requested", "job_claim_released")
+WAKE_KINDS = ("job_requested", "job_claim_released", "job_succeeded")  # a success may free dependents
 
 
 class Worker:
