@@ -34,6 +34,7 @@ TABLES = (
     "job_counts",
     "workers",
     "jobs",
+    "job_dependencies",
     "job_attempts",
 )
 BATCH = 1000
@@ -85,6 +86,7 @@ def load(conn: Connection, where: str, dumps: Iterable[TableDump]) -> None:
                 f"the destination {where} already holds a production's facts ({table}); copy into a new one",
                 reason=Reason.NOT_EMPTY,
             )
+    conn.execute("SET CONSTRAINTS ALL DEFERRED")  # representations may supersede later ones
     conn.execute("DELETE FROM production")
     conn.execute("DELETE FROM job_clock")
     for dump in dumps:

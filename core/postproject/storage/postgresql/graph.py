@@ -93,6 +93,21 @@ class Graph:
             )
         return found
 
+    def supersessions(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
+        """(representation, the representation that superseded it) for those of ``reps`` that
+        were superseded, by representation."""
+        found: list[tuple[bytes, bytes]] = []
+        for part in chunks(sorted(set(reps))):
+            found.extend(
+                (r, s)
+                for r, s in self.all(
+                    "SELECT id, superseded_by FROM representations WHERE id = ANY(%s) "
+                    "AND superseded_by IS NOT NULL ORDER BY id",
+                    (ids(part),),
+                )
+            )
+        return found
+
     def exists(self, rep: bytes) -> bool:
         return bool(self.all("SELECT 1 FROM representations WHERE id = %s", (Id(rep),)))
 

@@ -45,7 +45,8 @@ _SET_CLAIM = """state = 2, claim_secret_hash = %(secret)s, claim_tool_name = %(t
     claim_expires_at = %(expires)s, claim_sequence = %(seq)s, claim_attempt = attempts + 1,
     attempts = attempts + 1, updated_sequence = %(seq)s"""
 _READY = "(not_before IS NULL OR not_before <= %(now)s)"
-_CLAIMABLE = f"((state = {REQUESTED} AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= %(now)s))"
+# A requested job that waits on a dependency (waiting > 0) is not claimable.
+_CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= %(now)s))"
 _HELD = "state = 2 AND claim_secret_hash = %(secret)s AND claim_expires_at > %(now)s"
 _RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
 
@@ -65,20 +66,34 @@ class JobWrites(Pipeline):
     # --- requests -----------------------------------------------------------------------
 
     def insert_job(
-        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
+        self,
+        job_id: bytes,
+        request: JobRequest,
+        now: int,
+        not_before: int | None,
+        digest: bytes | None,
+        waiting: int = 0,
     ) -> bool:
-        """Insert a requested job; False when an input, the output asset or the target root is absent."""
-        inputs = [rep.bytes for rep in request.inputs]
+        """Insert a requested job and its dependency rows in one statement; False (nothing
+        written) when an input, the output asset, the target root or the regenerated artifact
+        is absent."""
+        inputs = [rep.bytes for rep in request.representation_inputs]
+        dependencies = [upstream.bytes for upstream in request.dependencies]
+        bound = {b.job_id.bytes for b in request.bound_outputs}
         count = self.one(
             "WITH w AS (INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, "
             "requested_at, requested_sequence, updated_sequence, priority, not_before, available_at, "
-            "max_attempts, idempotency_key, request_digest) SELECT %(id)s, %(kind)s, %(inputs)s, %(asset)s, "
-            "%(output_kind)s, %(root)s, 1, %(now)s, %(seq)s, %(seq)s, %(priority)s, %(not_before)s, "
-            "%(available)s, %(max_attempts)s, %(key)s, %(digest)s "
+            "max_attempts, idempotency_key, request_digest, dependencies, waiting, regenerates) "
+            "SELECT %(id)s, %(kind)s, %(inputs)s, %(asset)s, %(output_kind)s, %(root)s, 1, %(now)s, %(seq)s, "
+            "%(seq)s, %(priority)s, %(not_before)s, %(available)s, %(max_attempts)s, %(key)s, %(digest)s, "
+            "%(dependencies)s, %(waiting)s, %(regenerates)s "
             "WHERE (SELECT count(*) FROM representations WHERE id = ANY(%(reps)s::uuid[])) = %(count)s "
             "AND EXISTS (SELECT 1 FROM assets WHERE id = %(asset)s) "
             "AND (%(root)s::text IS NULL OR EXISTS (SELECT 1 FROM media_roots WHERE name = %(root)s)) "
-            "RETURNING 1) SELECT count(*) FROM w",
+            "AND (%(regenerates)s::uuid IS NULL OR EXISTS (SELECT 1 FROM representations WHERE id = %(regenerates)s)) "
+            "RETURNING id), d AS (INSERT INTO job_dependencies (job_id, upstream_id, binds_output) "
+            "SELECT w.id, u.upstream, u.binds FROM w, unnest(%(upstreams)s::uuid[], %(binds)s::smallint[]) "
+            "AS u (upstream, binds)) SELECT count(*) FROM w",
             {
                 "id": Id(job_id),
                 "kind": request.kind,
@@ -94,14 +109,58 @@ class JobWrites(Pipeline):
                 "max_attempts": request.max_attempts,
                 "key": request.idempotency_key,
                 "digest": digest,
+                "dependencies": len(dependencies),
+                "waiting": waiting,
+                "regenerates": Id(request.regenerates.bytes) if request.regenerates is not None else None,
                 "reps": ids(inputs),
                 "count": len(inputs),
+                "upstreams": ids(dependencies),
+                "binds": [int(upstream in bound) for upstream in dependencies],
             },
         )[0]
         if count != 1:
             return False
         self.touched(job_id)
         return True
+
+    def job_states(self, job_ids: Sequence[bytes]) -> dict[bytes, int]:
+        """The stored state code of each of ``job_ids`` that exists."""
+        found: dict[bytes, int] = {}
+        for start in range(0, len(job_ids), CHUNK):
+            part = job_ids[start : start + CHUNK]
+            found.update(
+                (i, s) for i, s in self.all("SELECT id, state FROM jobs WHERE id = ANY(%s)", (ids(part),))
+            )
+        return found
+
+    def dependency_rows(self, job_id: bytes) -> list[Any]:
+        """The dependency rows (``rows.DEPENDENCY_COLUMNS``) of one job, by upstream id."""
+        return self.all(
+            f"SELECT {rows.DEPENDENCY_COLUMNS} FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id "
+            "WHERE d.job_id = %s ORDER BY d.upstream_id",
+            (Id(job_id),),
+        )
+
+    def move_dependents(self, old: bytes, new: bytes) -> int:
+        """Make every job that depends on ``old`` depend on ``new`` instead (its output binding
+        too); how many moved. Waiting counts do not change: neither job has succeeded."""
+        return self.rowcount(
+            "UPDATE job_dependencies SET upstream_id = %s WHERE upstream_id = %s", (Id(new), Id(old))
+        )
+
+    def supersede(self, rep_id: bytes, replacement: bytes) -> bytes | None:
+        """Record that ``replacement`` supersedes ``rep_id`` or, when that was superseded
+        already, the newest representation of its chain; the id superseded (None when
+        ``rep_id`` does not exist)."""
+        row = self.one(
+            "WITH RECURSIVE chain (id, successor, depth) AS (SELECT id, superseded_by, 0 FROM representations "
+            "WHERE id = %(rep)s UNION ALL SELECT r.id, r.superseded_by, c.depth + 1 FROM chain c "
+            "JOIN representations r ON r.id = c.successor WHERE c.depth < 10000) "
+            "UPDATE representations SET superseded_by = %(replacement)s WHERE id = "
+            "(SELECT id FROM chain WHERE successor IS NULL) AND id <> %(replacement)s RETURNING id",
+            {"rep": Id(rep_id), "replacement": Id(replacement)},
+        )
+        return bytes(row[0]) if row is not None else None
 
     def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None:
         """(job id, request digest) of the job requested with ``key``, if any. Requests with one
@@ -117,19 +176,23 @@ class JobWrites(Pipeline):
         row = self.one(
             "SELECT j.state, j.claim_secret_hash, j.claim_expires_at, j.claim_sequence, j.output_asset_id, "
             "j.output_kind, j.inputs, j.attempts, j.max_attempts, j.claim_attempt, c.representation_id, "
-            "c.recorded_sequence, c.id FROM jobs j LEFT JOIN LATERAL (SELECT f.representation_id, "
+            "c.recorded_sequence, c.id, j.regenerates, CASE WHEN j.dependencies > 0 THEN ARRAY(SELECT "
+            "resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) END "
+            "FROM jobs j LEFT JOIN LATERAL (SELECT f.representation_id, "
             "f.recorded_sequence, r.id FROM representation_fingerprints f JOIN revisions r "
             "ON r.sequence = f.recorded_sequence WHERE f.representation_id IN (SELECT encode(substring("
-            "j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid FROM generate_series(0, length(j.inputs) / 16 - 1) g) "
+            "j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid FROM generate_series(0, length(j.inputs) / 16 - 1) g "
+            "UNION SELECT resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) "
             "AND f.recorded_sequence > j.claim_sequence ORDER BY f.recorded_sequence LIMIT 1) c ON true "
             "WHERE j.id = %s FOR NO KEY UPDATE OF j",
             (Id(job_id),),
         )
         if row is None:
             return None
-        state, secret, expires, claim_sequence, asset, kind, inputs, attempts, max_attempts, attempt = row[
-            :10
-        ]
+        state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt = row[:10]
+        inputs = rows.split_ids(blob)
+        if row[14]:  # the inputs its bindings resolved to when it was claimed
+            inputs = sorted(set(inputs).union(row[14]))
         lease = LeaseRow(
             state,
             secret,
@@ -137,10 +200,11 @@ class JobWrites(Pipeline):
             claim_sequence,
             asset,
             kind,
-            rows.split_ids(inputs),
+            inputs,
             attempts,
             max_attempts,
             attempt,
+            row[13],
         )
         changed = ChangedInput(row[10], row[11], row[12]) if row[10] is not None else None
         self.leases[job_id] = (lease, changed)
@@ -284,13 +348,15 @@ class JobWrites(Pipeline):
         diagnostic: str | None = None,
         *,
         predicted: bool | None = None,
+        also: str = "",
     ) -> bool:
-        """One guarded UPDATE of the job that clears its claim, and the end of its attempt."""
+        """One guarded UPDATE of the job that clears its claim, the end of its attempt (and
+        ``also``, more statements on the updated job ``w``), as one statement."""
         sql = (
             f"WITH w AS (UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = %(seq)s "
             f"WHERE id = %(id)s AND {where} RETURNING id), a AS (UPDATE job_attempts SET outcome = %(outcome)s, "
             "ended_at = %(now)s, diagnostic = %(diagnostic)s WHERE job_id IN (SELECT id FROM w) "
-            "AND outcome IS NULL)"
+            f"AND outcome IS NULL){also}"
         )
         params = params | {
             "id": Id(job_id),
@@ -344,6 +410,8 @@ class JobWrites(Pipeline):
             {"secret": secret, "now": now, "activity": Id(activity_id), "rep": Id(rep_id)},
             AttemptOutcome.SUCCEEDED,
             predicted=self._predicted(job_id, secret, now, Action.COMPLETE),
+            also=", x AS (UPDATE jobs SET waiting = waiting - 1 WHERE id IN "
+            "(SELECT job_id FROM job_dependencies WHERE upstream_id IN (SELECT id FROM w)))",
         )
 
     def cancel(self, job_id: bytes, now: int) -> bool:
@@ -433,16 +501,19 @@ def _claim_next(by_kind: bool, *, wait: bool) -> str:
         ready = (
             "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
             "(SELECT id, priority AS p, available_at AS a FROM jobs "
-            f"WHERE state = 1 AND kind = k.kind AND {_READY} {ready_order} {lock}) r"
+            f"WHERE state = 1 AND waiting = 0 AND kind = k.kind AND {_READY} {ready_order} {lock}) r"
         )
     else:
-        ready = f"SELECT id, priority AS p, available_at AS a FROM jobs WHERE state = 1 AND {_READY} {ready_order} {lock}"
+        ready = (
+            "SELECT id, priority AS p, available_at AS a FROM jobs "
+            f"WHERE state = 1 AND waiting = 0 AND {_READY} {ready_order} {lock}"
+        )
     expired = (
         "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
         f"WHERE state = 2 AND claim_expires_at <= %(now)s{kind} ORDER BY claim_expires_at, id LIMIT 1"
     )
     held = (
-        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1{kind} AND {_READY}) "
+        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0{kind} AND {_READY}) "
         f"OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= %(now)s{kind})"
     )
     return (

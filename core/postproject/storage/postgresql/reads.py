@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from postproject.engine import WorkerRow
 from postproject.errors import NotFoundError, Reason, StorageError, UnsupportedError
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.lifecycle import JOB_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
@@ -35,7 +36,9 @@ JOBS_WITH_ATTEMPTS = (
     + """, CASE WHEN j.attempts > 0 THEN (SELECT json_agg(json_build_array(a.number, a.outcome,
     a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name, a.tool_version,
     a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic) ORDER BY a.number) FROM job_attempts a
-    WHERE a.job_id = j.id) END"""
+    WHERE a.job_id = j.id) END, CASE WHEN j.dependencies > 0 THEN (SELECT json_agg(json_build_array(
+    d.upstream_id, u.state, d.binds_output, d.resolved_id) ORDER BY d.upstream_id) FROM job_dependencies d
+    JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = j.id) END"""
 )
 MAX_LIST = 100_000
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
@@ -49,6 +52,7 @@ class Reader:
         self.pool = pool
         self.uri = uri
         self._local = threading.local()
+        self._production: ProductionId | None = None
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
@@ -66,13 +70,13 @@ class Reader:
                 self._local.conn = None
                 conn.execute("COMMIT" if conn.info.transaction_status == 2 else "ROLLBACK")
 
-    def all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._run(sql, params, one=False)  # type: ignore[no-any-return]
 
-    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self._run(sql, params, one=True)
 
-    def _run(self, sql: str, params: Sequence[Any], *, one: bool) -> Any:
+    def _run(self, sql: str, params: Sequence[Any] | dict[str, Any], *, one: bool) -> Any:
         current: Connection | None = getattr(self._local, "conn", None)
         if current is not None:
             with translated(self.uri):
@@ -213,7 +217,64 @@ class Reader:
         row = self.one(f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.id = %s", (Id(job_id.bytes),))
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
-        return with_attempts([row])[0]
+        return self.with_attempts([row])[0]
+
+    @property
+    def production_id(self) -> ProductionId:
+        if self._production is None:
+            self._production = ProductionId(self.production_row()[0])
+        return self._production
+
+    def with_attempts(self, found: Sequence[Any]) -> list[Job]:
+        """Jobs from rows of :data:`JOBS_WITH_ATTEMPTS` (attempts and dependencies as JSON, last)."""
+        production = self.production_id if found else None
+        return [
+            rows.job(
+                r[:-2],
+                [rows.attempt((None, *a)) for a in json.loads(r[-2])] if r[-2] else (),
+                [
+                    (None, _uuid(u), state, binds, _uuid(resolved))
+                    for u, state, binds, resolved in json.loads(r[-1])
+                ]
+                if r[-1]
+                else (),
+                production,
+            )
+            for r in found
+        ]
+
+    def jobs_ahead(self, job_id: JobId, now: int, cap: int) -> int | None:
+        """How many claimable jobs of the same kind a claim takes before this requested one
+        (claim order: priority desc, availability, id), counting at most ``cap``; None when
+        the job is not requested, waits on a dependency or is not claimable before ``now``."""
+        with self.snapshot():
+            row = self.one(
+                "SELECT kind, priority, available_at FROM jobs WHERE id = %s AND state = 1 AND waiting = 0 "
+                "AND (not_before IS NULL OR not_before <= %s)",
+                (Id(job_id.bytes), now),
+            )
+            if row is None:
+                return None
+            kind, priority, available = row
+            probe = (
+                "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0 AND kind = %(kind)s "
+                "AND {} AND (not_before IS NULL OR not_before <= %(now)s) LIMIT %(cap)s) c"
+            )
+            terms = (
+                "priority > %(priority)s",
+                "priority = %(priority)s AND available_at < %(available)s",
+                "priority = %(priority)s AND available_at = %(available)s AND id < %(id)s",
+            )
+            params = {
+                "kind": kind,
+                "priority": priority,
+                "available": available,
+                "id": Id(job_id.bytes),
+                "now": now,
+                "cap": cap,
+            }
+            found = self.one(f"SELECT ({'), ('.join(probe.format(t) for t in terms)})", params)
+            return min(cap, sum(int(n) for n in found))
 
     def jobs(
         self,
@@ -240,7 +301,7 @@ class Reader:
             + (f" WHERE {' AND '.join(where)}" if where else "")
             + f" ORDER BY j.id {'DESC' if descending else 'ASC'} LIMIT %s"
         )
-        return with_attempts(self.all(sql, [*params, limit]))
+        return self.with_attempts(self.all(sql, [*params, limit]))
 
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
@@ -253,7 +314,7 @@ class Reader:
             + " ORDER BY j.claim_expires_at, j.id LIMIT %s"
         )
         keyset = (after[0], Id(after[1])) if after else ()
-        return with_attempts(self.all(sql, (before, *([kind] if kind else []), *keyset, limit)))
+        return self.with_attempts(self.all(sql, (before, *([kind] if kind else []), *keyset, limit)))
 
     def job_counts(self, kind: str | None) -> dict[int, int]:
         sql = (
@@ -319,7 +380,8 @@ class Reader:
     def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:
         found = self.all(
             f"SELECT {rows.ATTEMPT_COLUMNS} FROM job_attempts a "
-            "WHERE a.worker_id = (SELECT id FROM workers WHERE name = %s) ORDER BY a.claimed_at DESC LIMIT %s",
+            "WHERE a.worker_id = (SELECT id FROM workers WHERE name = %s) "
+            "ORDER BY a.claimed_at DESC, a.job_id, a.number DESC LIMIT %s",
             (name, limit),
         )
         return [(row[0], rows.attempt(row)) for row in found]
@@ -422,12 +484,9 @@ class Reader:
         return found, through
 
 
-def with_attempts(found: Sequence[Any]) -> list[Job]:
-    """Jobs from rows of :data:`JOBS_WITH_ATTEMPTS` (each row's attempts in its last column)."""
-    return [
-        rows.job(r[:-1], [rows.attempt((None, *a)) for a in json.loads(r[-1])] if r[-1] else ())
-        for r in found
-    ]
+def _uuid(text: str | None) -> bytes | None:
+    """An id that came as JSON text."""
+    return uuid.UUID(text).bytes if text is not None else None
 
 
 def _after(column: str, after: bytes | None) -> tuple[str, list[Any]]:

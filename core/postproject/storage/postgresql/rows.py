@@ -13,6 +13,8 @@ from postproject.storage.sqlite.rows import (
     ASSET_COLUMNS,
     ATTEMPT_COLUMNS,
     ATTEMPT_COUNT,
+    DEPENDENCY_COLUMNS,
+    DEPENDENCY_COUNT,
     EDGE_COLUMNS,
     JOB_COLUMNS,
     REVISION_COLUMNS,
@@ -36,6 +38,7 @@ FINGERPRINTS_JSON = """(SELECT coalesce('[' || string_agg('[' || to_json(f.algor
 REPRESENTATION_COLUMNS = (
     "r.id, r.asset_id, r.kind, r.path, r.root_name, r.size, r.mtime, r.created_at, "
     + FINGERPRINTS_JSON.format(rep="r.id")
+    + ", r.superseded_by"
 )
 
 __all__ = [
@@ -43,6 +46,8 @@ __all__ = [
     "ASSET_COLUMNS",
     "ATTEMPT_COLUMNS",
     "ATTEMPT_COUNT",
+    "DEPENDENCY_COLUMNS",
+    "DEPENDENCY_COUNT",
     "EDGE_COLUMNS",
     "FINGERPRINTS_JSON",
     "JOB_COLUMNS",

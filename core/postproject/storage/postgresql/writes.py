@@ -275,9 +275,11 @@ class WriteSession(JobWrites):
     # --- reads inside the edit ------------------------------------------------------------
 
     def job(self, job_id: bytes) -> Job | None:
-        """A job as this edit sees it (without its attempts)."""
+        """A job as this edit sees it (with its dependencies, without its attempts)."""
         row = self.one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = %s", (Id(job_id),))
-        return rows.job(row) if row is not None else None
+        if row is None:
+            return None
+        return rows.job(row, (), self.dependency_rows(job_id) if row[rows.DEPENDENCY_COUNT] else ())
 
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
         return [
