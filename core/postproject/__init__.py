@@ -52,6 +52,7 @@ from postproject.model.assets import (
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure, JobRequest
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
+from postproject.model.progress import AttemptLog, JobProgress
 from postproject.model.refs import (
     ActivityRef,
     AssetRef,
@@ -111,6 +112,7 @@ __all__ = [
     "Asset",
     "AssetId",
     "AssetRef",
+    "AttemptLog",
     "Availability",
     "BoolValue",
     "BytesValue",
@@ -136,6 +138,7 @@ __all__ = [
     "JobHistoryEntry",
     "JobId",
     "JobLease",
+    "JobProgress",
     "JobRef",
     "JobRequest",
     "JobState",

@@ -34,6 +34,7 @@ Reasons::
                 worker_session_replaced   the worker registered again; this session is fenced
                 worker_offline      the worker's last heartbeat is too old to claim
                 worker_at_capacity  the worker already holds as many claims as its capacity
+                stop_not_requested  a stop confirmation for an attempt nobody asked to stop (still running)
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
@@ -106,6 +107,7 @@ class Reason(enum.StrEnum):
     PERMISSION_DENIED = "permission_denied"
     SERVER_FAILED = "server_failed"
     UNREACHABLE = "unreachable"
+    STOP_NOT_REQUESTED = "stop_not_requested"
 
 
 class PostProjectError(Exception):

@@ -7,7 +7,8 @@ own: a failed call leaves the transaction as it was and still usable, except a f
 completion, which poisons the edit (notes §2.6): every later call and ``commit()`` raise
 the same error until ``rollback()``, so nothing staged for it can be published. A failed
 commit ends the edit and publishes nothing. The write lock is taken at the first operation
-and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`.
+and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`,
+progress, stop confirmations and attempt logs in :mod:`postproject.transaction_progress`.
 """
 
 from __future__ import annotations
@@ -45,12 +46,12 @@ from postproject.model.assets import RepresentationKind
 from postproject.model.metadata import Property
 from postproject.model.refs import JobRef, ObjectRef, check_ref
 from postproject.model.revisions import CommitReceipt, Revision
-from postproject.transaction_farm import FarmOperations
+from postproject.transaction_progress import ProgressOperations
 
 log = logging.getLogger(__name__)
 
 
-class Transaction(FarmOperations):
+class Transaction(ProgressOperations):
     """An edit of one production (see the module docstring)."""
 
     def __init__(
