@@ -187,7 +187,7 @@ def worker_run(args: Any) -> int:
     return code
 
 
-OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "lease_lost")
+OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "cancelled", "requeued", "lease_lost")
 
 
 def demo_create(args: Any) -> int:
