@@ -26,6 +26,7 @@ from postproject import clock as clocks
 from postproject.errors import ConflictError, NotFoundError, PostProjectError, Reason
 from postproject.leases import JobLease
 from postproject.lifecycle import JobState
+from postproject.model.progress import MAX_PROGRESS_TEXT_BYTES
 from postproject.production import Production
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ class Renewer:
             fields, self._pending = self._pending, None
         if fields is None:
             return True
-        fraction, stage, message = fields
+        fraction, stage, message = fields[0], _text(fields[1]), _text(fields[2])
         try:
             with production.edit(origin=self._origin, message="Renew job claim") as tx:
                 tx.report_progress(
@@ -228,3 +229,16 @@ class Renewer:
             self.why = reason
             self._lost.set()
             self._on_lost(reason)
+
+
+def _text(value: str | None) -> str | None:
+    """A stage or message the core accepts: valid UTF-8 (a file name's stray bytes become
+    U+FFFD), no NUL, at most 1 KiB; None when nothing is left."""
+    if not value:
+        return None
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = value.encode("utf-8", "surrogatepass")
+    clean = raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
+    return clean.encode()[:MAX_PROGRESS_TEXT_BYTES].decode("utf-8", "ignore") or None

@@ -316,6 +316,7 @@ class Worker:
             origin=ORIGIN,
             since=task.job.updated_sequence,
         )
+        log.write(f"{task.label}: reading {task.source}, writing into {task.directory}")
         renewer.progress(0.0, "decode", f"reading {task.source.name}")
         renewer.start()
         self._record_log_path(production, lease, log, task)
