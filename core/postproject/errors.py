@@ -35,6 +35,7 @@ Reasons::
                 worker_offline      the worker's last heartbeat is too old to claim
                 worker_at_capacity  the worker already holds as many claims as its capacity
                 stop_not_requested  a stop confirmation for an attempt nobody asked to stop (still running)
+                not_empty           a copy's destination already holds a production's facts
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
@@ -97,6 +98,7 @@ class Reason(enum.StrEnum):
     WORKER_SESSION_REPLACED = "worker_session_replaced"
     WORKER_OFFLINE = "worker_offline"
     WORKER_AT_CAPACITY = "worker_at_capacity"
+    NOT_EMPTY = "not_empty"
     AUTH_FAILED = "auth_failed"
     CONNECTION_LOST = "connection_lost"
     DATABASE_MISSING = "database_missing"
