@@ -17,6 +17,7 @@ from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representati
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.metadata import Assertion
+from postproject.model.progress import JobProgress
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
 from postproject.model.workers import Worker
@@ -66,6 +67,22 @@ def job_view(job: Job) -> View:
         "attempts": [attempt_view(a) for a in job.attempts],
         "retry_of": _id(job.retry_of),
         "retried_as": _id(job.retried_as),
+        "progress": progress_view(job.progress),
+        "stopping": job.stopping is not None,
+    }
+
+
+def progress_view(progress: JobProgress | None) -> View | None:
+    """``{fraction, stage, message, updated_at}`` (``updated_at`` in Unix microseconds, also as
+    ``updated_at_unix_micros``), or None when nothing was reported."""
+    if progress is None:
+        return None
+    return {
+        "fraction": progress.fraction,
+        "stage": progress.stage,
+        "message": progress.message,
+        "updated_at": micros(progress.updated_at),
+        "updated_at_unix_micros": micros(progress.updated_at),
     }
 
 
@@ -79,6 +96,11 @@ def attempt_view(attempt: Attempt) -> View:
         "claimed_at_unix_micros": micros(attempt.claimed_at),
         "ended_at_unix_micros": micros(attempt.ended_at),
         "diagnostic": attempt.diagnostic,
+        "stopped_at": micros(attempt.stopped_at),
+        "stopped_at_unix_micros": micros(attempt.stopped_at),
+        "stop_by_unix_micros": micros(attempt.stop_by),
+        "stopping": attempt.stopping,
+        "progress": progress_view(attempt.progress),
     }
 
 
