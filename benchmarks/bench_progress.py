@@ -277,7 +277,17 @@ def p4_cancel(folder: Path, runs: int, frames: int) -> dict[str, Any]:
             tx.add_metadata(JobRef(job), jobs.PROFILE, StringValue("proxy-1080p"))
             tx.commit()
         worker = subprocess.Popen(
-            [sys.executable, "-m", "postproject.executor", "worker", "run", str(path), "--once", "--lease", "30s"],
+            [
+                sys.executable,
+                "-m",
+                "postproject.executor",
+                "worker",
+                "run",
+                str(path),
+                "--once",
+                "--lease",
+                "30s",
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -314,7 +324,9 @@ def p4_cancel(folder: Path, runs: int, frames: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
