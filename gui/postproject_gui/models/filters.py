@@ -1,24 +1,26 @@
 """What the job table shows: state, kind, stuck claims and a text search (no Qt).
 
 State and kind go to the store query (keyset pages over its indexes). The text search
-(over ids, kinds, names of the output and first input, tool and agent names, diagnostics)
+(over ids, kinds, names of the output and first input, tool, agent and worker names, diagnostics)
 is applied by the table model to the rows of each page as it arrives, because the store
 has no text index; the model keeps reading pages while few rows match and says how many
 jobs it has searched (see ``JobTableModel``). A QSortFilterProxyModel was rejected: when a
 whole page is filtered out, the view never asks for the next one and the list stalls.
 
-"Stuck claims" lists claimed jobs whose lease expired or ends within ``soon``, soonest
-first, from the store's expiry index (``claims_expiring``, which also filters by kind).
+"Stuck claims" lists claimed jobs whose lease expired or is expiring (less than a third of
+that lease's duration left), soonest first, from the store's expiry index
+(``claims_expiring``, which also filters by kind) read up to the longest lead a lease can
+have (:data:`~postproject_gui.states.LONGEST_LEAD`), keeping the rows that qualify.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from postproject import JobState
 from postproject_gui.services.types import JobRow, StoreQuery
-from postproject_gui.states import EXPIRING_SOON, STATE_LOOKS
+from postproject_gui.states import LONGEST_LEAD, STATE_LOOKS, ClaimHealth
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,21 +49,20 @@ class JobFilter:
     @property
     def client_side(self) -> bool:
         """Whether rows of a page may be dropped after the store returned them."""
-        return bool(self.needle)
+        return bool(self.needle) or self.stuck
 
-    def store_query(self, now: datetime, soon: timedelta = EXPIRING_SOON) -> StoreQuery:
+    def store_query(self, now: datetime) -> StoreQuery:
         if self.stuck:
-            return StoreQuery(kind=self.kind, claims_before=now + soon)
+            return StoreQuery(kind=self.kind, claims_before=now + LONGEST_LEAD)
         return StoreQuery(self.state, self.kind, self.newest_first)
 
-    def matches(self, row: JobRow, now: datetime, soon: timedelta = EXPIRING_SOON) -> bool:
+    def matches(self, row: JobRow, now: datetime) -> bool:
         """Whether a (changed) job belongs in the table under this filter at ``now``."""
         job = row.job
         if self.kind is not None and job.kind != self.kind:
             return False
         if self.stuck:
-            claim = job.claim
-            if job.state is not JobState.CLAIMED or claim is None or claim.expires_at > now + soon:
+            if row.health(now) not in (ClaimHealth.STUCK, ClaimHealth.EXPIRING):
                 return False
         elif self.state is not None and job.state is not self.state:
             return False
@@ -92,7 +93,11 @@ def haystack(row: JobRow) -> str:
     job = row.job
     parts = [str(job.id), job.kind, str(job.output_asset_id), row.output_name or "", row.first_input or ""]
     if job.claim is not None:
-        parts += [job.claim.tool.name, job.claim.agent.name if job.claim.agent else ""]
+        parts += [
+            job.claim.tool.name,
+            job.claim.agent.name if job.claim.agent else "",
+            job.claim.worker or "",
+        ]
     if job.failure is not None:
         parts.append(job.failure.diagnostic)
     if job.target_root:
