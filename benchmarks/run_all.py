@@ -23,6 +23,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("bench_provenance_graph", [], ["100"]),
     ("bench_monitor", [], ["--jobs", "20000", "--commits", "5"]),
     ("bench_postgres_claims", [], ["--quick"]),
+    ("bench_progress", [], ["--quick"]),
 ]
 
 

@@ -53,6 +53,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import BoundInput, Job, JobClaim, JobCompletion, JobFailure, JobOutput, JobRequest
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
 from postproject.model.pending import PendingExplanation
+from postproject.model.progress import AttemptLog, JobProgress
 from postproject.model.refs import (
     ActivityRef,
     AssetRef,
@@ -113,6 +114,7 @@ __all__ = [
     "Asset",
     "AssetId",
     "AssetRef",
+    "AttemptLog",
     "Availability",
     "BoolValue",
     "BoundInput",
@@ -140,6 +142,7 @@ __all__ = [
     "JobId",
     "JobLease",
     "JobOutput",
+    "JobProgress",
     "JobRef",
     "JobRequest",
     "JobState",

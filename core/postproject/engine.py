@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from postproject.clock import Clock
+from postproject.engine_progress import ProgressReads, ProgressSession
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.lifecycle import JobState
 from postproject.model.activities import Activity, ActivitySpec
@@ -142,7 +143,7 @@ RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], by
 HistoryRow = tuple[int, int, str, str | None, str | None]
 
 
-class Reads(Protocol):
+class Reads(ProgressReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
     def snapshot(self) -> AbstractContextManager[object]: ...
@@ -205,7 +206,10 @@ class Reads(Protocol):
         """The newest attempts of a worker: (job id, attempt)."""
         ...
 
-    def job_history(self, job_id: JobId) -> list[HistoryRow]: ...
+    def job_history(self, job_id: JobId) -> list[HistoryRow]:
+        """A job's history events (``lifecycle.HISTORY_EVENT_KINDS``), oldest first, at most 1000."""
+        ...
+
     def jobs_ahead(self, job_id: JobId, now: int, cap: int) -> int | None:
         """How many jobs a claim of the same kind would take before this one, counting at most
         ``cap``: requested jobs of its kind that wait on nothing, are claimable at ``now``
@@ -256,7 +260,7 @@ class GraphFacts(Protocol):
     def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
 
 
-class WriteSession(Protocol):
+class WriteSession(ProgressSession, Protocol):
     """One edit. ``sequence`` marks the rows this edit writes (``created_sequence`` and the like
     equal it exactly for rows of this edit, and every earlier revision's number is smaller);
     after ``commit`` returned True it is the published revision's number. An engine may number
@@ -403,6 +407,7 @@ class WriteSession(Protocol):
         ...
 
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool: ...
+    # release, fail and succeed end the attempt by its holder: ``stopped_at`` = ``ended_at``
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool: ...
     def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str, *, retry: bool) -> bool: ...
     def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
@@ -410,11 +415,25 @@ class WriteSession(Protocol):
         that depends on it waits on one job fewer (``waiting - 1``)."""
         ...
 
-    def cancel(self, job_id: bytes, now: int) -> bool: ...
-    def requeue(self, job_id: bytes, now: int) -> bool: ...
+    def cancel(self, job_id: bytes, now: int) -> bool:
+        """Cancel a requested or claimed job (False in any other state). A running attempt ends
+        at once: ``cancelled`` with ``stop_by`` = the lease's expiry when the lease is live (its
+        holder is asked to stop and confirm), ``lost`` when the lease had expired."""
+        ...
+
+    def requeue(self, job_id: bytes, now: int) -> bool:
+        """Return a claimed job to requested (False otherwise); its attempt ends like a cancel's
+        but ``released`` instead of ``cancelled``."""
+        ...
+
     def set_priority(self, job_id: bytes, priority: int) -> bool: ...
     def lost_claims(self, now: int, limit: int) -> list[LostClaim]: ...
     def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool: ...
+    def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
+        """End as ``lost`` up to ``limit`` attempts a cancel or requeue asked to stop whose holder
+        did not confirm before ``stop_by <= now`` (soonest first); (job id, attempt number) each."""
+        ...
+
     def link_retry(self, original: bytes, retry: bytes) -> None: ...
     def completed_by(self, job_id: bytes) -> tuple[int, bytes | None, bytes | None] | None: ...
 

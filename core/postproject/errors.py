@@ -34,6 +34,7 @@ Reasons::
                 worker_session_replaced   the worker registered again; this session is fenced
                 worker_offline      the worker's last heartbeat is too old to claim
                 worker_at_capacity  the worker already holds as many claims as its capacity
+                stop_not_requested  a stop confirmation for an attempt nobody asked to stop (still running)
                 not_empty           a copy's destination already holds a production's facts
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
@@ -114,6 +115,7 @@ class Reason(enum.StrEnum):
     UNREACHABLE = "unreachable"
     DEPENDENCY_FAILED = "dependency_failed"
     WAITING_ON_DEPENDENCIES = "waiting_on_dependencies"
+    STOP_NOT_REQUESTED = "stop_not_requested"
 
 
 class PostProjectError(Exception):

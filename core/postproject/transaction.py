@@ -8,8 +8,9 @@ completion, which poisons the edit (notes §2.6): every later call and ``commit(
 the same error until ``rollback()``, so nothing staged for it can be published. A failed
 commit ends the edit and publishes nothing. The write lock is taken at the first operation
 and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`,
-the farm layer in :mod:`postproject.transaction_farm` and regeneration in
-:mod:`postproject.transaction_regeneration`.
+the farm layer in :mod:`postproject.transaction_farm`, regeneration in
+:mod:`postproject.transaction_regeneration`, and progress, stop confirmations and attempt
+logs in :mod:`postproject.transaction_progress`.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ from postproject.model.assets import RepresentationKind
 from postproject.model.metadata import Property
 from postproject.model.refs import ObjectRef, check_ref
 from postproject.model.revisions import CommitReceipt, Revision
+from postproject.transaction_progress import ProgressOperations
 from postproject.transaction_regeneration import RegenerationOperations
 
 log = logging.getLogger(__name__)
 
 
-class Transaction(RegenerationOperations):
+class Transaction(RegenerationOperations, ProgressOperations):
     """An edit of one production (see the module docstring)."""
 
     def __init__(

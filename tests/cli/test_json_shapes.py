@@ -35,7 +35,10 @@ JOB_KEYS = {
     "blocked_by",
     "bound_inputs",
     "regenerates",
+    "progress",
+    "stopping",
 }
+PROGRESS_KEYS = {"fraction", "stage", "message", "updated_at", "updated_at_unix_micros"}
 RECEIPT_KEYS = {"production_id", "revision"}
 REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}
 PAGE_KEYS = {"items", "next_cursor"}

@@ -217,6 +217,12 @@ def _job_block(job: Mapping[str, Any], now: int) -> str:
                 f"{lease_phrase(job, now, prefix='')} ({timestamp(job['claim_expires_at_unix_micros'])})",
             )
         )
+        if job.get("progress"):
+            from postproject.cli.human_farm import progress_phrase
+
+            rows.append(("progress", progress_phrase(job["progress"], now)))
+    if job.get("stopping"):
+        rows.append(("stopping", "cancelling... (waiting for the worker to confirm it stopped)"))
     if job.get("completion_representation_id"):
         rows.append(("completion output", job["completion_representation_id"]))
         rows.append(("completion activity", job["completion_activity_id"]))

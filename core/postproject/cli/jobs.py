@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime, timedelta
 
 from postproject import clock as clocks
-from postproject.cli import artifacts, farm, job_leases, views
+from postproject.cli import artifacts, farm, job_leases, job_logs, views
 from postproject.cli.common import (
     Context,
     Parser,
@@ -190,4 +190,5 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p = command(jobs, "cancel", "cancel requested or claimed jobs (no lease token needed)", job_cancel)
     p.add_argument("job", metavar="JOB", nargs="+", help="job id (several are cancelled in one transaction)")
     farm.register_job_commands(jobs)
+    job_logs.register(jobs)
     artifacts.register_job_commands(jobs)

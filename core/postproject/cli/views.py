@@ -21,6 +21,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.metadata import Assertion
 from postproject.model.pending import PendingExplanation, PendingReason
+from postproject.model.progress import JobProgress
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
 from postproject.model.workers import Worker
@@ -77,6 +78,22 @@ def job_view(job: Job) -> View:
             {"job_id": str(b.output.job_id), "representation_id": _id(b.resolved)} for b in job.bound_inputs
         ],
         "regenerates": _id(job.regenerates),
+        "progress": progress_view(job.progress),
+        "stopping": job.stopping is not None,
+    }
+
+
+def progress_view(progress: JobProgress | None) -> View | None:
+    """``{fraction, stage, message, updated_at}`` (``updated_at`` in Unix microseconds, also as
+    ``updated_at_unix_micros``), or None when nothing was reported."""
+    if progress is None:
+        return None
+    return {
+        "fraction": progress.fraction,
+        "stage": progress.stage,
+        "message": progress.message,
+        "updated_at": micros(progress.updated_at),
+        "updated_at_unix_micros": micros(progress.updated_at),
     }
 
 
@@ -115,6 +132,11 @@ def attempt_view(attempt: Attempt) -> View:
         "claimed_at_unix_micros": micros(attempt.claimed_at),
         "ended_at_unix_micros": micros(attempt.ended_at),
         "diagnostic": attempt.diagnostic,
+        "stopped_at": micros(attempt.stopped_at),
+        "stopped_at_unix_micros": micros(attempt.stopped_at),
+        "stop_by_unix_micros": micros(attempt.stop_by),
+        "stopping": attempt.stopping,
+        "progress": progress_view(attempt.progress),
     }
 
 

@@ -14,6 +14,7 @@ from postproject.lifecycle import JobState
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.progress import JobProgress
 
 MAX_JOB_INPUTS = 100_000
 MAX_DIAGNOSTIC_BYTES = 4096
@@ -237,7 +238,14 @@ _OUTCOMES_BY_CODE = {number: outcome for outcome, number in _OUTCOME_CODES.items
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One claim of a job: who worked on it, when, and how it ended (``outcome`` None while running)."""
+    """One claim of a job: who worked on it, when, and how it ended (``outcome`` None while running).
+
+    ``progress`` is the latest progress it reported. ``stopped_at`` is when its holder said it
+    stopped working: at once for an attempt the holder ended itself (succeeded, failed,
+    released), later for one that ``cancel_job`` or ``requeue_job`` ended (the holder
+    confirms before ``stop_by``, its lease's expiry; else the attempt ends ``lost``), never
+    for a lost one.
+    """
 
     number: int
     outcome: AttemptOutcome | None
@@ -247,6 +255,19 @@ class Attempt:
     claimed_at: datetime
     ended_at: datetime | None
     diagnostic: str | None
+    progress: JobProgress | None = None
+    stop_by: datetime | None = None
+    stopped_at: datetime | None = None
+
+    @property
+    def stopping(self) -> bool:
+        """Ended by a cancel or requeue while its holder has not yet confirmed it stopped
+        (the monitor shows "cancelling..."); the holder has until ``stop_by``."""
+        return (
+            self.stop_by is not None
+            and self.stopped_at is None
+            and self.outcome in (AttemptOutcome.CANCELLED, AttemptOutcome.RELEASED)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +345,21 @@ class Job:
     bound_inputs: tuple[BoundInput, ...] = ()
     regenerates: RepresentationId | None = None
     production_id: ProductionId | None = None
+
+    @property
+    def progress(self) -> JobProgress | None:
+        """The running attempt's latest progress (None when no attempt runs or none was reported)."""
+        if self.claim is None:
+            return None
+        for attempt in reversed(self.attempts):
+            if attempt.number == self.claim.attempt:
+                return attempt.progress if attempt.outcome is None else None
+        return None
+
+    @property
+    def stopping(self) -> Attempt | None:
+        """The attempt a cancel or requeue asked to stop whose holder has not confirmed yet."""
+        return next((a for a in reversed(self.attempts) if a.stopping), None)
 
     def request(self) -> JobRequest:
         """The request this job was made from (without its idempotency key): the inputs known

@@ -24,6 +24,10 @@ CLAIMED = JobState.CLAIMED.code
 REQUESTED = JobState.REQUESTED.code
 
 
+class _Unchanged(Exception):
+    """A guarded statement matched no row: undo the operation's earlier statements."""
+
+
 def _codes(action: Action) -> str:
     """The SQL list of stored state codes an action may start from (from the lifecycle table)."""
     return ",".join(str(state.code) for state in sorted(sources(action), key=lambda s: s.code))
@@ -45,8 +49,17 @@ _CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {
 # Held by a lease: claimed by this secret and not expired.
 _HELD = "state = 2 AND claim_secret_hash = :secret AND claim_expires_at > :now"
 _END_ATTEMPT = (
-    "UPDATE job_attempts SET outcome = :outcome, ended_at = :now, diagnostic = :diagnostic "
-    "WHERE job_id = :id AND outcome IS NULL"
+    "UPDATE job_attempts SET outcome = :outcome, ended_at = :now, diagnostic = :diagnostic, "
+    "stopped_at = CASE WHEN :stopped THEN :now END WHERE job_id = :id AND outcome IS NULL"
+)
+# A cancel or requeue ends the running attempt at once and asks its holder to stop: with a
+# live lease the holder has until the lease's expiry (stop_by) to confirm; an expired
+# claim's attempt is lost. Runs before the job's update, which clears the claim.
+_STOP_ATTEMPT = (
+    "UPDATE job_attempts SET ended_at = :now, diagnostic = NULL, "
+    "stop_by = (SELECT claim_expires_at FROM jobs WHERE id = :id AND state = 2 AND claim_expires_at > :now), "
+    "outcome = CASE WHEN (SELECT claim_expires_at FROM jobs WHERE id = :id AND state = 2) > :now "
+    f"THEN :outcome ELSE {AttemptOutcome.LOST.code} END WHERE job_id = :id AND outcome IS NULL"
 )
 
 
@@ -350,9 +363,12 @@ class JobWrites:
         outcome: AttemptOutcome,
         diagnostic: str | None = None,
         also: str | None = None,
+        *,
+        by_holder: bool = True,
     ) -> bool:
-        """One guarded UPDATE of the job that clears its claim, the end of its attempt (and
-        ``also``, a statement on ``:id``), as one step."""
+        """One guarded UPDATE of the job that clears its claim, the end of its attempt
+        (``stopped_at`` set when the holder ended it itself) and ``also`` (a statement on
+        ``:id``), as one step."""
         with self._atomic():
             cursor = self._exec(
                 f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
@@ -362,10 +378,29 @@ class JobWrites:
                 return False
             self._exec(
                 _END_ATTEMPT,
-                {"id": job_id, "now": params["now"], "outcome": outcome.code, "diagnostic": diagnostic},
+                {
+                    "id": job_id,
+                    "now": params["now"],
+                    "outcome": outcome.code,
+                    "diagnostic": diagnostic,
+                    "stopped": by_holder,
+                },
             )
             if also is not None:
                 self._exec(also, {"id": job_id})
+        return True
+
+    def _stop_claim(self, job_id: bytes, set_job: str, where: str, now: int, outcome: AttemptOutcome) -> bool:
+        """End a job's claim without its holder: its attempt ends ``outcome`` and waits for the
+        holder's confirmation (or ``lost`` when the lease already expired)."""
+        with self._atomic():
+            self._exec(_STOP_ATTEMPT, {"id": job_id, "now": now, "outcome": outcome.code})
+            cursor = self._exec(
+                f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
+                {"id": job_id, "seq": self.sequence, "now": now},
+            )
+            if cursor.rowcount != 1:
+                raise _Unchanged
         return True
 
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool:
@@ -408,29 +443,32 @@ class JobWrites:
         )
 
     def cancel(self, job_id: bytes, now: int) -> bool:
-        with self._atomic():
-            cursor = self._exec(
-                f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ? "
-                f"WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
-                (self.sequence, job_id),
+        """Cancel a requested or claimed job; a running attempt ends ``cancelled`` and waits
+        for its holder to confirm the stop (``lost`` when its lease already expired)."""
+        try:
+            return self._stop_claim(
+                job_id,
+                f"state = {JobState.CANCELLED.code}",
+                f"state IN ({_codes(Action.CANCEL)})",
+                now,
+                AttemptOutcome.CANCELLED,
             )
-            if cursor.rowcount != 1:
-                return False
-            self._exec(
-                _END_ATTEMPT,
-                {"id": job_id, "now": now, "outcome": AttemptOutcome.CANCELLED.code, "diagnostic": None},
-            )
-        return True
+        except _Unchanged:
+            return False
 
     def requeue(self, job_id: bytes, now: int) -> bool:
-        """Return a claimed job (expired or not) to requested, fencing its lease."""
-        return self._end_claim(
-            job_id,
-            f"state = {REQUESTED}, available_at = :now",
-            f"state IN ({_codes(Action.REQUEUE)})",
-            {"now": now},
-            AttemptOutcome.RELEASED,
-        )
+        """Return a claimed job (expired or not) to requested, fencing its lease; its attempt
+        ends ``released`` and waits for its holder to confirm the stop (``lost`` if expired)."""
+        try:
+            return self._stop_claim(
+                job_id,
+                f"state = {REQUESTED}, available_at = :now",
+                f"state IN ({_codes(Action.REQUEUE)})",
+                now,
+                AttemptOutcome.RELEASED,
+            )
+        except _Unchanged:
+            return False
 
     def set_priority(self, job_id: bytes, priority: int) -> bool:
         cursor = self._exec(
@@ -468,6 +506,7 @@ class JobWrites:
             "state = 2 AND claim_attempt = :attempt AND claim_expires_at <= :now",
             {"now": now, "attempt": attempt, "diagnostic": diagnostic},
             AttemptOutcome.LOST,
+            by_holder=False,
         )
 
     def link_retry(self, original: bytes, retry: bytes) -> None:

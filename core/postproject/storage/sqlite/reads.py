@@ -13,7 +13,7 @@ from typing import Any
 from postproject.engine import WorkerRow
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.lifecycle import JOB_EVENT_KINDS, JobState
+from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Attempt, Job
@@ -376,9 +376,33 @@ class Reader:
         )
         return [(row[0], rows.attempt(row)) for row in found]
 
+    # --- progress and attempt logs -------------------------------------------------------
+
+    def progress_token(self) -> int:
+        """The progress signal: moves (at most once per attempt per second) when progress is reported."""
+        return int(self._one("SELECT token FROM progress_signal WHERE id = 1")[0])
+
+    def attempt_log(
+        self, job_id: JobId, number: int | None
+    ) -> tuple[int, str | None, str | None, str | None, int | None] | None:
+        """(attempt number, log root, log path, tail, tail recorded at) of an attempt (the
+        newest with ``number`` None), or None when the job has no such attempt."""
+        if number is None:
+            sql = "SELECT max(number) FROM job_attempts WHERE job_id = ?"
+            found = self._one(sql, (job_id.bytes,))
+            if found is None or found[0] is None:
+                return None
+            number = int(found[0])
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT a.number, l.root_name, l.path, l.tail, l.tail_at FROM job_attempts a "
+            "LEFT JOIN job_attempt_logs l ON l.job_id = a.job_id AND l.number = a.number "
+            "WHERE a.job_id = ? AND a.number = ?",
+            (job_id.bytes, number),
+        )
+
     def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
         """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
-        kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
+        kinds = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))
         return self._all(
             "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
             f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({kinds}) "

@@ -30,6 +30,7 @@ from postproject.model.jobs import (
     JobFailure,
     JobOutput,
 )
+from postproject.model.progress import JobProgress
 from postproject.model.revisions import Revision, RevisionEvent
 
 Row = sqlite3.Row | tuple[Any, ...]
@@ -45,11 +46,30 @@ DEPENDENCY_COUNT = 26  # the position of j.dependencies in JOB_COLUMNS
 # (dependent, upstream, upstream state, binds its output, resolution) of a set of jobs
 DEPENDENCY_COLUMNS = "d.job_id, d.upstream_id, u.state, d.binds_output, d.resolved_id"
 ATTEMPT_COLUMNS = """a.job_id, a.number, a.outcome, a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id),
-    a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic"""
+    a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
+    a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at, a.stop_by, a.stopped_at"""
 
 
 def attempt(row: Row) -> Attempt:
-    _, number, outcome, agent, worker, tool_name, tool_version, tool_uri, claimed, ended, diagnostic = row
+    (
+        _,
+        number,
+        outcome,
+        agent,
+        worker,
+        tool_name,
+        tool_version,
+        tool_uri,
+        claimed,
+        ended,
+        diagnostic,
+        fraction,
+        stage,
+        message,
+        progress_at,
+        stop_by,
+        stopped_at,
+    ) = row
     return Attempt(
         number=number,
         outcome=AttemptOutcome.from_code(outcome) if outcome is not None else None,
@@ -59,6 +79,11 @@ def attempt(row: Row) -> Attempt:
         claimed_at=from_micros(claimed),
         ended_at=from_micros(ended) if ended is not None else None,
         diagnostic=diagnostic,
+        progress=JobProgress(fraction, stage, message, from_micros(progress_at))
+        if progress_at is not None
+        else None,
+        stop_by=from_micros(stop_by) if stop_by is not None else None,
+        stopped_at=from_micros(stopped_at) if stopped_at is not None else None,
     )
 
 
