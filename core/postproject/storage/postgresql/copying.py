@@ -22,6 +22,7 @@ DERIVED = frozenset({"job_counts"})  # maintained by triggers from the jobs rows
 TABLES = (
     "production",
     "job_clock",
+    "progress_signal",
     "revisions",
     "revision_events",
     "media_roots",
@@ -36,6 +37,7 @@ TABLES = (
     "jobs",
     "job_dependencies",
     "job_attempts",
+    "job_attempt_logs",
 )
 BATCH = 1000
 
@@ -89,6 +91,9 @@ def load(conn: Connection, where: str, dumps: Iterable[TableDump]) -> None:
     conn.execute("SET CONSTRAINTS ALL DEFERRED")  # representations may supersede later ones
     conn.execute("DELETE FROM production")
     conn.execute("DELETE FROM job_clock")
+    conn.execute(
+        "DELETE FROM progress_signal"
+    )  # a one-row counter, like job_clock: the copy brings its value
     for dump in dumps:
         if dump.name in DERIVED:
             continue
@@ -115,6 +120,8 @@ def load(conn: Connection, where: str, dumps: Iterable[TableDump]) -> None:
                     batch = []
             if batch:
                 cursor.executemany(statement, batch)
+    # A source older than schema 4 has no progress signal: it starts at 0.
+    conn.execute("INSERT INTO progress_signal (id, token) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
     # Identities continue after the copied ids, as SQLite's rowids do.
     conn.execute(
         "SELECT setval(pg_get_serial_sequence('metadata', 'id'), coalesce(max(id), 0) + 1, false) FROM metadata"

@@ -349,20 +349,23 @@ class JobWrites(Pipeline):
         *,
         predicted: bool | None = None,
         also: str = "",
+        by_holder: bool = True,
     ) -> bool:
-        """One guarded UPDATE of the job that clears its claim, the end of its attempt (and
-        ``also``, more statements on the updated job ``w``), as one statement."""
+        """One guarded UPDATE of the job that clears its claim, the end of its attempt
+        (``stopped_at`` set when the holder ended it itself) and ``also`` (more statements on
+        the updated job ``w``), as one statement."""
         sql = (
             f"WITH w AS (UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = %(seq)s "
             f"WHERE id = %(id)s AND {where} RETURNING id), a AS (UPDATE job_attempts SET outcome = %(outcome)s, "
-            "ended_at = %(now)s, diagnostic = %(diagnostic)s WHERE job_id IN (SELECT id FROM w) "
-            f"AND outcome IS NULL){also}"
+            "ended_at = %(now)s, diagnostic = %(diagnostic)s, stopped_at = %(stopped_at)s::bigint "
+            f"WHERE job_id IN (SELECT id FROM w) AND outcome IS NULL){also}"
         )
         params = params | {
             "id": Id(job_id),
             "seq": PROVISIONAL,
             "outcome": outcome.code,
             "diagnostic": diagnostic,
+            "stopped_at": params["now"] if by_holder else None,
         }
         if predicted is False:
             return False
@@ -414,22 +417,47 @@ class JobWrites(Pipeline):
             "(SELECT job_id FROM job_dependencies WHERE upstream_id IN (SELECT id FROM w)))",
         )
 
+    def _stop_claim(self, job_id: bytes, set_job: str, where: str, now: int, outcome: AttemptOutcome) -> bool:
+        """End a job's claim without its holder, as one statement: a running attempt ends
+        ``outcome`` with ``stop_by`` = the lease's expiry (its holder confirms the stop before
+        then), or ``lost`` when the lease already expired. The job's row is locked first, so
+        the attempt ends by the claim the update replaced."""
+        sql = (
+            "WITH o AS (SELECT id, state AS old_state, claim_expires_at AS old_expires FROM jobs "
+            "WHERE id = %(id)s FOR UPDATE), "
+            f"w AS (UPDATE jobs j SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = %(seq)s FROM o "
+            f"WHERE j.id = o.id AND j.{where} RETURNING j.id, o.old_state, o.old_expires), "
+            "a AS (UPDATE job_attempts t SET ended_at = %(now)s, diagnostic = NULL, "
+            "stop_by = CASE WHEN w.old_state = 2 AND w.old_expires > %(now)s THEN w.old_expires END, "
+            "outcome = CASE WHEN w.old_state = 2 AND w.old_expires > %(now)s THEN %(outcome)s::smallint "
+            f"ELSE {AttemptOutcome.LOST.code} END FROM w WHERE t.job_id = w.id AND t.outcome IS NULL) "
+            "SELECT count(*) FROM w"
+        )
+        params = {"id": Id(job_id), "seq": PROVISIONAL, "now": now, "outcome": outcome.code}
+        if self.one(sql, params)[0] != 1:
+            return False
+        self.touched(job_id)
+        return True
+
     def cancel(self, job_id: bytes, now: int) -> bool:
-        return self._end_claim(
+        """Cancel a requested or claimed job; a running attempt ends ``cancelled`` and waits
+        for its holder to confirm the stop (``lost`` when its lease already expired)."""
+        return self._stop_claim(
             job_id,
             f"state = {JobState.CANCELLED.code}",
             f"state IN ({_codes(Action.CANCEL)})",
-            {"now": now},
+            now,
             AttemptOutcome.CANCELLED,
         )
 
     def requeue(self, job_id: bytes, now: int) -> bool:
-        """Return a claimed job (expired or not) to requested, fencing its lease."""
-        return self._end_claim(
+        """Return a claimed job (expired or not) to requested, fencing its lease; its attempt
+        ends ``released`` and waits for its holder to confirm the stop (``lost`` if expired)."""
+        return self._stop_claim(
             job_id,
             f"state = {REQUESTED}, available_at = %(now)s",
             f"state IN ({_codes(Action.REQUEUE)})",
-            {"now": now},
+            now,
             AttemptOutcome.RELEASED,
         )
 
@@ -472,6 +500,7 @@ class JobWrites(Pipeline):
             "state = 2 AND claim_attempt = %(attempt)s AND claim_expires_at <= %(now)s",
             {"now": now, "attempt": attempt, "failure": diagnostic},
             AttemptOutcome.LOST,
+            by_holder=False,
         )
 
     def link_retry(self, original: bytes, retry: bytes) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from postproject.engine import WorkerRow
 from postproject.errors import NotFoundError, Reason, StorageError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.lifecycle import JOB_EVENT_KINDS, JobState
+from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Attempt, Job
@@ -35,14 +35,15 @@ JOBS_WITH_ATTEMPTS = (
     rows.JOB_COLUMNS
     + """, CASE WHEN j.attempts > 0 THEN (SELECT json_agg(json_build_array(a.number, a.outcome,
     a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name, a.tool_version,
-    a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic) ORDER BY a.number) FROM job_attempts a
+    a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic, a.progress_fraction, a.progress_stage,
+    a.progress_message, a.progress_at, a.stop_by, a.stopped_at) ORDER BY a.number) FROM job_attempts a
     WHERE a.job_id = j.id) END, CASE WHEN j.dependencies > 0 THEN (SELECT json_agg(json_build_array(
     d.upstream_id, u.state, d.binds_output, d.resolved_id) ORDER BY d.upstream_id) FROM job_dependencies d
     JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = j.id) END"""
 )
 MAX_LIST = 100_000
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
-_JOB_KINDS = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
+_JOB_KINDS = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))
 
 
 class Reader:
@@ -385,6 +386,26 @@ class Reader:
             (name, limit),
         )
         return [(row[0], rows.attempt(row)) for row in found]
+
+    # --- progress and attempt logs -------------------------------------------------------
+
+    def progress_token(self) -> int:
+        """The progress signal: moves (at most once per attempt per second) when progress is reported."""
+        return int(self.one("SELECT token FROM progress_signal WHERE id = 1")[0])
+
+    def attempt_log(
+        self, job_id: JobId, number: int | None
+    ) -> tuple[int, str | None, str | None, str | None, int | None] | None:
+        """(attempt number, log root, log path, tail, tail recorded at) of an attempt (the
+        newest with ``number`` None), or None when the job has no such attempt."""
+        row = self.one(
+            "SELECT a.number, l.root_name, l.path, l.tail, l.tail_at FROM job_attempts a "
+            "LEFT JOIN job_attempt_logs l ON l.job_id = a.job_id AND l.number = a.number "
+            "WHERE a.job_id = %(id)s AND a.number = coalesce(%(number)s::integer, "
+            "(SELECT max(number) FROM job_attempts WHERE job_id = %(id)s))",
+            {"id": Id(job_id.bytes), "number": number},
+        )
+        return tuple(row) if row is not None else None
 
     def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
         """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""

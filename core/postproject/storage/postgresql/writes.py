@@ -38,12 +38,13 @@ from postproject.storage.postgresql import rows
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.job_writes import JobWrites
 from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL
+from postproject.storage.postgresql.progress_writes import ProgressWrites
 from postproject.storage.postgresql.types import Id, ids, optional
 
 Params = Sequence[Any] | dict[str, Any]
 
 
-class WriteSession(JobWrites):
+class WriteSession(JobWrites, ProgressWrites):
     """The statements of one edit (see the module docstring)."""
 
     # --- setup and files -----------------------------------------------------------------
