@@ -36,7 +36,7 @@ def s(production: Production, clock: FakeClock, tmp_path: Path) -> Setup:
 def test_a_day_fast_clock_locks_everyone_out_until_the_clock_is_reset(s: Setup) -> None:
     job = s.request()
     fast = FakeClock(s.clock.now() + timedelta(days=1))
-    with Production.open(s.production.path, clock=fast) as ahead, ahead.edit() as tx:
+    with Production.open(s.production.location, clock=fast) as ahead, ahead.edit() as tx:
         tx.claim_job_lease(job, TOOL, timedelta(minutes=5))  # raises the durable mark a day ahead
         tx.commit()
     other = s.request()
@@ -57,6 +57,7 @@ def test_a_day_fast_clock_locks_everyone_out_until_the_clock_is_reset(s: Setup) 
     s.complete(lease)
 
 
+@pytest.mark.sqlite_only("SQLite's write-ahead log file")
 def test_the_writer_bounds_the_wal(production: Production, monkeypatch: pytest.MonkeyPatch) -> None:
     from postproject.storage.sqlite import connection
 
@@ -194,7 +195,7 @@ def test_two_processes_opening_an_old_schema_migrate_it_once(tmp_path: Path) -> 
     conn.execute("COMMIT")
     src = sqlite3.connect(path)
     for table in ("production", "assets", "representations", "representation_fingerprints", "revisions"):
-        columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))  # v1's columns
+        columns = ", ".join(c[1] for c in conn.execute(f"PRAGMA table_info({table})"))  # version 1's
         rows = src.execute(f"SELECT {columns} FROM {table}").fetchall()
         if rows:
             marks = ",".join("?" * len(rows[0]))

@@ -253,6 +253,8 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], bool]] = [
         False,
     ),
     ("job_counts", {"kind": "z", "state": 1, "count": 0}, {"count": -1}, False),
+    ("progress_signal", {"id": 1, "token": 0}, {"token": -1}, True),
+    ("progress_signal", {"id": 1, "token": 0}, {"id": 2}, True),
 ]
 
 
