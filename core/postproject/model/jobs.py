@@ -200,6 +200,7 @@ class Job:
     attempts: tuple[Attempt, ...] = field(default=())
     retry_of: JobId | None = None
     retried_as: JobId | None = None
+    finished_at: datetime | None = None  # when it reached a final state
 
     def request(self) -> JobRequest:
         """The request this job was made from (without its idempotency key)."""

@@ -303,7 +303,7 @@ class JobWrites:
         set_job = (
             f"state = {REQUESTED}, available_at = :now"
             if retry
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic, finished_at = :now"
         )
         action = Action.RETRY if retry else Action.FAIL
         return self._end_claim(
@@ -319,7 +319,7 @@ class JobWrites:
         return self._end_claim(
             job_id,
             f"state = {JobState.SUCCEEDED.code}, completion_activity_id = :activity, "
-            "completion_representation_id = :rep",
+            "completion_representation_id = :rep, finished_at = :now",
             f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
             {"secret": secret, "now": now, "activity": activity_id, "rep": rep_id},
             AttemptOutcome.SUCCEEDED,
@@ -328,9 +328,9 @@ class JobWrites:
     def cancel(self, job_id: bytes, now: int) -> bool:
         with self._atomic():
             cursor = self._exec(
-                f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ? "
-                f"WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
-                (self.sequence, job_id),
+                f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ?, "
+                f"finished_at = ? WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
+                (self.sequence, now, job_id),
             )
             if cursor.rowcount != 1:
                 return False
@@ -378,7 +378,7 @@ class JobWrites:
         set_job = (
             f"state = {REQUESTED}, available_at = :now"
             if diagnostic is None
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic, finished_at = :now"
         )
         return self._end_claim(
             job_id,

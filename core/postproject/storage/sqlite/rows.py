@@ -30,7 +30,7 @@ JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, 
     j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
     j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs,
     (SELECT w.name FROM workers w WHERE w.id = j.claim_worker_id), j.claim_attempt, j.priority,
-    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts"""
+    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts, j.finished_at"""
 ATTEMPT_COUNT = 25  # the position of j.attempts in JOB_COLUMNS
 ATTEMPT_COLUMNS = """a.job_id, a.number, a.outcome, a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id),
     a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic"""
@@ -83,6 +83,7 @@ def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
         retry_of,
         retried_as,
         _,
+        finished_at,
     ) = row
     state_value = JobState.from_code(state)
     claim = None
@@ -116,6 +117,7 @@ def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
         attempts=tuple(attempts),
         retry_of=JobId(retry_of) if retry_of is not None else None,
         retried_as=JobId(retried_as) if retried_as is not None else None,
+        finished_at=from_micros(finished_at) if finished_at is not None else None,
     )
 
 
