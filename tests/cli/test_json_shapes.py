@@ -30,6 +30,7 @@ JOB_KEYS = {
     "attempts",
     "retry_of",
     "retried_as",
+    "finished_at_unix_micros",
 }
 RECEIPT_KEYS = {"production_id", "revision"}
 REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}

@@ -12,6 +12,7 @@ from typing import Any
 
 from postproject import values
 from postproject.clock import to_micros
+from postproject.job_search import FailureGroup
 from postproject.model.activities import Activity, ActivityEdge
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.identity import AgentIdentity, ToolIdentity
@@ -66,6 +67,18 @@ def job_view(job: Job) -> View:
         "attempts": [attempt_view(a) for a in job.attempts],
         "retry_of": _id(job.retry_of),
         "retried_as": _id(job.retried_as),
+        "finished_at_unix_micros": micros(job.finished_at),
+    }
+
+
+def failure_group_view(group: FailureGroup) -> View:
+    return {
+        "reason": group.reason,
+        "count": group.count,
+        "search": group.search,
+        "example": group.example,
+        "latest_job_id": str(group.latest_job),
+        "latest_at_unix_micros": micros(group.latest_at),
     }
 
 
