@@ -142,11 +142,14 @@ class JobQuery:
 
     Every filter narrows (AND). Times are Unix microseconds: ``*_after`` is inclusive,
     ``*_before`` exclusive. ``finished_*`` matches only jobs in a final state (their
-    ``finished_at``). ``terms`` are case-insensitive substrings (any length >= 1); a job
-    matches when each term occurs in one of its search documents (its id in canonical UUID
-    text, kind, output asset name, target root; the agent and worker names of its attempts;
-    its failure and failed-attempt diagnostics); different terms may match different
-    documents. ``sort`` is one of :data:`JOB_SORTS`; ties break by job id in the same direction.
+    ``finished_at``, set by the transition that ended them). Every term must match (AND); a
+    term matches a job when it is a case-insensitive substring (any length >= 1; ASCII case
+    folding is enough) of the job's kind, its output asset's name, the agent name or the
+    registered worker name of any of its attempts, or its failure diagnostic; or when,
+    without a leading "…" and dashes, it is 6+ hex digits that end the job id's hex (32:
+    the whole id). Adapters index each of these (a job transition must not pay a full-text
+    write: only failures and asset creation do). ``sort`` is one of :data:`JOB_SORTS`; ties
+    break by job id in the same direction.
     """
 
     state: int | None = None

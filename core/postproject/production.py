@@ -306,8 +306,8 @@ class Production(FeedReads, KnowledgeReads, WorkerReads):
 
         Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
         finds jobs over the whole store (indexed): each whitespace-separated term is a
-        case-insensitive substring of the job's id, kind, output asset name, target root, an
-        agent or worker of its attempts, or a diagnostic. ``requested_*``/``finished_*`` bound
+        case-insensitive substring of the job's kind, output asset name, an agent or worker of
+        its attempts, or its failure diagnostic, or the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound
         when it was requested or reached a final state (``*_after`` inclusive, ``*_before``
         exclusive). ``sort`` is "requested", "kind", "state" or "priority" (ties by id);
         ``descending`` (default ``newest_first``) reverses it. Cursors are bound to this

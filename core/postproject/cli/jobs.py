@@ -190,7 +190,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--search",
         metavar="TEXT",
-        help="only jobs whose id, kind, output asset, agent, worker or diagnostic contains every word of TEXT",
+        help="only jobs whose kind, output asset, agent, worker, diagnostic or id tail contains every word of TEXT",
     )
     for name, what in (("requested", "requested"), ("finished", "finished (succeeded, failed or cancelled)")):
         p.add_argument(

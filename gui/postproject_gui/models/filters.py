@@ -2,8 +2,8 @@
 sort (no Qt).
 
 Everything but "stuck" goes to the store query: state, kind, the text search (the store's
-full-text index over every job: ids, kinds, output asset names, agents and workers,
-diagnostics), "requested/finished within" ranges and the sort column, read as keyset pages
+indexes over every job: kinds, output asset names, agents and workers, diagnostics, id
+tails), "requested/finished within" ranges and the sort column, read as keyset pages
 over indexes. Nothing is filtered client-side from the pages, so a search never stops at a
 window of jobs. Live changes are matched here (``matches``) against the same fields.
 

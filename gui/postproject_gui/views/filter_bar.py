@@ -70,13 +70,13 @@ class FilterBar(QFrame):
         self.search.setObjectName("searchField")
         self.search.setAccessibleName("Search jobs")
         self.search.setPlaceholderText(
-            "Search every job: ids, kinds, assets, agents, workers, diagnostics   Ctrl+F"
+            "Search every job: kinds, assets, agents, workers, diagnostics, ids   Ctrl+F"
         )
         self.search.setClearButtonEnabled(True)
         self.search.setToolTip(
             "Searches every job in the production (the store's text index), not only those loaded.\n"
-            "Each word must appear in the job's id, kind, output asset name, target root, an agent\n"
-            "or worker that ran it, or a diagnostic (case-insensitive, any part of a word)."
+            "Each word must appear in the job's kind, output asset name, an agent or worker that\n"
+            "ran it, or its diagnostic (case-insensitive, any part of a word), or end its id (6+ hex digits)."
         )
         self.time = QComboBox(self)
         self.time.setObjectName("timeFilter")

@@ -1,14 +1,17 @@
-"""The SQL of job search (``Reads.search_jobs``): trigram full-text terms, time ranges and a
-keyset over (sort column, id). See ``migrations/0005_job_search.sql`` for the index."""
+"""The SQL of job search (``Reads.search_jobs``): terms, time ranges and a keyset over (sort
+column, id). ``migrations/0005_job_search.sql`` says where each term is looked up."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from postproject.engine import JOB_SORTS, JobKey, JobQuery
 from postproject.storage.sqlite import rows
 
-TRIGRAM = 3  # shorter terms cannot use the trigram index: they scan the documents with LIKE
+TRIGRAM = 3  # shorter terms cannot use a trigram index: they scan the small tables with LIKE
+TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
+_HEX = re.compile(r"[0-9a-f]+")
 
 
 def _phrase(term: str) -> str:
@@ -18,6 +21,34 @@ def _phrase(term: str) -> str:
 def _like(term: str) -> str:
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def _term(term: str) -> tuple[str, list[Any]]:
+    """One term: the job's kind, output asset name, an agent or worker of its attempts, a
+    diagnostic, or its id (whole, or a tail of 6+ hex digits) contains it."""
+    like = _like(term)
+    fts = len(term) >= TRIGRAM
+    parts = [
+        "j.kind IN (SELECT kind FROM job_counts WHERE kind LIKE ? ESCAPE '\\')",
+        "j.output_asset_id IN (SELECT asset FROM asset_search WHERE "
+        + ("asset_search MATCH ?)" if fts else "name LIKE ? ESCAPE '\\')"),
+        "j.id IN (SELECT job_id FROM job_attempts WHERE agent_name IN "
+        "(SELECT name FROM job_agents WHERE name LIKE ? ESCAPE '\\'))",
+        "j.id IN (SELECT job_id FROM job_attempts WHERE worker_id IN "
+        "(SELECT id FROM workers WHERE name LIKE ? ESCAPE '\\'))",
+        "j.id IN (SELECT job FROM job_diagnostics WHERE "
+        + ("job_diagnostics MATCH ?)" if fts else "body LIKE ? ESCAPE '\\')"),
+    ]
+    params: list[Any] = [like, _phrase(term) if fts else like, like, like, _phrase(term) if fts else like]
+    digits = term.lower().lstrip("…").replace("-", "")
+    if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
+        if len(digits) == 32:
+            parts.append("j.id = ?")
+            params.append(bytes.fromhex(digits))
+        else:
+            parts.append("(substr(j.id, 14) = ? AND lower(hex(j.id)) LIKE ?)")
+            params.extend([bytes.fromhex(digits[-TAIL_HEX:]), f"%{digits}"])
+    return "(" + " OR ".join(parts) + ")", params
 
 
 def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, list[Any]]:
@@ -31,12 +62,9 @@ def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, 
         where.append("j.kind = ?")
         params.append(query.kind)
     for term in query.terms:
-        if len(term) >= TRIGRAM:
-            where.append("j.id IN (SELECT job FROM job_search WHERE job_search MATCH ?)")
-            params.append(_phrase(term))
-        else:
-            where.append("j.id IN (SELECT job FROM job_search WHERE body LIKE ? ESCAPE '\\')")
-            params.append(_like(term))
+        clause, values = _term(term)
+        where.append(clause)
+        params.extend(values)
     for column, low, high in (
         ("requested_at", query.requested_after, query.requested_before),
         ("finished_at", query.finished_after, query.finished_before),

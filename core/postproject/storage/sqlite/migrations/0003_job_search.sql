@@ -1,19 +1,23 @@
 -- PostProject Monitor production schema: job search, time filters and sorts (issue 16).
 --
--- job_search is an FTS5 index with the trigram tokenizer: any substring of three or more
--- characters matches (ids, kind names, asset names, agent and worker names, diagnostics),
--- case-insensitively, without word rules that media names (shot_0420_v003.exr) break. It is
--- append-only: one document when a job is requested (its id, kind, output asset name and
--- target root), one when a claim brings an agent or worker the job has not had before, one
--- per failure diagnostic (a final failure, or a failed attempt that is retried). A job
--- matches when any of its documents does, so a search by worker finds every job that ran
--- there. Nothing is ever updated or deleted in it: a transition adds at most one small
--- document, and a completion adds none.
+-- A search term matches a job through the small name spaces it refers to, each indexed
+-- where it is written rarely, so that the hot job path (request, claim, completion) pays
+-- only plain B-tree inserts and no full-text segment per commit:
+--   kind          the distinct kinds (job_counts) LIKE the term    -> jobs_by_kind
+--   output asset  asset_search: trigram FTS5 over asset names     -> jobs_by_output
+--   agent         job_agents: the distinct agent names            -> job_attempts_by_agent
+--   worker        workers (registered, few) LIKE the term         -> job_attempts_by_worker
+--   diagnostic    job_diagnostics: trigram FTS5 over failure diagnostics (written only
+--                 when a job fails; a retried attempt's diagnostic stays in job_attempts)
+--   id            the full id, or its tail of >= 6 hex digits     -> PRIMARY KEY, jobs_by_tail
+-- The trigram tokenizer matches any substring of 3+ characters, case-insensitively, without
+-- word rules that media names (shot_0420_v003.exr) break; shorter terms scan the small
+-- tables and the diagnostics.
 --
--- finished_at is when the job reached a final state (succeeded, failed, cancelled),
--- written by that transition; jobs_finished answers "finished within a range" and
--- jobs_by_requested_at "requested within a range". jobs_by_priority is the sort by
--- priority (kind and state sort through jobs_by_kind and jobs_by_state).
+-- finished_at is when the job reached a final state (succeeded, failed, cancelled), written
+-- by that transition; jobs_finished answers "finished within a range", jobs_by_requested_at
+-- "requested within a range"; jobs_by_priority is the sort by priority (kind and state sort
+-- through jobs_by_kind and jobs_by_state).
 
 ALTER TABLE jobs ADD COLUMN finished_at INTEGER;
 
@@ -26,49 +30,27 @@ WHERE state >= 3;
 CREATE INDEX jobs_finished ON jobs (finished_at, id) WHERE finished_at IS NOT NULL;
 CREATE INDEX jobs_by_requested_at ON jobs (requested_at, id);
 CREATE INDEX jobs_by_priority ON jobs (priority, id);
+CREATE INDEX jobs_by_output ON jobs (output_asset_id, id);
+-- The last 3 bytes of an id: its last 6 hex digits (the monitor shows the last 8).
+CREATE INDEX jobs_by_tail ON jobs (substr(id, 14));
 
-CREATE VIRTUAL TABLE job_search USING fts5 (job UNINDEXED, body, tokenize = 'trigram');
-
-CREATE TRIGGER job_search_requested AFTER INSERT ON jobs BEGIN
-    INSERT INTO job_search (job, body) VALUES (NEW.id,
-        lower(substr(hex(NEW.id), 1, 8) || '-' || substr(hex(NEW.id), 9, 4) || '-' || substr(hex(NEW.id), 13, 4)
-              || '-' || substr(hex(NEW.id), 17, 4) || '-' || substr(hex(NEW.id), 21, 12))
-        || ' ' || NEW.kind
-        || coalesce(' ' || (SELECT name FROM assets WHERE id = NEW.output_asset_id), '')
-        || coalesce(' ' || NEW.target_root, ''));
+CREATE INDEX job_attempts_by_agent ON job_attempts (agent_name) WHERE agent_name IS NOT NULL;
+CREATE TABLE job_agents (name TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
+INSERT INTO job_agents (name) SELECT DISTINCT agent_name FROM job_attempts WHERE agent_name IS NOT NULL;
+CREATE TRIGGER job_agent_seen AFTER INSERT ON job_attempts
+WHEN NEW.agent_name IS NOT NULL AND NOT EXISTS (SELECT 1 FROM job_agents WHERE name = NEW.agent_name) BEGIN
+    INSERT INTO job_agents (name) VALUES (NEW.agent_name);
 END;
 
-CREATE TRIGGER job_search_claimed AFTER INSERT ON job_attempts
-WHEN (NEW.agent_name IS NOT NULL OR NEW.worker_id IS NOT NULL)
-     AND NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = NEW.job_id AND a.number < NEW.number
-                     AND a.agent_name IS NEW.agent_name AND a.worker_id IS NEW.worker_id) BEGIN
-    INSERT INTO job_search (job, body) VALUES (NEW.job_id,
-        trim(coalesce(NEW.agent_name, '') || ' '
-             || coalesce((SELECT name FROM workers WHERE id = NEW.worker_id), '')));
+CREATE VIRTUAL TABLE asset_search USING fts5 (asset UNINDEXED, name, tokenize = 'trigram');
+INSERT INTO asset_search (asset, name) SELECT id, name FROM assets WHERE name IS NOT NULL;
+CREATE TRIGGER asset_search_created AFTER INSERT ON assets WHEN NEW.name IS NOT NULL BEGIN
+    INSERT INTO asset_search (asset, name) VALUES (NEW.id, NEW.name);
 END;
 
-CREATE TRIGGER job_search_failed AFTER UPDATE OF failure_diagnostic ON jobs
+CREATE VIRTUAL TABLE job_diagnostics USING fts5 (job UNINDEXED, body, tokenize = 'trigram');
+INSERT INTO job_diagnostics (job, body) SELECT id, failure_diagnostic FROM jobs WHERE failure_diagnostic IS NOT NULL;
+CREATE TRIGGER job_diagnostic_failed AFTER UPDATE OF failure_diagnostic ON jobs
 WHEN NEW.failure_diagnostic IS NOT NULL AND OLD.failure_diagnostic IS NULL BEGIN
-    INSERT INTO job_search (job, body) VALUES (NEW.id, NEW.failure_diagnostic);
+    INSERT INTO job_diagnostics (job, body) VALUES (NEW.id, NEW.failure_diagnostic);
 END;
-
-CREATE TRIGGER job_search_retried AFTER UPDATE OF diagnostic ON job_attempts
-WHEN NEW.diagnostic IS NOT NULL AND OLD.diagnostic IS NULL
-     AND (SELECT state FROM jobs WHERE id = NEW.job_id) <> 4 BEGIN
-    INSERT INTO job_search (job, body) VALUES (NEW.job_id, NEW.diagnostic);
-END;
-
--- The jobs already stored: one document each with everything known about them.
-INSERT INTO job_search (job, body)
-SELECT j.id,
-    lower(substr(hex(j.id), 1, 8) || '-' || substr(hex(j.id), 9, 4) || '-' || substr(hex(j.id), 13, 4)
-          || '-' || substr(hex(j.id), 17, 4) || '-' || substr(hex(j.id), 21, 12))
-    || ' ' || j.kind
-    || coalesce(' ' || (SELECT name FROM assets WHERE id = j.output_asset_id), '')
-    || coalesce(' ' || j.target_root, '')
-    || coalesce(' ' || (SELECT group_concat(coalesce(a.agent_name, '') || ' '
-                                            || coalesce((SELECT w.name FROM workers w WHERE w.id = a.worker_id), '')
-                                            || coalesce(' ' || a.diagnostic, ''), ' ')
-                        FROM job_attempts a WHERE a.job_id = j.id), '')
-    || coalesce(' ' || j.failure_diagnostic, '')
-FROM jobs j;
