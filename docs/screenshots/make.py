@@ -62,6 +62,7 @@ def views(path: Path) -> dict[str, list[str]]:
         "artifacts-stale": ["--view", "artifacts", "--filter-state", "stale"],
         "provenance": ["--view", f"provenance:{chain_end}"],
         "dashboard": ["--view", "dashboard"],
+        "search": ["--search", "proxy"],
     }
 
 

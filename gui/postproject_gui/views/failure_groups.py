@@ -35,6 +35,8 @@ class FailureGroupsPanel(QFrame):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
+        self.view.horizontalHeader().hide()  # the title says what the columns are
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.view.setShowGrid(False)
         self.view.setWordWrap(False)
         header = self.view.horizontalHeader()
@@ -50,7 +52,7 @@ class FailureGroupsPanel(QFrame):
         self.model.set_groups(groups)
         failed = sum(g.count for g in groups)
         self.title.setText(
-            f"Failure groups · {failed:,} failed jobs in {len(groups):,} groups · click one to list them"
+            f"Failure groups · {failed:,} failed jobs in {len(groups):,} groups (failed · reason) · click one to list them"
             if groups
             else "Failure groups · no failed jobs"
         )

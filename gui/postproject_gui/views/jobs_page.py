@@ -86,7 +86,8 @@ def shown_text(session: MonitorSession) -> str:
     table, flt, counts = session.table, session.filter, session.counts
     shown = table.rowCount()
     total: int | None = None
-    if counts is not None and not flt.client_side and not flt.stuck:
+    searching = bool(flt.needle or flt.requested_within or flt.finished_within)
+    if counts is not None and not searching and not flt.stuck:
         total = counts.by_state.get(flt.state, 0) if flt.state else counts.total
     text = f"{shown:,} of {total:,} shown" if total is not None else f"{shown:,} shown"
     if flt.client_side:
