@@ -19,7 +19,7 @@ one edit holding the production's write lock from ``begin_write`` to ``commit``/
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -455,6 +455,33 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # moving a production between engines (``postproject copy`` / ``verify``)
+    def schema_version(self) -> int: ...
+    def export_tables(self, *, derived: bool = False) -> Iterator[TableDump]:
+        """Every stored table in an order that satisfies its references, as neutral rows:
+        ids as 16-byte ``bytes``, times and numbers as ``int``, text and JSON as ``str``.
+        ``derived`` adds the tables the engine maintains itself (job counts)."""
+        ...
+
+    def import_tables(self, tables: Iterable[TableDump]) -> None:
+        """Load another production's :meth:`export_tables` into this empty one, in one
+        transaction (its production row is replaced by the source's: same id and cursors).
+
+        Raises:
+            ConflictError: (conflict, reason ``not_empty``) this production holds anything.
+            UnsupportedError: (unsupported) a table or column this schema does not have.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TableDump:
+    """One table of a production in neutral form (see :meth:`Engine.export_tables`)."""
+
+    name: str
+    columns: tuple[str, ...]
+    rows: Iterable[tuple[Any, ...]]
 
 
 def iter_chunks(ids: Sequence[bytes], size: int) -> Iterator[Sequence[bytes]]:

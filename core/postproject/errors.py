@@ -34,6 +34,7 @@ Reasons::
                 worker_session_replaced   the worker registered again; this session is fenced
                 worker_offline      the worker's last heartbeat is too old to claim
                 worker_at_capacity  the worker already holds as many claims as its capacity
+                not_empty           a copy's destination already holds a production's facts
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
@@ -96,6 +97,7 @@ class Reason(enum.StrEnum):
     WORKER_SESSION_REPLACED = "worker_session_replaced"
     WORKER_OFFLINE = "worker_offline"
     WORKER_AT_CAPACITY = "worker_at_capacity"
+    NOT_EMPTY = "not_empty"
     AUTH_FAILED = "auth_failed"
     CONNECTION_LOST = "connection_lost"
     DATABASE_MISSING = "database_missing"

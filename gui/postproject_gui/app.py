@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from postproject import __version__, humanize
+from postproject import __version__, humanize, netfs
 from postproject import config as settings
 from postproject.errors import PostProjectError
 from postproject_gui import startup
@@ -204,6 +204,10 @@ def _run(args: argparse.Namespace) -> int:
         window.show()
         if args.production is not None:
             window.open_production(args.production)
+            warning = netfs.network_warning(args.production) if "://" not in str(args.production) else None
+            if warning is not None:  # SQLite on NFS/SMB: say so where the user looks
+                log.warning("%s", warning)
+                window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
         with _closing_on_signals(loop):
             loop.run_forever()
         return EXIT_OK

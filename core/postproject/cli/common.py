@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeVar
 
 from postproject import config as settings
+from postproject import netfs
 from postproject._version import __version__
 from postproject.cli.output import Renderer, Result
 from postproject.cli.views import View, receipt_view
@@ -52,6 +53,10 @@ class Context:
             path, clock=self.clock, read_only=not write, root_map=self.root_map() or None
         )
         self.opened.append(production)
+        if "://" not in path:
+            warning = netfs.network_warning(path)
+            if warning is not None:
+                self.out.note(warning)
         return production
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from postproject import values
+from postproject import transfer, values
 from postproject.cli import views
 from postproject.cli.common import (
     Context,
@@ -19,7 +19,7 @@ from postproject.cli.common import (
 )
 from postproject.cli.output import Result
 from postproject.clock import from_micros
-from postproject.errors import InvalidArgumentError
+from postproject.errors import ConflictError, InvalidArgumentError
 from postproject.ids import ActivityId, AssetId, RepresentationId
 from postproject.model.activities import ActivitySpec, EdgeInput
 from postproject.model.assets import RepresentationKind
@@ -215,8 +215,35 @@ def metadata_list(ctx: Context) -> Result:
 TARGET_HELP = f"KIND:ID with KIND one of {', '.join(REF_KINDS)} (e.g. job:0190…)"
 
 
+def copy(ctx: Context) -> Result:
+    report = transfer.copy(ctx.args.production, ctx.args.destination)
+    data = {
+        "source": ctx.args.production,
+        "destination": str(ctx.args.destination),
+        "production_id": str(report.production_id),
+        "rows": report.rows,
+    }
+    return Result(data, "object")
+
+
+def verify(ctx: Context) -> Result:
+    report = transfer.verify(ctx.args.production, ctx.args.other)
+    data = {
+        "equal": report.equal,
+        "rows": {name: {"first": a, "second": b} for name, (a, b) in report.rows.items()},
+        "differences": report.differences,
+    }
+    if not report.equal:
+        raise ConflictError("the productions differ: " + "; ".join(report.differences[:5]))
+    return Result(data, "object")
+
+
 def register(sub: argparse._SubParsersAction[Parser]) -> None:
     command(sub, "init", "create a new, empty production file (no revision yet)", init)
+    p = command(sub, "copy", "copy a whole production to a new or empty one (another engine too)", copy)
+    p.add_argument("destination", metavar="DESTINATION", help="a new .pproj path or a postgresql:// URI")
+    p = command(sub, "verify", "prove two productions hold the same facts", verify)
+    p.add_argument("other", metavar="OTHER", help="the other production (path or URI)")
     _register_assets(group(sub, "asset", "create and read assets (logical media identities)"))
     _register_representations(
         group(sub, "representation", "add and read representations (files realising an asset)")

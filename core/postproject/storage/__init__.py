@@ -24,3 +24,12 @@ def open_engine(location: str | os.PathLike[str], *, read_only: bool) -> Engine:
     from postproject.storage.sqlite.engine import SqliteEngine
 
     return SqliteEngine.open(Path(location), read_only=read_only)
+
+
+def remove(location: str | os.PathLike[str]) -> None:
+    """Delete a production that a failed operation just created (a file and its side files)."""
+    if "://" in str(location):
+        return  # an engine URI: its adapter owns clean-up
+    path = Path(location)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from postproject import clock, feed
-from postproject.storage.sqlite import connection
+from postproject.engine import TableDump
+from postproject.storage.sqlite import connection, copying
 from postproject.storage.sqlite.errors import translated
 from postproject.storage.sqlite.graph import Graph
 from postproject.storage.sqlite.reads import Reader
@@ -75,6 +77,33 @@ class SqliteEngine:
         self._commits += 1
         if self._commits % connection.TRUNCATE_EVERY == 0 and self._write_conn is not None:
             connection.truncate_wal(self._write_conn)  # keep the WAL bounded under sustained writes
+
+    # --- moving a production between engines -------------------------------------------------
+
+    def schema_version(self) -> int:
+        with translated(self.path):
+            return int(self._reader.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def export_tables(self, *, derived: bool = False) -> Iterator[TableDump]:
+        with self._reader.snapshot() as conn:
+            yield from copying.export(conn, self.path, derived=derived)
+
+    def import_tables(self, tables: Iterable[TableDump]) -> None:
+        with self._lock:
+            if self._write_conn is None:
+                self._write_conn = connection.open_file(self.path, read_only=False)
+                connection.set_writer_mode(self._write_conn)
+            conn = self._write_conn
+        copying.begin(conn, self.path)
+        try:
+            copying.load(conn, self.path, tables)
+            with translated(self.path):
+                conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self.notify_committed()
 
     def close(self) -> None:
         with translated(self.path):

@@ -1,0 +1,76 @@
+"""Whole-production export and import for ``postproject copy`` and ``verify`` (SQLite side)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from postproject.engine import TableDump
+from postproject.errors import ConflictError, Reason, UnsupportedError
+from postproject.storage.sqlite import connection
+from postproject.storage.sqlite.errors import translated
+
+DERIVED = frozenset({"job_counts"})  # maintained by triggers from the jobs rows
+BATCH = 1000
+
+
+def tables(conn: sqlite3.Connection) -> list[str]:
+    """The production's tables in creation order (every table after those it references)."""
+    return [
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        )
+    ]
+
+
+def export(conn: sqlite3.Connection, path: Path, *, derived: bool) -> Iterator[TableDump]:
+    """Every table as neutral rows, read in one snapshot by the caller."""
+    with translated(path):
+        for table in tables(conn):
+            if table in DERIVED and not derived:
+                continue
+            columns = tuple(row[1] for row in conn.execute(f'PRAGMA table_info("{table}")'))
+            order = ", ".join(f'"{c}"' for c in columns)
+            rows = conn.execute(f'SELECT {order} FROM "{table}" ORDER BY {order}').fetchall()
+            yield TableDump(table, columns, rows)
+
+
+def load(conn: sqlite3.Connection, path: Path, dumps: Iterable[TableDump]) -> None:
+    """Import into an empty production in one write transaction (the caller's BEGIN IMMEDIATE)."""
+    known = set(tables(conn))
+    with translated(path):
+        for table in ("revisions", "assets", "jobs", "workers", "media_roots"):
+            if conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone():
+                raise ConflictError(
+                    f"the destination {path} already holds a production's facts ({table}); copy into a new one",
+                    reason=Reason.NOT_EMPTY,
+                )
+        conn.execute("DELETE FROM production")
+        conn.execute("DELETE FROM job_clock")
+        for dump in dumps:
+            if dump.name in DERIVED:
+                continue
+            if dump.name not in known:
+                raise UnsupportedError(
+                    f"the destination's schema has no table {dump.name!r}; upgrade it first"
+                )
+            columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{dump.name}")')}
+            missing = [c for c in dump.columns if c not in columns]
+            if missing:
+                raise UnsupportedError(f"the destination's table {dump.name} has no column {missing[0]!r}")
+            names = ", ".join(f'"{c}"' for c in dump.columns)
+            marks = ", ".join("?" * len(dump.columns))
+            batch: list[tuple[object, ...]] = []
+            for row in dump.rows:
+                batch.append(tuple(row))
+                if len(batch) >= BATCH:
+                    conn.executemany(f'INSERT INTO "{dump.name}" ({names}) VALUES ({marks})', batch)
+                    batch = []
+            if batch:
+                conn.executemany(f'INSERT INTO "{dump.name}" ({names}) VALUES ({marks})', batch)
+
+
+def begin(conn: sqlite3.Connection, path: Path) -> None:
+    connection.begin_immediate(conn, path, timeout=30.0)
