@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from postproject import FakeClock
 from tests.cli.helpers import Cli, Scene
@@ -74,3 +75,14 @@ def test_failures_grouped_by_reason(cli: Cli, scene: Scene) -> None:
     text = cli("job", "failures", scene.path).stdout
     assert "3 failed: unsupported profile <text> in <path>" in text
     assert "--search 'unsupported profile'" in text
+
+
+def test_a_copied_production_searches_alike(cli: Cli, scene: Scene, tmp_path: Path) -> None:
+    job = scene.request()
+    _fail(cli, scene, job, "unsupported profile 'XQ'", "t1")
+    copy_path = str(tmp_path / "copy.pproj")
+    cli.json("copy", scene.path, copy_path)
+    assert cli.json("verify", scene.path, copy_path)
+    for text in ("unsupported", "render-07", job[-8:]):
+        found = cli.json("job", "list", copy_path, "--search", text)["items"]
+        assert [j["id"] for j in found] == [job], text
