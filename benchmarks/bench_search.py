@@ -83,7 +83,7 @@ def build(path: Path, jobs: int) -> dict[str, Any]:
                     ids.append(tx.request_job(request))
                 for n, job in zip(range(made, made + count), ids, strict=True):
                     if n % 100 == 7:
-                        agent = AgentIdentity(f"render-{n % AGENTS:02d}")
+                        agent = AgentIdentity(f"render-{(n // 100) % AGENTS:02d}")
                         lease = tx.claim_job_lease(job, TOOL, timedelta(minutes=5), agent=agent)
                         shape = DIAGNOSTICS[(n // 100) % len(DIAGNOSTICS)]
                         profile = ("ProRes 4444 XQ", "DNxHR 444", "ACEScct", "HEVC Main12")[n % 4]
