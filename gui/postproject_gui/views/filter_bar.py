@@ -83,7 +83,7 @@ class FilterBar(QFrame):
         self.time.setAccessibleName("Time filter")
         self.time.setToolTip("Only jobs requested, or finished, within a recent span")
         self.time.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.time.setMinimumContentsLength(13)
+        self.time.setMinimumContentsLength(9)
         for label, spans in TIMES:
             self.time.addItem(label, "|".join(spans))  # plain text data: findData compares it
         self.saved = QToolButton(self)
