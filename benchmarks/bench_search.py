@@ -115,11 +115,15 @@ def measure(path: Path, reps: int) -> dict[str, Any]:
             "search_asset_name": lambda: production.jobs(limit=100, search="shot_00421"),
             "search_id_tail": lambda: production.jobs(limit=100, search=tail),
             "search_agent": lambda: production.jobs(limit=100, search="render-13"),
-            "search_diagnostic": lambda: production.jobs(limit=100, search="license server", newest_first=True),
+            "search_diagnostic": lambda: production.jobs(
+                limit=100, search="license server", newest_first=True
+            ),
             "search_two_words": lambda: production.jobs(limit=100, search="shot_00042 unsupported"),
             "search_short_term": lambda: production.jobs(limit=100, search="XQ", state=JobState.FAILED),
             "search_every_job": lambda: production.jobs(limit=100, search="transcode"),
-            "requested_last_hour": lambda: production.jobs(limit=100, requested_after=hour_ago, newest_first=True),
+            "requested_last_hour": lambda: production.jobs(
+                limit=100, requested_after=hour_ago, newest_first=True
+            ),
             "sort_kind": lambda: production.jobs(limit=100, sort="kind"),
             "sort_priority_desc": lambda: production.jobs(limit=100, sort="priority", descending=True),
             "failure_groups": lambda: production.failure_groups(),
@@ -130,13 +134,17 @@ def measure(path: Path, reps: int) -> dict[str, Any]:
         }
         figures: dict[str, Any] = {name: round(median_ms(fn, reps), 2) for name, fn in cases.items()}
     base = figures["plain_keyset_page"]
-    figures["ratios"] = {name: round(value / base, 1) for name, value in figures.items() if isinstance(value, float)}
+    figures["ratios"] = {
+        name: round(value / base, 1) for name, value in figures.items() if isinstance(value, float)
+    }
     figures["matches"] = counts
     return figures
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--production", type=Path, help="reuse (or build) the fixture here")
     parser.add_argument("--reps", type=int, default=15)
