@@ -6,8 +6,11 @@
    clips, about ten seconds): jobs in every state, a render node that died holding a claim,
    failures with the executor's real diagnostics, and a re-delivered original whose proxy
    and the thumbnail made from that proxy are now stale.
-2. Two render nodes claim three of the waiting jobs (one lease about to run out), so the
-   pictures show live leases too.
+2. Three registered workers (``register_worker``): render-03 claims a job and goes quiet (its
+   lease runs out: a stuck claim, and an offline worker), render-02 (capacity 2) and render-04
+   claim three of the waiting jobs (render-04 after releasing one), so the pictures show live
+   leases, attempts and the Workers tab; a thread sends their heartbeats while the pictures
+   are taken.
 3. Each window view is taken by the monitor's own headless snapshot mode, light and dark,
    at 1920x1080 (``NAME-THEME.png``) and at the smallest supported size, 1024x700
    (``NAME-THEME-1024.png``): ``postproject-monitor PROD --snapshot OUT.png --theme T --size S --view ...``.
@@ -22,10 +25,15 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from postproject import AgentIdentity, JobState, Production, ToolIdentity
+from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER
 
 HERE = Path(__file__).resolve().parent
 ASSETS = "12"
@@ -33,15 +41,69 @@ NODE = ToolIdentity("PostProject reference executor", "0.1.0")
 
 
 def claim_some(path: Path) -> None:
-    """Render nodes take three waiting jobs: two with a 10-minute lease, one 50 s from expiry."""
+    """Registered workers take four waiting jobs (see the module docstring)."""
+    with Production.open(path) as production:
+        waiting = production.jobs(state=JobState.REQUESTED, limit=4).items
+        with production.edit(origin="postproject-worker 0.1.0", message="Register workers") as tx:
+            quiet = tx.register_worker("render-03", capacity=1, host="render-03.farm")
+            tx.commit()
+        with production.edit(origin="postproject-worker 0.1.0", message="Claim job") as tx:
+            tx.claim_job_lease(
+                waiting[3].id, NODE, timedelta(seconds=20), AgentIdentity("render-03/4410"), worker=quiet
+            )
+            tx.commit()
+
+
+@contextmanager
+def live_workers(path: Path) -> Iterator[None]:
+    """render-02 and render-04 claim jobs and keep sending heartbeats until the block ends;
+    render-03 (registered by :func:`claim_some`) has gone quiet by then."""
+    stop = threading.Event()
     with Production.open(path) as production:
         waiting = production.jobs(state=JobState.REQUESTED, limit=3).items
-        for job, (agent, seconds) in zip(
-            waiting, (("render-02/5120", 600), ("render-04/7781", 600), ("render-02/5120", 50)), strict=False
+        with production.edit(origin="postproject-worker 0.1.0", message="Register workers") as tx:
+            two = tx.register_worker("render-02", capacity=2, host="render-02.farm")
+            four = tx.register_worker("render-04", capacity=1, host="render-04.farm")
+            tx.commit()
+        for job, session, agent in zip(
+            waiting, (four, two, two), ("render-04/7781", "render-02/5120", "render-02/5120"), strict=False
         ):
             with production.edit(origin="postproject-worker 0.1.0", message="Claim job") as tx:
-                tx.claim_job_lease(job.id, NODE, timedelta(seconds=seconds), AgentIdentity(agent))
+                lease = tx.claim_job_lease(
+                    job.id, NODE, timedelta(minutes=10), AgentIdentity(agent), worker=session
+                )
                 tx.commit()
+            if session is four and job is waiting[0]:
+                with production.edit(origin="postproject-worker 0.1.0", message="Release job claim") as tx:
+                    tx.release_job_lease(lease)  # skipped here: its input is on another site
+                    tx.commit()
+        rest = production.jobs(state=JobState.REQUESTED, limit=1).items
+        with production.edit(origin="postproject-worker 0.1.0", message="Claim job") as tx:
+            tx.claim_job_lease(
+                rest[0].id, NODE, timedelta(minutes=10), AgentIdentity("render-04/7781"), worker=four
+            )
+            tx.commit()
+
+        def beat() -> None:  # its own connection: a production belongs to the thread that opened it
+            with Production.open(path) as own:
+                while not stop.wait(HEARTBEAT_INTERVAL.total_seconds()):
+                    with own.edit() as tx:
+                        tx.heartbeat(two)
+                        tx.heartbeat(four)
+                        tx.commit()
+
+        thread = threading.Thread(target=beat, daemon=True)
+        thread.start()
+        time.sleep(OFFLINE_AFTER.total_seconds() + 1)  # render-03 is offline, its lease ran out
+        with production.edit() as tx:
+            tx.heartbeat(two)
+            tx.heartbeat(four)
+            tx.commit()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
 
 def views(path: Path) -> dict[str, list[str]]:
@@ -62,6 +124,7 @@ def views(path: Path) -> dict[str, list[str]]:
         "artifacts-stale": ["--view", "artifacts", "--filter-state", "stale"],
         "provenance": ["--view", f"provenance:{chain_end}"],
         "dashboard": ["--view", "dashboard"],
+        "workers": ["--view", "workers"],
         "search": ["--search", "proxy"],
     }
 
@@ -78,14 +141,22 @@ def main() -> None:
         command = [sys.executable, "-m", "postproject", "demo", "create", str(production), "--assets", ASSETS]
         subprocess.run(command, check=True, env=env)
         claim_some(production)
-        shots = views(production)
-        for (suffix, size), theme, (name, args) in itertools.product(
-            SIZES.items(), ("light", "dark"), shots.items()
-        ):
-            target = out / f"{name}-{theme}{suffix}.png"
-            monitor = [sys.executable, "-m", "postproject_gui", str(production), "--snapshot", str(target)]
-            subprocess.run([*monitor, "--theme", theme, "--size", size, *args], check=True, env=env)
-            target.with_suffix(".json").unlink()
+        with live_workers(production):
+            shots = views(production)
+            for (suffix, size), theme, (name, args) in itertools.product(
+                SIZES.items(), ("light", "dark"), shots.items()
+            ):
+                target = out / f"{name}-{theme}{suffix}.png"
+                monitor = [
+                    sys.executable,
+                    "-m",
+                    "postproject_gui",
+                    str(production),
+                    "--snapshot",
+                    str(target),
+                ]
+                subprocess.run([*monitor, "--theme", theme, "--size", size, *args], check=True, env=env)
+                target.with_suffix(".json").unlink()
         subprocess.run(
             [sys.executable, str(HERE / "components.py"), str(production), str(out)], check=True, env=env
         )

@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument(
         "--view",
         default="jobs",
-        help="jobs (default), lifecycle, job:JOB_ID, artifacts, provenance:REP_ID or dashboard",
+        help="jobs (default), lifecycle, job:JOB_ID, artifacts, provenance:REP_ID, dashboard or workers",
     )
     shot.add_argument(
         "--filter-state",
@@ -304,7 +304,12 @@ async def _snapshot(window: object, args: argparse.Namespace) -> int:
         return exc.exit_code
     what = next(
         f"{len(document[key]):,} {noun}"
-        for key, noun in (("rows", "rows"), ("items", "artifacts"), ("nodes", "nodes"))
+        for key, noun in (
+            ("workers", "workers"),
+            ("rows", "rows"),
+            ("items", "artifacts"),
+            ("nodes", "nodes"),
+        )
         if key in document
     )
     sys.stdout.write(f"wrote {options.out} and its .json: revision {document['head_revision']}, {what}\n")

@@ -2,7 +2,9 @@
 
 Follows ``docs/cli.md``: ``postproject job request PROD KIND OUTPUT_ASSET OUTPUT_KIND
 [--input REP]... [--target-root NAME] [--param VOCABULARY PROPERTY VALUE_JSON]...
-[--profile P]``, ``job show PROD JOB`` and ``job cancel PROD JOB``. A job's typed parameters
+[--profile P] [--priority N] [--not-before WHEN] [--max-attempts N] [--idempotency-key K]``,
+``job show PROD JOB``, ``job cancel PROD JOB`` and the farm's ``job retry PROD JOB``,
+``job requeue PROD JOB``, ``job sweep PROD [--limit N]`` and ``job priority PROD JOB N``. A job's typed parameters
 become ``--profile P`` for the (first) string ``profile`` parameter of the executor
 vocabulary, and otherwise ``--param VOCABULARY PROPERTY VALUE_JSON`` with the tagged JSON of
 :func:`postproject.values.to_json`. Every argument is quoted with :func:`shlex.quote`.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from postproject import (
@@ -44,8 +47,29 @@ def cancel(production: Path, job_ids: Iterable[JobId]) -> str:
     return "\n".join(f"{PROGRAM} job cancel {_q(production)} {job_id}" for job_id in job_ids)
 
 
+def retry(production: Path, job_ids: Iterable[JobId]) -> str:
+    """One ``job retry`` line per job (request a failed or cancelled job again)."""
+    return "\n".join(f"{PROGRAM} job retry {_q(production)} {job_id}" for job_id in job_ids)
+
+
+def requeue(production: Path, job_ids: Iterable[JobId]) -> str:
+    """One ``job requeue`` line per job (return a claim to requested)."""
+    return "\n".join(f"{PROGRAM} job requeue {_q(production)} {job_id}" for job_id in job_ids)
+
+
+def sweep(production: Path, limit: int | None = None) -> str:
+    """``job sweep``: finalise expired, unrenewed claims."""
+    return f"{PROGRAM} job sweep {_q(production)}" + (f" --limit {limit}" if limit is not None else "")
+
+
+def priority(production: Path, job_ids: Iterable[JobId], value: int | str) -> str:
+    """One ``job priority`` line per job."""
+    return "\n".join(f"{PROGRAM} job priority {_q(production)} {job_id} {value}" for job_id in job_ids)
+
+
 def request(production: Path, job: Job, parameters: Sequence[Assertion] = ()) -> str:
-    """The command that requests a job like ``job`` (same kind, inputs, output, parameters)."""
+    """The command that requests a job like ``job`` (same kind, inputs, output, parameters,
+    priority, attempt limit and not-before instant)."""
     return request_line(
         production,
         job.kind,
@@ -54,6 +78,9 @@ def request(production: Path, job: Job, parameters: Sequence[Assertion] = ()) ->
         job.output_representation_kind,
         job.target_root,
         [(a.property, a.value) for a in parameters],
+        priority=job.priority,
+        not_before=job.not_before,
+        max_attempts=job.max_attempts,
     )
 
 
@@ -65,6 +92,11 @@ def request_line(
     output_kind: RepresentationKind,
     target_root: str | None,
     parameters: Sequence[tuple[Property, MetadataValue]] = (),
+    *,
+    priority: int = 0,
+    not_before: datetime | None = None,
+    max_attempts: int | None = None,
+    idempotency_key: str | None = None,
 ) -> str:
     parts = [PROGRAM, "job", "request", _q(production), _q(kind), str(output_asset), output_kind.value]
     parts += [f"--input {rep}" for rep in inputs]
@@ -79,6 +111,14 @@ def request_line(
             parts.append(f"--param {_q(prop.vocabulary)} {_q(prop.name)} {_q(tagged_json(value))}")
     if profile is not None:
         parts.append(f"--profile {_q(profile)}")
+    if priority:
+        parts.append(f"--priority {priority}")
+    if not_before is not None:
+        parts.append(f"--not-before {_q(not_before.isoformat())}")
+    if max_attempts is not None:
+        parts.append(f"--max-attempts {max_attempts}")
+    if idempotency_key is not None:
+        parts.append(f"--idempotency-key {_q(idempotency_key)}")
     return " ".join(parts)
 
 

@@ -1,7 +1,9 @@
 """What the Dashboard tab draws, computed from the revision feed (no Qt).
 
 Every figure comes from job events in the feed (``job_requested``, ``job_claimed``,
-``job_claim_released``, ``job_succeeded``, ``job_failed``, ``job_cancelled``), stamped with
+``job_claim_released``, ``job_succeeded``, ``job_failed``, ``job_cancelled``, and the farm's
+``job_requeued``, ``job_retry_scheduled`` and ``job_lost``, which return a claim to the
+backlog), stamped with
 their revision's commit time, plus two store facts the window already keeps current: the
 number of requested jobs (the maintained counts) and when the oldest of them was requested.
 
@@ -17,7 +19,10 @@ Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
   through the events (a claim or cancel of a job whose earlier state falls outside the day
   read counts as leaving the backlog), and ``backlog_age``: seconds since the oldest of them
   was requested, from the jobs that left the backlog later and the oldest still waiting;
-- ``utilisation``: worker utilisation, empty until workers are registered (another issue).
+- ``utilisation``: worker utilisation, the share of the online workers' capacity their
+  claims use (in %), time-weighted per bucket from samples the window takes whenever it reads
+  the registered workers (:class:`~postproject_gui.worker_watch.WorkerWatch`); heartbeats are
+  not revisions, so there is no history before the window opened (None there).
 """
 
 from __future__ import annotations
@@ -34,9 +39,14 @@ from postproject import JobId, JobState, NotFoundError, Production, Revision
 DAY = timedelta(days=1)
 MAX_EVENTS = 300_000  # job events read back at open (the newest ones are kept)
 BATCH = 500  # revisions per feed read
+RETURNED = frozenset(
+    {"job_claim_released", "job_requeued", "job_retry_scheduled", "job_lost"}
+)  # claimed -> requested
 JOB_EVENTS = frozenset(
-    {"job_requested", "job_claimed", "job_claim_released", "job_succeeded", "job_failed", "job_cancelled"}
+    {"job_requested", "job_claimed", "job_succeeded", "job_failed", "job_cancelled", *RETURNED}
 )
+MAX_SAMPLES = 20_000
+INSTANT = 1e-6  # the weight (seconds) of a sample taken at the very end of the series
 SPANS = {"hour": (timedelta(hours=1), timedelta(minutes=1)), "day": (DAY, timedelta(minutes=15))}
 
 
@@ -134,7 +144,7 @@ class Series:
     failure_rate: list[float | None]
     backlog: list[int]
     backlog_age: list[float | None]
-    utilisation: list[float | None]  # registered workers come with another issue
+    utilisation: list[float | None]  # % of the online capacity in use (None: not sampled)
 
     def document(self) -> dict[str, Any]:
         """The snapshot JSON of these series."""
@@ -146,7 +156,7 @@ class Series:
             "failure_rate": [None if r is None else round(r, 4) for r in self.failure_rate],
             "backlog": self.backlog,
             "backlog_age_seconds": [None if a is None else round(a, 1) for a in self.backlog_age],
-            "utilisation": self.utilisation,
+            "utilisation": [None if u is None else round(u, 1) for u in self.utilisation],
         }
 
 
@@ -160,6 +170,15 @@ class DashboardData:
     oldest_waiting: datetime | None = None
     complete: bool = True
     loaded: bool = False
+    samples: list[tuple[datetime, int, int]] = field(default_factory=list)  # (at, used, capacity)
+
+    def sample(self, at: datetime, used: int, capacity: int) -> None:
+        """Worker utilisation at ``at`` (kept only when it changed; the last day)."""
+        if self.samples and (self.samples[-1][1:] == (used, capacity) or at < self.samples[-1][0]):
+            return
+        self.samples.append((at, used, capacity))
+        if len(self.samples) > MAX_SAMPLES:
+            del self.samples[: len(self.samples) - MAX_SAMPLES]
 
     def load(self, history: History) -> None:
         """Take the day read at open; live events that arrived meanwhile and are newer stay."""
@@ -178,6 +197,9 @@ class DashboardData:
     def forget_before(self, when: datetime) -> None:
         if self.events and self.events[0].at < when:
             self.events = [e for e in self.events if e.at >= when]
+        keep = next((i for i, s in enumerate(self.samples) if s[0] >= when), len(self.samples))
+        if keep > 1:  # the last sample before ``when`` still says what held at ``when``
+            del self.samples[: keep - 1]
 
     def series(self, now: datetime, span: str = "hour") -> Series:
         length, bucket = SPANS[span]
@@ -210,8 +232,36 @@ class DashboardData:
             failure_rate,
             self._backlog(ends),
             self._backlog_age(ends),
-            [None] * count,
+            self._utilisation(starts, bucket, now),
         )
+
+    def _utilisation(
+        self, starts: tuple[datetime, ...], bucket: timedelta, now: datetime
+    ) -> list[float | None]:
+        """Time-weighted % of the online capacity in use over each bucket (the samples are a
+        step function: each holds until the next); None where nothing was sampled."""
+        count = len(starts)
+        busy, covered = [0.0] * count, [0.0] * count
+        origin, samples = starts[0], self.samples
+        for index, (at, used, capacity) in enumerate(samples):
+            until = min(samples[index + 1][0] if index + 1 < len(samples) else now, now)
+            low = max(at, origin)
+            if until < low or capacity <= 0:
+                continue
+            share = used / capacity
+            slot = int((low - origin) / bucket)
+            if until == low:  # the newest sample, taken now: what holds at this instant
+                if slot < count:
+                    busy[slot] += INSTANT * share
+                    covered[slot] += INSTANT
+                continue
+            while slot < count and low < until:
+                high = min(until, origin + bucket * (slot + 1))
+                seconds = (high - low).total_seconds()
+                busy[slot] += seconds * share
+                covered[slot] += seconds
+                low, slot = high, slot + 1
+        return [100.0 * b / c if c else None for b, c in zip(busy, covered, strict=True)]
 
     def _backlog(self, ends: list[datetime]) -> list[int]:
         """Requested jobs at each instant of ``ends`` (ascending), walked back from now."""
@@ -258,7 +308,7 @@ def _backlog_deltas(events: list[JobEvent]) -> list[tuple[datetime, int]]:
     for event in events:
         before = state.get(event.job_id)
         change = 0
-        if event.event == "job_requested" or event.event == "job_claim_released":
+        if event.event == "job_requested" or event.event in RETURNED:
             change = 1
         elif event.event == "job_claimed" or event.event == "job_cancelled":
             change = 0 if before == "job_claimed" else -1

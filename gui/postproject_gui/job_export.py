@@ -21,7 +21,6 @@ from postproject import Job, Production
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.services import reads
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import claim_health
 
 PAGE = 1000
 FIELDS = (
@@ -41,6 +40,9 @@ FIELDS = (
     "requested_at",
     "diagnostic",
     "updated_sequence",
+    "claimed_by_worker",
+    "priority",
+    "attempts",
 )
 
 
@@ -57,7 +59,7 @@ def record(row: JobRow, now: datetime) -> dict[str, Any]:
     """One job as a flat record (the CSV columns; the JSON keeps ``inputs`` as a list)."""
     job: Job = row.job
     claim = job.claim
-    health = claim_health(job, now)
+    health = row.health(now)
     return {
         "id": str(job.id),
         "state": job.state.value,
@@ -75,6 +77,9 @@ def record(row: JobRow, now: datetime) -> dict[str, Any]:
         "requested_at": job.requested_at.isoformat(),
         "diagnostic": job.failure.diagnostic if job.failure else None,
         "updated_sequence": job.updated_sequence,
+        "claimed_by_worker": claim.worker if claim else None,
+        "priority": job.priority,
+        "attempts": len(job.attempts),
     }
 
 
@@ -86,7 +91,7 @@ def matching_rows(production: Production, flt: JobFilter, now: datetime) -> Iter
     while True:
         page = reads.jobs_page(production, names, query, cursor, PAGE)
         for row in page.rows:
-            if flt.matches_text(row):
+            if flt.matches(row, now, text=flt.client_side):
                 yield row
         if page.next_cursor is None:
             return

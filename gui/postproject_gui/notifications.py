@@ -4,8 +4,8 @@ default, switched on from *View ▸ Desktop notifications*, remembered in the se
 Rate-limited and grouped: what happens is collected for ``GROUP_SECONDS`` after the first
 event and then told in one message per kind of trouble ("5 jobs failed in the last minute"),
 and each kind is told at most once per ``MIN_GAP_SECONDS``; what happens meanwhile waits
-for the next message. Workers going offline will use :meth:`Notifier.worker_offline` once
-workers are registered (another issue).
+for the next message. Workers going offline reach :meth:`Notifier.workers_offline` from the
+session's worker watch, which reads liveness when a worker's heartbeats should have arrived.
 """
 
 from __future__ import annotations
@@ -77,8 +77,11 @@ class Notifier(QObject):
         self._note("stuck", fresh)
 
     def worker_offline(self, name: str) -> None:
-        """The hook for registered workers (another issue): a worker stopped reporting."""
+        """A registered worker stopped reporting (its last heartbeat is too old)."""
         self._note("offline", [name])
+
+    def workers_offline(self, names: list[str]) -> None:
+        self._note("offline", list(names))
 
     def _note(self, topic: str, items: list[str]) -> None:
         if not self.enabled or not items:

@@ -7,7 +7,8 @@ commits costs a few reads, not one per commit. ``applied(N)`` says the view now 
 revision N (rows, counts and detail were read after revision N was seen).
 
 What is known about artifacts (the Artifacts and Provenance tabs, the stale count) is kept
-by :attr:`MonitorSession.knowledge`, a :class:`KnowledgeSession` fed the same revisions.
+by :attr:`MonitorSession.knowledge`, a :class:`KnowledgeSession` fed the same revisions; the
+registered workers by :attr:`MonitorSession.workers` (see :mod:`postproject_gui.worker_watch`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
 from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
+from postproject_gui.worker_watch import WorkerWatch
 
 SEED_REVISIONS = 10  # the event log starts with the last few revisions
 RELOAD_ALL_ABOVE = 2000  # more changed jobs than this in one round: reload the table instead
@@ -74,6 +76,7 @@ class MonitorSession(QObject):
         self.events = EventLogModel(self)
         self.knowledge = KnowledgeSession(service, self.spawn, self)
         self.knowledge.settled.connect(self._notify_idle)
+        self.workers = WorkerWatch(service, self.spawn, self)
         self.info: ProductionInfo | None = None
         self._watcher: FeedWatcher | None = None
         self._filter = JobFilter()
@@ -209,6 +212,7 @@ class MonitorSession(QObject):
         self._liveness.start()
         self.opened.emit(info)
         self.knowledge.start()
+        self.workers.start()
         await self._reload_all(info.head)
         self.events.add(await self.service.revisions(SEED_REVISIONS))
         self.events.set_loader(self._load_older)
@@ -217,6 +221,7 @@ class MonitorSession(QObject):
         """Stop the watcher, the timers, background work and the service's threads."""
         self._boundary.stop()
         self._liveness.stop()
+        self.workers.stop()
         self.waiter.stop()
         if self._watcher is not None:
             self._watcher.stop()
@@ -361,6 +366,7 @@ class MonitorSession(QObject):
             return
         self.events.add(revisions)
         self.knowledge.on_revisions(revisions)
+        self.workers.on_revisions(revisions)
         self.revisions_arrived.emit(revisions)
 
     def _load_older(self, before: int) -> None:
@@ -447,10 +453,7 @@ class MonitorSession(QObject):
         outlook = self._outlook
         if outlook is None or not self._filter.stuck or self.table.loading:
             return
-        limit = self.now() + outlook.soon
-        due = {
-            c.job_id for c in outlook.claims if c.expires_at <= limit and self.table.row_of(c.job_id) is None
-        }
+        due = {c.job_id for c in outlook.due(self.now()) if self.table.row_of(c.job_id) is None}
         if due:
             self.spawn(self._bring_in(due), "Updating stuck claims")
 

@@ -7,9 +7,11 @@ describing what the view shows. The README's screenshots are made with it.
 
 Views: ``jobs``, ``lifecycle``, ``job:JOB_ID`` (the Jobs tab), ``artifacts`` (the Artifacts
 tab; ``--filter-state stale`` lists only stale or diverged ones), ``provenance:REP_ID``
-(the Provenance tab: the graph of that representation, framed, its focus selected) and
+(the Provenance tab: the graph of that representation, framed, its focus selected),
 ``dashboard`` (the Dashboard tab: the Jobs document plus the series ``throughput``,
-``failure_rate`` and ``backlog`` over the last hour).
+``failure_rate``, ``backlog`` and ``utilisation`` over the last hour) and ``workers`` (the
+Workers tab: the Jobs document plus ``workers``, each with ``name`` and ``state``, and the
+attempts of the selected worker). Snapshots never change the production: no loss sweep.
 
 Every document says the window ``size`` it was rendered at ([width, height]; ``--size``).
 ``--search TEXT`` runs the job table's store-wide search first (the rows are its matches).
@@ -23,20 +25,21 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from postproject import ArtifactState, JobId, JobState, PostProjectError, RepresentationId
 from postproject.clock import monotonic
+from postproject.model.workers import Worker
 from postproject_gui import params
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import artifacts_document
 from postproject_gui.services.types import JobDetail, JobRow
 from postproject_gui.session import MonitorSession
-from postproject_gui.states import claim_health
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, PROVENANCE
-from postproject_gui.views.main_window import DASHBOARD, MainWindow
+from postproject_gui.views.main_window import DASHBOARD, WORKERS, MainWindow
+from postproject_gui.worker_watch import liveness, used
 
 MAX_ROWS = 1000
 SIZE = (1440, 900)
@@ -50,7 +53,7 @@ class SnapshotError(Exception):
         self.exit_code = exit_code
 
 
-VIEWS = "jobs, lifecycle, job:JOB_ID, artifacts, provenance:REP_ID or dashboard"
+VIEWS = "jobs, lifecycle, job:JOB_ID, artifacts, provenance:REP_ID, dashboard or workers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ class SnapshotOptions:
 
     def check(self) -> None:
         kind = self.view.split(":", 1)[0]
-        if self.view not in ("jobs", "lifecycle", "artifacts", "dashboard") and kind not in (
+        if self.view not in ("jobs", "lifecycle", "artifacts", "dashboard", "workers") and kind not in (
             "job",
             "provenance",
         ):
@@ -139,6 +142,10 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
         window.tabs.setCurrentIndex(DASHBOARD)
         await _until(lambda: window.dashboard.ready, deadline, window, "the dashboard", session)
         window.dashboard.redraw()
+    elif options.view == "workers":
+        window.tabs.setCurrentIndex(WORKERS)
+        await _until(lambda: window.workers.ready, deadline, window, "the workers", session)
+        window.workers.model.tick()
     await asyncio.sleep(0.05)  # let the last paint land
     if options.tab == "artifacts":
         document = describe_artifacts(window, session, options)
@@ -146,6 +153,8 @@ async def take(window: MainWindow, production: Path, options: SnapshotOptions) -
         document = describe_provenance(window, session, options)
     elif options.view == "dashboard":
         document = describe_dashboard(window, session, options)
+    elif options.view == "workers":
+        document = describe_workers(window, session, options)
     else:
         document = describe(window, session, options)
     options.out.parent.mkdir(parents=True, exist_ok=True)
@@ -280,6 +289,48 @@ def describe_dashboard(
     }
 
 
+def describe_workers(window: MainWindow, session: MonitorSession, options: SnapshotOptions) -> dict[str, Any]:
+    """The Workers tab: the Jobs document, the workers shown (in the table's order) and the
+    attempts of the selected one."""
+    tab, now = window.workers, session.now()
+    read = session.workers.current
+    return {
+        **describe(window, session, options),
+        "workers": [_worker(w, now) for w in tab.model.workers()],
+        "workers_read_at": read.read_at.isoformat() if read else None,
+        "selected_worker": tab.selected_name(),
+        "attempts": [
+            {
+                "job_id": str(a.job_id),
+                "kind": a.kind,
+                "number": a.attempt.number,
+                "outcome": a.attempt.outcome.value if a.attempt.outcome else None,
+                "claimed_at": a.attempt.claimed_at.isoformat(),
+                "ended_at": a.attempt.ended_at.isoformat() if a.attempt.ended_at else None,
+                "diagnostic": a.attempt.diagnostic,
+            }
+            for a in tab.attempts.attempts()
+        ],
+        "summary": tab.summary.text(),
+    }
+
+
+def _worker(worker: Worker, now: datetime) -> dict[str, Any]:
+    return {
+        "name": worker.name,
+        "state": liveness(worker, now).value,
+        "host": worker.host,
+        "last_seen": worker.last_seen.isoformat(),
+        "capacity": worker.capacity,
+        "used": used(worker),
+        "kinds": list(worker.kinds) if worker.kinds is not None else None,
+        "running": [str(j) for j in worker.running],
+        "succeeded": worker.succeeded,
+        "failed": worker.failed,
+        "outcomes": {o.value: n for o, n in worker.outcomes.items()},
+    }
+
+
 def _head(session: MonitorSession, options: SnapshotOptions, window: MainWindow) -> dict[str, Any]:
     assert session.info is not None
     return {
@@ -356,7 +407,7 @@ def _filter(flt: JobFilter) -> dict[str, Any]:
 
 def _row(row: JobRow, now: Any) -> dict[str, Any]:
     job = row.job
-    health = claim_health(job, now)
+    health = row.health(now)
     return {
         "id": str(job.id),
         "state": job.state.value,
@@ -367,6 +418,8 @@ def _row(row: JobRow, now: Any) -> dict[str, Any]:
         "output_kind": job.output_representation_kind.value,
         "inputs": [str(i) for i in job.inputs[:20]],
         "claimed_by": _claim(job)["tool"] if job.claim else None,
+        "worker": job.claim.worker if job.claim else None,
+        "priority": job.priority,
         "diagnostic": job.failure.diagnostic if job.failure else None,
     }
 
@@ -376,6 +429,8 @@ def _claim(job: Any) -> dict[str, Any]:
     return {
         "tool": str(claim.tool),
         "agent": str(claim.agent) if claim.agent else None,
+        "worker": claim.worker,
+        "attempt": claim.attempt,
         "claimed_at": claim.claimed_at.isoformat(),
         "expires_at": claim.expires_at.isoformat(),
     }
@@ -383,7 +438,7 @@ def _claim(job: Any) -> dict[str, Any]:
 
 def _selected(detail: JobDetail, now: Any) -> dict[str, Any]:
     job = detail.job
-    health = claim_health(job, now)
+    health = detail.row.health(now)
     return {
         "id": str(job.id),
         "kind": job.kind,
@@ -404,6 +459,24 @@ def _selected(detail: JobDetail, now: Any) -> dict[str, Any]:
         if job.completion
         else None,
         "failure_diagnostic": job.failure.diagnostic if job.failure else None,
+        "priority": job.priority,
+        "not_before": job.not_before.isoformat() if job.not_before else None,
+        "max_attempts": job.max_attempts,
+        "retry_of": str(job.retry_of) if job.retry_of else None,
+        "retried_as": str(job.retried_as) if job.retried_as else None,
+        "attempts": [
+            {
+                "number": a.number,
+                "outcome": a.outcome.value if a.outcome else None,
+                "worker": a.worker,
+                "agent": str(a.agent) if a.agent else None,
+                "tool": str(a.tool),
+                "claimed_at": a.claimed_at.isoformat(),
+                "ended_at": a.ended_at.isoformat() if a.ended_at else None,
+                "diagnostic": a.diagnostic,
+            }
+            for a in job.attempts
+        ],
         "parameters": [
             {"vocabulary": a.property.vocabulary, "name": a.property.name, "type": t, "value": v}
             for a in detail.parameters

@@ -1,9 +1,16 @@
 """How job states look: label, glyph shape and colour per theme, never colour alone.
 
 Qt-free so columns, snapshots and tests share one vocabulary. A claimed job also has a
-*claim health* derived from its lease expiry and the current time: ``live``, ``expiring``
-(within :data:`EXPIRING_SOON`) or ``stuck`` (the lease expired; the stored state is still
-claimed until another worker claims it or someone cancels it).
+*claim health* derived from its lease and the current time: ``live``, ``expiring`` (less
+than a third of that lease's duration is left: its holder missed renewals, since workers
+renew every third of their lease) or ``stuck`` (the lease expired; the stored state is still
+claimed until another worker claims it, a supervisor requeues or cancels it, or the loss
+sweep finalises it).
+
+A lease's duration is measured from the start of its current term: the claim, or the last
+renewal (a renewal moves the expiry, not ``claimed_at``; the service reads when the job last
+changed, which for a claimed job is its claim or its last renewal, into
+:attr:`~postproject_gui.services.types.JobRow.lease_start`).
 """
 
 from __future__ import annotations
@@ -12,12 +19,11 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from postproject import Job, JobState
+from postproject import Job, JobClaim, JobState
 
-EXPIRING_SOON = timedelta(seconds=60)
-"""A live claim whose lease ends within this is marked "expiring". Workers usually renew at
-a third of their lease; a claim a minute from expiry has missed at least one renewal for
-leases up to three minutes, which is when a wrangler wants to look."""
+EXPIRING_FRACTION = 3  # a live lease with less than 1/3 of its duration left is "expiring"
+LONGEST_LEAD = timedelta(hours=24) / EXPIRING_FRACTION
+"""The earliest a lease can turn expiring before it ends (leases last at most 24 hours)."""
 
 
 class ClaimHealth(enum.Enum):
@@ -60,7 +66,10 @@ STATE_LOOKS: dict[JobState, StateLook] = {
 HEALTH_LOOKS: dict[ClaimHealth, StateLook] = {
     ClaimHealth.STUCK: StateLook("Stuck", "⚠", Glyph.WARNING, "The lease expired; nobody holds the job"),
     ClaimHealth.EXPIRING: StateLook(
-        "Expiring", "◔", Glyph.CLOCK, f"The lease ends within {int(EXPIRING_SOON.total_seconds())} s"
+        "Expiring",
+        "◔",
+        Glyph.CLOCK,
+        "Less than a third of the lease is left: its holder missed renewals",
     ),
 }
 
@@ -111,21 +120,34 @@ DARK = Palette(
 )
 
 
-def claim_health(job: Job, now: datetime, soon: timedelta = EXPIRING_SOON) -> ClaimHealth | None:
-    """The claim health of a claimed job at ``now`` (None for other states)."""
+def lease_term(claim: JobClaim, lease_start: datetime | None = None) -> timedelta:
+    """The duration of a lease's current term: from its claim, or from ``lease_start`` (the
+    last renewal) when that is later, to its expiry."""
+    start = claim.claimed_at if lease_start is None else max(claim.claimed_at, lease_start)
+    return max(claim.expires_at - start, timedelta(0))
+
+
+def expiring_at(claim: JobClaim, lease_start: datetime | None = None) -> datetime:
+    """When a lease turns "expiring": a third of its term before it ends."""
+    return claim.expires_at - lease_term(claim, lease_start) / EXPIRING_FRACTION
+
+
+def claim_health(job: Job, now: datetime, lease_start: datetime | None = None) -> ClaimHealth | None:
+    """The claim health of a claimed job at ``now`` (None for other states); ``lease_start``
+    is when its lease's current term began (None: at the claim)."""
     if job.state is not JobState.CLAIMED or job.claim is None:
         return None
     if job.claim.expired(now):
         return ClaimHealth.STUCK
-    if job.claim.expires_at - now <= soon:
+    if now > expiring_at(job.claim, lease_start):
         return ClaimHealth.EXPIRING
     return ClaimHealth.LIVE
 
 
-def state_text(job: Job, now: datetime) -> str:
+def state_text(job: Job, now: datetime, lease_start: datetime | None = None) -> str:
     """``Claimed · stuck``-style label for a job's state and claim health."""
     label = STATE_LOOKS[job.state].label
-    health = claim_health(job, now)
+    health = claim_health(job, now, lease_start)
     if health is ClaimHealth.STUCK:
         return f"{label} · stuck"
     if health is ClaimHealth.EXPIRING:

@@ -247,6 +247,17 @@ def state_icon(state: JobState, health: ClaimHealth | None, palette: Palette) ->
     return _GLYPHS[key]
 
 
+def glyph_icon(glyph: Glyph, colour: str) -> QIcon:
+    """A painted glyph in ``colour`` (worker liveness, attempt outcomes)."""
+    key = (glyph, colour)
+    if key not in _GLYPHS:
+        result = QIcon()
+        for size in ICON_SIZES:
+            result.addPixmap(glyph_pixmap(glyph, QColor(colour), size))
+        _GLYPHS[key] = result
+    return _GLYPHS[key]
+
+
 def glyph_pixmap(glyph: Glyph, colour: QColor, size: int) -> QPixmap:
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)

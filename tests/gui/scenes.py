@@ -143,10 +143,13 @@ def _work(production: Production, clock: FakeClock, media: Path, jobs: list[JobI
             tx.commit()
         demo.cancelled.append(job)
     clock.advance(timedelta(minutes=6))
-    for n, job in enumerate(live):  # the last one has a short lease: expiring soon
+    # The last one is claimed first, with a 210 s lease that nobody renews: at the end it has
+    # 50 s of them left, less than a third: expiring.
+    for job in (live[-1], *live[:-1]):
+        n = live.index(job)
         clock.advance(timedelta(seconds=40))
-        _claim(production, job, agents[n % 4], 50 / 60 if n == len(live) - 1 else 8 + n)
-        demo.live.append(job)
+        _claim(production, job, agents[n % 4], 210 / 60 if n == len(live) - 1 else 8 + n)
+    demo.live.extend(live)
     demo.requested = jobs[27:]
 
 

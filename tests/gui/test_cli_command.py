@@ -85,3 +85,57 @@ def test_copied_command_requests_an_identical_job(
 
     assert assertions(JobRef(copy.id)) == assertions(JobRef(job.id))
     assert len(assertions(JobRef(copy.id))) == len(parameters)
+
+
+def test_copied_scheduling_and_farm_commands_run_on_the_real_command_line(
+    builder: ProductionBuilder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Priority, not-before, attempt limit and idempotency key round-trip; the farm actions'
+    equivalent commands (priority, requeue, sweep, retry) do what the monitor's actions do."""
+    from datetime import timedelta
+
+    from postproject import JobId, JobState, ToolIdentity
+
+    production = builder.production
+    when = production.clock.now() + timedelta(hours=3)
+    line = cli_command.request_line(
+        production.path,
+        KIND,
+        [builder.rep],
+        builder.asset,
+        RepresentationKind.PROXY,
+        "proxies",
+        priority=-3,
+        not_before=when,
+        max_attempts=2,
+        idempotency_key="dailies 0142",
+    )
+
+    def run(command: str) -> dict[str, object]:
+        argv = shlex.split(command)
+        assert argv[0] == "postproject"
+        capsys.readouterr()
+        assert app.main(["--json", *argv[1:]]) == 0, capsys.readouterr().err
+        result: dict[str, object] = json.loads(capsys.readouterr().out)
+        return result
+
+    job_id = JobId.parse(str(run(line)["id"]))
+    job = production.job(job_id)
+    assert (job.priority, job.not_before, job.max_attempts) == (-3, when, 2)
+    assert str(job_id) == run(line)["id"]  # the same key and request: the same job
+    run(cli_command.priority(production.path, [job_id], 9))
+    assert production.job(job_id).priority == 9
+    production.clock.advance(timedelta(hours=3))  # type: ignore[attr-defined]  # past not-before
+    with production.edit() as tx:
+        tx.claim_job_lease(job_id, ToolIdentity("ffmpeg", "6.1"), timedelta(seconds=30))
+        tx.commit()
+    run(cli_command.requeue(production.path, [job_id]))
+    assert production.job(job_id).state is JobState.REQUESTED
+    with production.edit() as tx:
+        tx.claim_job_lease(job_id, ToolIdentity("ffmpeg", "6.1"), timedelta(seconds=30))
+        tx.commit()
+    production.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    run(cli_command.sweep(production.path, 100))
+    assert production.job(job_id).state is JobState.FAILED  # its two attempts are used up
+    run(cli_command.retry(production.path, [job_id]))
+    assert production.job(job_id).retried_as is not None

@@ -177,18 +177,33 @@ def test_stuck_filter_lists_claims_soonest_expiry_first(
     qtbot: Any, open_session: SessionFactory, builder: ProductionBuilder, clock: FakeClock
 ) -> None:
     ids = builder.request(4)
-    builder.claim(ids[0], seconds=30)
     builder.claim(ids[1], seconds=10)
     builder.claim(ids[2], seconds=3600)
+    renewed = builder.claim(ids[3], seconds=60)
+    clock.advance(timedelta(seconds=50))
+    with builder.production.edit() as tx:
+        tx.renew_job_lease(renewed, timedelta(seconds=60))  # a new 60 s term: ends at 110 s
+        tx.commit()
+    builder.claim(ids[0], seconds=30)
+    clock.advance(timedelta(seconds=25))
+    # Now: ids[1] expired (stuck); ids[0] has 5 of its 30 s left (expiring); ids[3] has 35 of
+    # its renewed 60 s (live, though only 35 of 110 s since its claim); ids[2] has nearly an hour.
     session = open_session(builder.production.path, clock)
     wait_for(qtbot, lambda: session.applied_revision > 0 and not session.busy)
     session.set_filter(JobFilter(stuck=True))
     wait_for(qtbot, lambda: not session.busy and session.table.rowCount() == 2)
     assert [session.table.row(i).id for i in range(2)] == [ids[1], ids[0]]
-    clock.advance(timedelta(seconds=3600 - 30))  # the long claim now expires within a minute
+    assert [session.table.row(i).state_text(clock.now()) for i in range(2)] == [
+        "Claimed · stuck",
+        "Claimed · expiring",
+    ]
+    outlook = session.outlook
+    assert outlook is not None and len(outlook.expiring(clock.now())) == 1
+    clock.advance(timedelta(seconds=2400))  # the hour-long lease has less than 20 minutes left
     session.recheck_time()
-    wait_for(qtbot, lambda: session.table.rowCount() == 3)
-    assert session.table.row(2).id == ids[2]
+    wait_for(qtbot, lambda: session.table.rowCount() == 4)
+    assert [session.table.row(i).id for i in range(4)] == [ids[1], ids[0], ids[3], ids[2]]
+    assert session.table.row(3).state_text(clock.now()) == "Claimed · expiring"
 
 
 def test_countdown_refresh_touches_only_claimed_rows(qtbot: Any, model: JobTableModel) -> None:

@@ -3,6 +3,7 @@ layout drawn from the core's transition table, claim outlooks and cancel plans."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from fractions import Fraction
@@ -39,7 +40,7 @@ from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.row_store import RowStore, sort_key
 from postproject_gui.services.feed_watcher import job_ids
 from postproject_gui.services.types import ClaimMark, ClaimOutlook, JobRow
-from postproject_gui.states import ClaimHealth, claim_health, state_text
+from postproject_gui.states import LONGEST_LEAD, ClaimHealth, claim_health, expiring_at, state_text
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
@@ -122,7 +123,7 @@ def test_filter_goes_to_the_store_and_matches_live_rows() -> None:
     assert flt.matches(make_job(JobState.FAILED, diagnostic="x"), NOW)
     assert not flt.matches(make_job(), NOW)
     stuck = JobFilter(stuck=True)
-    assert stuck.store_query(NOW).claims_before == NOW + timedelta(seconds=60)
+    assert stuck.store_query(NOW).claims_before == NOW + LONGEST_LEAD and stuck.client_side
     assert stuck.matches(make_job(JobState.CLAIMED, expires_in=30), NOW)
     assert not stuck.matches(make_job(JobState.CLAIMED, expires_in=600), NOW)
     assert JobFilter().with_(state=JobState.FAILED).with_(stuck=True).state is None
@@ -251,15 +252,42 @@ def test_path_taken_replays_history_through_the_table() -> None:
 
 def test_claim_outlook_counts_and_next_boundary() -> None:
     marks = (
-        ClaimMark(JobId.new(), "k", NOW - timedelta(seconds=5)),
-        ClaimMark(JobId.new(), "k", NOW + timedelta(seconds=30)),
-        ClaimMark(JobId.new(), "other", NOW + timedelta(seconds=200)),
+        ClaimMark(JobId.new(), "k", NOW - timedelta(seconds=5), NOW - timedelta(seconds=25)),
+        ClaimMark(JobId.new(), "k", NOW + timedelta(seconds=30), NOW - timedelta(seconds=10)),
+        ClaimMark(JobId.new(), "other", NOW + timedelta(seconds=200), NOW + timedelta(seconds=140)),
     )
     outlook = ClaimOutlook(marks, NOW + timedelta(minutes=5))
-    assert len(outlook.stuck(NOW)) == 1 and len(outlook.expiring(NOW)) == 1
+    assert len(outlook.stuck(NOW)) == 1 and len(outlook.expiring(NOW)) == 1 and len(outlook.due(NOW)) == 2
     assert outlook.next_boundary(NOW) == NOW + timedelta(seconds=30)
     assert len(outlook.expiring(NOW + timedelta(seconds=150), kind="other")) == 1
     assert outlook.next_boundary(NOW + timedelta(seconds=31)) == NOW + timedelta(seconds=140)
+
+
+def test_expiring_means_a_third_of_that_lease_left_never_a_fixed_minute() -> None:
+    def claim(claimed_ago: float, left: float) -> JobClaim:
+        return JobClaim(
+            ToolIdentity("ffmpeg", "6.1"),
+            AgentIdentity("render-07"),
+            NOW - timedelta(seconds=claimed_ago),
+            NOW + timedelta(seconds=left),
+        )
+
+    def health(c: JobClaim, lease_start: datetime | None = None) -> ClaimHealth | None:
+        job = make_job(JobState.CLAIMED, expires_in=1).job
+        return JobRow(replace(job, claim=c), lease_start=lease_start).health(NOW)
+
+    assert health(claim(10, 50)) is ClaimHealth.LIVE  # a fresh 60 s lease: 50 s left is fine
+    assert health(claim(45, 15)) is ClaimHealth.EXPIRING  # 15 of 60 s left: renewals were missed
+    assert health(claim(2400, 600)) is ClaimHealth.EXPIRING  # 10 of 50 min left
+    assert health(claim(600, 2400)) is ClaimHealth.LIVE
+    assert health(claim(10, 0)) is ClaimHealth.STUCK
+    # Renewed: a 60 s lease renewed 10 s ago by a worker that has held the job for an hour.
+    renewed = claim(3600, 50)
+    assert health(renewed) is ClaimHealth.EXPIRING  # as if one 61-minute term: why rows carry lease_start
+    assert health(renewed, NOW - timedelta(seconds=10)) is ClaimHealth.LIVE
+    assert health(claim(3600, 15), NOW - timedelta(seconds=45)) is ClaimHealth.EXPIRING
+    assert expiring_at(renewed, NOW - timedelta(seconds=10)) == NOW + timedelta(seconds=30)
+    assert expiring_at(renewed, NOW - timedelta(hours=3)) == expiring_at(renewed)  # never before the claim
 
 
 def test_cancel_plan_lists_fenced_claims_and_skips_finished_jobs() -> None:

@@ -10,7 +10,7 @@ from postproject_gui.models.columns import column
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS
-from postproject_gui.views.main_window import DASHBOARD
+from postproject_gui.views.main_window import WORKERS
 from postproject_gui.views.workspaces import filter_from_text, filter_to_text
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, ready, wait_for
@@ -32,7 +32,7 @@ def test_one_click_switches_and_each_workspace_remembers_its_own(
     window.table._toggle_column(column("inputs"), False)
     wait_for(qtbot, lambda: ready(window))
     spaces.actions["supervisor"].trigger()  # one click
-    assert spaces.current.key == "supervisor" and window.tabs.currentIndex() == DASHBOARD
+    assert spaces.current.key == "supervisor" and window.tabs.currentIndex() == WORKERS
     assert session.filter.stuck and window.table.isColumnHidden(column("output"))
     assert not window.table.isColumnHidden(column("lease"))
     spaces.actions["editor"].trigger()
@@ -44,7 +44,7 @@ def test_one_click_switches_and_each_workspace_remembers_its_own(
     spaces.actions["supervisor"].trigger()
     window.close()
     again = make_window(builder.production.path, builder.production.clock, settings)  # next run
-    assert again.workspaces.current.key == "supervisor" and again.tabs.currentIndex() == DASHBOARD
+    assert again.workspaces.current.key == "supervisor" and again.tabs.currentIndex() == WORKERS
     assert again.session is not None and again.session.filter.stuck
 
 

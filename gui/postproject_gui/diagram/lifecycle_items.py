@@ -168,6 +168,8 @@ class ArrowItem(QGraphicsObject):
         self._font = QFont()
         self._font.setPointSizeF(LABEL_PT)
         self._label = arrow.label if arrow.source is not None else "request"
+        if action is not None and len(arrow.actions) > 1:
+            self._label = action.value  # the button names what it does; the tooltip lists the rest
         if times > 1:
             self._label += f"  ×{times}"
         self._label_rect = self._place_label()
@@ -190,11 +192,13 @@ class ArrowItem(QGraphicsObject):
 
     def _place_label(self) -> QRectF:
         metrics = QFontMetricsF(self._font)
-        w, h = metrics.horizontalAdvance(self._label) + (14 if self.style.pill else 2), metrics.height() + 2
+        lines = self._label.split("\n")
+        w = max(metrics.horizontalAdvance(line) for line in lines) + (14 if self.style.pill else 2)
+        h = metrics.height() * len(lines) + 2
         shape = self.arrow.shape
-        if shape is lay.ArrowShape.LOOP:
-            p = self.path.pointAtPercent(0.5)
-            return QRectF(p.x() + 4, p.y() - h / 2, w, h)
+        if shape is lay.ArrowShape.LOOP:  # above the loop, clear of arrows leaving the box's side
+            top = self.path.boundingRect().top()
+            return QRectF(self.path.pointAtPercent(0.5).x() - 10, top - h + 1, w, h)
         if shape is lay.ArrowShape.BACK:
             p = self.path.pointAtPercent(0.5)
             return QRectF(p.x() - w - 4, p.y() - h / 2, w, h)

@@ -24,6 +24,9 @@ START_RADIUS = 6.0
 MARGIN = 44.0  # room left and right for back arrows and loops
 
 
+ACTION_LABELS = {Action.FINALIZE_LOST: "sweep"}  # short names on arrows (tooltips say more)
+
+
 class ArrowShape(enum.Enum):
     STRAIGHT = "straight"  # to the next rank
     SKIP = "skip"  # over one or more ranks
@@ -65,7 +68,9 @@ class Arrow:
 
     @property
     def label(self) -> str:
-        return " · ".join(a.value for a in self.actions)
+        """The actions' names; stacked one per line when there are more than two."""
+        names = [ACTION_LABELS.get(a, a.value) for a in self.actions]
+        return ("\n" if len(names) > 2 else " · ").join(names)
 
     @property
     def tooltip(self) -> str:

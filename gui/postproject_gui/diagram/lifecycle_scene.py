@@ -95,7 +95,8 @@ class LifecycleScene(QGraphicsScene):
             self._add_node(box)
         self._add_start()
         pad = 8.0
-        self.setSceneRect(QRectF(-pad, -pad, self._layout.width + 2 * pad, self._layout.height + 2 * pad))
+        frame = QRectF(-pad, -pad, self._layout.width + 2 * pad, self._layout.height + 2 * pad)
+        self.setSceneRect(frame.united(self.itemsBoundingRect().adjusted(-pad, -pad, pad, pad)))
 
     def _add_start(self) -> None:
         x, y = self._layout.start

@@ -25,7 +25,7 @@ from postproject_gui import timefmt
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import ClaimHealth, claim_health, state_text
+from postproject_gui.states import ClaimHealth
 from postproject_gui.theme import set_style_property
 
 MAX_SHOWN = 14  # rows listed without scrolling
@@ -43,9 +43,7 @@ class CancelPlan:
     def of(cls, rows: Sequence[JobRow], now: datetime) -> CancelPlan:
         legal = sources(Action.CANCEL)
         cancellable = tuple(r for r in rows if r.job.state in legal)
-        fenced = tuple(
-            r for r in cancellable if claim_health(r.job, now) in (ClaimHealth.LIVE, ClaimHealth.EXPIRING)
-        )
+        fenced = tuple(r for r in cancellable if r.health(now) in (ClaimHealth.LIVE, ClaimHealth.EXPIRING))
         skipped = tuple(r for r in rows if r.job.state not in legal)
         return cls(cancellable, fenced, skipped)
 
@@ -84,7 +82,7 @@ class CancelDialog(QDialog):
             claim = row.job.claim if row.job.state is JobState.CLAIMED else None
             held = ((f"{claim.agent} · " if claim.agent else "") + str(claim.tool)) if claim else ""
             lease = timefmt.countdown(claim.expires_at, now) if claim else ""
-            verdict = state_text(row.job, now) + ("" if row in plan.cancellable else " — skipped")
+            verdict = row.state_text(now) + ("" if row in plan.cancellable else " — skipped")
             rows.append((short_id(str(row.id)), row.job.kind, verdict, held, lease))
         self.model.set_rows(rows, [(str(r.id),) for r in (*plan.cancellable, *plan.skipped)])
         self.table = QTableView(self)

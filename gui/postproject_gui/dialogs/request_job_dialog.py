@@ -1,4 +1,5 @@
-"""Request a job: kind, inputs, output asset and kind, target root, typed parameters.
+"""Request a job: kind, inputs, output asset and kind, target root, typed parameters, and
+the farm's scheduling: priority, not before, attempt limit and an idempotency key.
 
 Everything is validated as it is typed with the core's own value types (nothing reaches the
 production until "Request" is pressed, and then in one transaction). ``ask`` returns a
@@ -7,13 +8,16 @@ production until "Request" is pressed, and then in one transaction). ``ask`` ret
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QDateTime, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFontDatabase, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
+    QDateTimeEdit,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -23,6 +27,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QPushButton,
+    QSpinBox,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
@@ -38,6 +43,7 @@ from postproject import (
     RepresentationId,
     RepresentationKind,
 )
+from postproject.model.jobs import MAX_ATTEMPTS_LIMIT, MAX_PRIORITY, MIN_PRIORITY
 from postproject_gui import cli_command, params
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.parameter_model import ParameterModel
@@ -104,6 +110,7 @@ class RequestJobDialog(QDialog):
             self.root.addItem(name, name)
         form.addRow("&Target root", self.root)
         form.addRow("&Parameters", self._build_params())
+        form.addRow("Sc&heduling", self._build_scheduling())
         self.error = QLabel(self)
         self.error.setObjectName("requestError")
         self.error.setProperty("role", "warning")
@@ -126,6 +133,11 @@ class RequestJobDialog(QDialog):
         layout.addWidget(self.preview)
         layout.addWidget(self.buttons)
         for signal in (
+            self.priority.valueChanged,
+            self.max_attempts.valueChanged,
+            self.not_before_on.toggled,
+            self.not_before.dateTimeChanged,
+            self.key.textChanged,
             self.kind.currentTextChanged,
             self.asset.currentIndexChanged,
             self.output_kind.currentIndexChanged,
@@ -211,6 +223,48 @@ class RequestJobDialog(QDialog):
         self.param_model.validity_changed.connect(self.validate)
         return box
 
+    def _build_scheduling(self) -> QWidget:
+        box = QWidget(self)
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.priority = QSpinBox(box)
+        self.priority.setObjectName("priority")
+        self.priority.setAccessibleName("Priority")
+        self.priority.setRange(MIN_PRIORITY, MAX_PRIORITY)
+        self.priority.setPrefix("priority ")
+        self.priority.setToolTip(f"{MIN_PRIORITY} to {MAX_PRIORITY}: higher is claimed first (0 by default)")
+        self.max_attempts = QSpinBox(box)
+        self.max_attempts.setObjectName("maxAttempts")
+        self.max_attempts.setAccessibleName("Maximum attempts")
+        self.max_attempts.setRange(0, MAX_ATTEMPTS_LIMIT)
+        self.max_attempts.setSpecialValueText("attempts: unlimited")
+        self.max_attempts.setPrefix("at most ")
+        self.max_attempts.setSuffix(" attempts")
+        self.max_attempts.setToolTip(
+            "How many claims the job may have before a lost or retryable failure fails it (0: unlimited)"
+        )
+        self.not_before_on = QCheckBox("not before", box)
+        self.not_before_on.setObjectName("notBeforeOn")
+        self.not_before_on.setToolTip("Hold the job back: workers do not claim it before this instant")
+        self.not_before = QDateTimeEdit(QDateTime.currentDateTime(), box)
+        self.not_before.setObjectName("notBefore")
+        self.not_before.setAccessibleName("Not before")
+        self.not_before.setCalendarPopup(True)
+        self.not_before.setDisplayFormat("yyyy-MM-dd HH:mm:ss")
+        self.not_before.setEnabled(False)
+        self.not_before_on.toggled.connect(self.not_before.setEnabled)
+        self.key = QLineEdit(box)
+        self.key.setObjectName("idempotencyKey")
+        self.key.setAccessibleName("Idempotency key")
+        self.key.setPlaceholderText("idempotency key (optional)")
+        self.key.setToolTip(
+            "Requesting again with the same key and the same request returns the first job instead of a new one"
+        )
+        for widget in (self.priority, self.max_attempts, self.not_before_on, self.not_before, self.key):
+            row.addWidget(widget)
+        row.setStretchFactor(self.key, 1)
+        return box
+
     # --- values ------------------------------------------------------------------------
 
     def checked_inputs(self) -> list[RepresentationId]:
@@ -237,6 +291,14 @@ class RequestJobDialog(QDialog):
         for prop, value in spec.parameters:
             name = prop.name if prop.vocabulary == EXECUTOR_VOCABULARY else f"{prop.vocabulary}#{prop.name}"
             self.param_model.add(name, *params.display(value))
+        self.priority.setValue(spec.priority)
+        self.max_attempts.setValue(spec.max_attempts or 0)
+        self.not_before_on.setChecked(spec.not_before is not None)
+        if spec.not_before is not None:
+            self.not_before.setDateTime(
+                QDateTime.fromMSecsSinceEpoch(int(spec.not_before.timestamp() * 1000))
+            )
+        self.key.setText(spec.idempotency_key or "")
 
     def _input_changed(self, item: QStandardItem) -> None:
         if item.checkState() is Qt.CheckState.Checked and not self._asset_touched:
@@ -256,6 +318,10 @@ class RequestJobDialog(QDialog):
                 AssetId(self.asset.currentData()),
                 RepresentationKind(self.output_kind.currentData()),
                 self.root.currentData() or None,
+                priority=self.priority.value(),
+                not_before=self.not_before_value(),
+                max_attempts=self.max_attempts.value() or None,
+                idempotency_key=self.key.text().strip() or None,
             )
         except InvalidArgumentError as exc:
             raise ValueError(exc.message) from None
@@ -266,7 +332,16 @@ class RequestJobDialog(QDialog):
             request.output_representation_kind,
             request.target_root,
             self.param_model.values(),
+            request.priority,
+            request.not_before,
+            request.max_attempts,
+            request.idempotency_key,
         )
+
+    def not_before_value(self) -> datetime | None:
+        if not self.not_before_on.isChecked():
+            return None
+        return datetime.fromtimestamp(self.not_before.dateTime().toMSecsSinceEpoch() / 1000, tz=UTC)
 
     def validate(self) -> str | None:
         try:
@@ -287,6 +362,10 @@ class RequestJobDialog(QDialog):
                 spec.output_kind,
                 spec.target_root,
                 spec.parameters,
+                priority=spec.priority,
+                not_before=spec.not_before,
+                max_attempts=spec.max_attempts,
+                idempotency_key=spec.idempotency_key,
             )
             self.preview.setText(f"Equivalent: {line}")
         return None

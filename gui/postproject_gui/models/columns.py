@@ -16,7 +16,7 @@ from datetime import datetime
 from postproject import JobState
 from postproject_gui import timefmt
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import STATE_LOOKS, claim_health, state_text
+from postproject_gui.states import STATE_LOOKS
 
 
 def short_id(text: str) -> str:
@@ -30,11 +30,11 @@ def first_line(text: str, limit: int = 160) -> str:
 
 
 def _state(row: JobRow, now: datetime) -> str:
-    return state_text(row.job, now)
+    return row.state_text(now)
 
 
 def _state_tip(row: JobRow, now: datetime) -> str:
-    health = claim_health(row.job, now)
+    health = row.health(now)
     text = f"{STATE_LOOKS[row.job.state].label}: {STATE_LOOKS[row.job.state].description}"
     if health is not None and row.job.claim is not None:
         text += f"\nLease {timefmt.countdown(row.job.claim.expires_at, now)} ({health.value})"
@@ -58,7 +58,8 @@ def _claimed_by(row: JobRow, now: datetime) -> str:
     claim = row.job.claim
     if claim is None:
         return ""
-    return f"{claim.agent} · {claim.tool}" if claim.agent else str(claim.tool)
+    holder = claim.worker or (str(claim.agent) if claim.agent else None)
+    return f"{holder} · {claim.tool}" if holder else str(claim.tool)
 
 
 def _claimed_by_tip(row: JobRow, now: datetime) -> str:
@@ -66,7 +67,16 @@ def _claimed_by_tip(row: JobRow, now: datetime) -> str:
     if claim is None:
         return ""
     uri = f"\n{claim.tool.uri}" if claim.tool.uri else ""
-    return f"Agent: {claim.agent or 'not given'}\nTool: {claim.tool}{uri}"
+    worker = f"Worker: {claim.worker}\n" if claim.worker else ""
+    return f"{worker}Agent: {claim.agent or 'not given'}\nTool: {claim.tool}{uri}\nAttempt {claim.attempt}"
+
+
+def _priority_tip(row: JobRow, now: datetime) -> str:
+    job = row.job
+    tip = f"Priority {job.priority} (-1000 to 1000; higher is claimed first)"
+    if job.not_before is not None:
+        tip += f"\nNot before {timefmt.stamp(job.not_before)}"
+    return tip
 
 
 def _lease(row: JobRow, now: datetime) -> str:
@@ -160,7 +170,7 @@ COLUMNS: tuple[Column, ...] = (
         _claimed_by,
         _claimed_by_tip,
         states=CLAIMED,
-        description="Agent and tool holding the claim",
+        description="Worker (or agent) and tool holding the claim",
     ),
     Column(
         "lease",
@@ -211,24 +221,6 @@ COLUMNS: tuple[Column, ...] = (
         sorts_by_id=True,
         description="When it was requested",
     ),
-    Column(
-        "priority",
-        "Priority",
-        64,
-        lambda r, n: str(r.job.priority),
-        visible=False,
-        sort="priority",
-        align_right=True,
-        description="Claim priority (higher is claimed first)",
-    ),
-    Column(
-        "finished",
-        "Finished",
-        140,
-        lambda r, n: timefmt.stamp(r.job.finished_at) if r.job.finished_at else "",
-        visible=False,
-        description="When it succeeded, failed or was cancelled",
-    ),
     Column("target_root", "Target root", 110, lambda r, n: r.job.target_root or "", visible=False),
     Column(
         "revision",
@@ -240,6 +232,25 @@ COLUMNS: tuple[Column, ...] = (
         description="Revision that last changed it",
     ),
     Column("job_id", "Job ID", 270, lambda r, n: str(r.id), visible=False, sorts_by_id=True, mono=True),
+    Column(
+        "priority",
+        "Priority",
+        64,
+        lambda r, n: str(r.job.priority),
+        _priority_tip,
+        visible=False,
+        sort="priority",
+        align_right=True,
+        description="Priority: higher is claimed first",
+    ),
+    Column(
+        "finished",
+        "Finished",
+        140,
+        lambda r, n: timefmt.stamp(r.job.finished_at) if r.job.finished_at else "",
+        visible=False,
+        description="When it succeeded, failed or was cancelled",
+    ),
 )
 
 COLUMN_KEYS: tuple[str, ...] = tuple(c.key for c in COLUMNS)

@@ -7,8 +7,10 @@ tails), "requested/finished within" ranges and the sort column, read as keyset p
 over indexes. Nothing is filtered client-side from the pages, so a search never stops at a
 window of jobs. Live changes are matched here (``matches``) against the same fields.
 
-"Stuck claims" lists claimed jobs whose lease expired or ends within ``soon``, soonest
-first, from the store's expiry index (``claims_expiring``, which also filters by kind).
+"Stuck claims" lists claimed jobs whose lease expired or is expiring (less than a third of
+that lease's duration left), soonest first, from the store's expiry index
+(``claims_expiring``, which also filters by kind) read up to the longest lead a lease can
+have (:data:`~postproject_gui.states.LONGEST_LEAD`), keeping the rows that qualify.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime, timedelta
 
 from postproject import JobState
 from postproject_gui.services.types import JobRow, StoreQuery
-from postproject_gui.states import EXPIRING_SOON, STATE_LOOKS
+from postproject_gui.states import LONGEST_LEAD, STATE_LOOKS, ClaimHealth
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,17 +51,18 @@ class JobFilter:
 
     @property
     def client_side(self) -> bool:
-        """Whether rows of a page may be dropped after the store returned them: only a text
-        search within stuck claims (every other search runs in the store)."""
-        return self.stuck and bool(self.needle)
+        """Whether rows of a page may be dropped after the store returned them: only for
+        stuck claims (read up to the longest lead, kept when they qualify, and searched as
+        read); every other filter and search runs in the store."""
+        return self.stuck
 
     @property
     def terms(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.needle.split()))
 
-    def store_query(self, now: datetime, soon: timedelta = EXPIRING_SOON) -> StoreQuery:
+    def store_query(self, now: datetime) -> StoreQuery:
         if self.stuck:
-            return StoreQuery(kind=self.kind, claims_before=now + soon, search=self.text.strip())
+            return StoreQuery(kind=self.kind, claims_before=now + LONGEST_LEAD)
         return StoreQuery(
             self.state,
             self.kind,
@@ -70,9 +73,7 @@ class JobFilter:
             finished_after=now - WITHIN[self.finished_within] if self.finished_within in WITHIN else None,
         )
 
-    def matches(
-        self, row: JobRow, now: datetime, soon: timedelta = EXPIRING_SOON, *, text: bool = True
-    ) -> bool:
+    def matches(self, row: JobRow, now: datetime, *, text: bool = True) -> bool:
         """Whether a (changed) job belongs in the table under this filter at ``now``
         (``text=False``: a row the store's search already matched)."""
         job = row.job
@@ -85,8 +86,7 @@ class JobFilter:
         ):
             return False
         if self.stuck:
-            claim = job.claim
-            if job.state is not JobState.CLAIMED or claim is None or claim.expires_at > now + soon:
+            if row.health(now) not in (ClaimHealth.STUCK, ClaimHealth.EXPIRING):
                 return False
         elif self.state is not None and job.state is not self.state:
             return False

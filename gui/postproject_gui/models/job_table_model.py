@@ -41,7 +41,7 @@ from postproject_gui.models.flat_table import AnyIndex
 from postproject_gui.models.paging import PagedScan
 from postproject_gui.models.row_store import END, Key, RowStore, sort_key
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
-from postproject_gui.states import LIGHT, ClaimHealth, Palette, claim_health
+from postproject_gui.states import LIGHT, ClaimHealth, Palette
 
 PageLoader = Callable[[int, StoreQuery, "str | None"], None]
 StateIcons = Callable[[JobState, "ClaimHealth | None"], QIcon]
@@ -395,7 +395,7 @@ class JobTableModel(QAbstractTableModel):
     def _state_data(self, row: JobRow, role: int, *, lease: bool) -> Any:
         if role not in (FOREGROUND, DECORATION, ACCESSIBLE):
             return self._id_data(row, role)
-        health = claim_health(row.job, self._now())
+        health = row.health(self._now())
         if role == FOREGROUND:
             if lease and health is ClaimHealth.LIVE:
                 return None
@@ -412,6 +412,6 @@ class JobTableModel(QAbstractTableModel):
         if role == roles.STATE_ROLE:
             return row.job.state.value
         if role == roles.HEALTH_ROLE:
-            health = claim_health(row.job, self._now())
+            health = row.health(self._now())
             return health.value if health else ""
         return None

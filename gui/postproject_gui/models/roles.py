@@ -8,3 +8,4 @@ JOB_ID_ROLE = Qt.ItemDataRole.UserRole + 1  # str: the job id
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2  # str: the JobState value
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 3  # str: "stuck", "expiring", "live" or ""
 SEQUENCE_ROLE = Qt.ItemDataRole.UserRole + 4  # int: a revision sequence
+WORKER_ROLE = Qt.ItemDataRole.UserRole + 5  # str: a registered worker's name

@@ -13,7 +13,7 @@ import asyncio
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
@@ -40,6 +40,7 @@ from postproject_gui.services.types import (
     CancelOutcome,
     ClaimOutlook,
     EnqueueOutcome,
+    FarmOutcome,
     GraphRead,
     JobCounts,
     JobDetail,
@@ -52,13 +53,15 @@ from postproject_gui.services.types import (
     RequestSpec,
     StaleCount,
     StoreQuery,
+    WorkerAttempt,
+    WorkerList,
 )
-from postproject_gui.states import EXPIRING_SOON
+from postproject_gui.states import LONGEST_LEAD
 
 T = TypeVar("T")
 PAGE_SIZE = 200
 ARTIFACT_PAGE = 200
-OUTLOOK_SPAN = timedelta(minutes=5)
+OUTLOOK_SPAN = LONGEST_LEAD  # a lease can turn expiring this long before it ends
 WRITE_BUSY_SECONDS = 2.0  # a write waits this long for another program's lock, then says "busy"
 
 
@@ -184,9 +187,20 @@ class ProductionService:
         """Revision headers with event counts, newest first (before sequence ``before``)."""
         return await self._read(reads.revision_summaries, count, before)
 
-    async def claim_outlook(self, soon: timedelta = EXPIRING_SOON) -> ClaimOutlook:
-        """Claims whose lease ends within the next few minutes, read from the store."""
-        return await self._read(reads.claim_outlook, self.now() + OUTLOOK_SPAN, soon)
+    async def claim_outlook(self) -> ClaimOutlook:
+        """Claims whose lease ends before any lease now live can turn expiring, soonest
+        first (at most ``reads.OUTLOOK_LIMIT``), each with when it turns expiring."""
+        return await self._read_named(reads.claim_outlook, self.now() + OUTLOOK_SPAN)
+
+    async def workers(self) -> WorkerList:
+        """Every registered worker (liveness derived from its last heartbeat at read time)."""
+        return await self._read(reads.workers, self.now())
+
+    async def worker_attempts(
+        self, name: str, limit: int = reads.WORKER_ATTEMPTS
+    ) -> tuple[WorkerAttempt, ...]:
+        """The newest attempts of worker ``name``, newest first."""
+        return await self._read(reads.worker_attempts, name, limit)
 
     async def request_choices(self) -> RequestChoices:
         return await self._read_named(reads.request_choices)
@@ -281,6 +295,22 @@ class ProductionService:
     async def cancel_jobs(self, ids: Sequence[JobId]) -> CancelOutcome:
         """Cancel these jobs in one transaction (finished ones are skipped and reported)."""
         return await self._write(writes.cancel_jobs, tuple(ids))
+
+    async def retry_jobs(self, ids: Sequence[JobId]) -> FarmOutcome:
+        """Request these failed or cancelled jobs again (``request_again``), in one transaction."""
+        return await self._write(writes.retry_jobs, tuple(ids))
+
+    async def requeue_jobs(self, ids: Sequence[JobId]) -> FarmOutcome:
+        """Return these claims to requested (``requeue_job``), in one transaction."""
+        return await self._write(writes.requeue_jobs, tuple(ids))
+
+    async def finalize_lost(self, limit: int = writes.SWEEP_LIMIT) -> FarmOutcome:
+        """Finalise up to ``limit`` expired, unrenewed claims (``finalize_lost``), in one transaction."""
+        return await self._write(writes.finalize_lost, limit)
+
+    async def set_priority(self, ids: Sequence[JobId], priority: int) -> FarmOutcome:
+        """Give these requested jobs ``priority`` (``set_job_priority``), in one transaction."""
+        return await self._write(writes.set_priority, tuple(ids), priority)
 
     async def enqueue_plans(self, plans: Sequence[RegenerationPlan]) -> EnqueueOutcome:
         """Request the plans' jobs in one transaction; the new job ids and the revision."""

@@ -5,7 +5,7 @@ are easy to test without threads. Nothing here runs on the GUI thread."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from postproject import (
     AssetId,
@@ -13,6 +13,7 @@ from postproject import (
     Job,
     JobId,
     JobRef,
+    JobState,
     NotFoundError,
     PostProjectError,
     Production,
@@ -32,20 +33,37 @@ from postproject_gui.services.types import (
     RepresentationChoice,
     RequestChoices,
     StoreQuery,
+    WorkerAttempt,
+    WorkerList,
 )
+from postproject_gui.states import expiring_at
 
 KNOWN_KINDS = ("org.postproject:generate-proxy", "org.postproject:generate-thumbnail")
 MAX_DETAIL_INPUTS = 200
 MAX_CHOICES = 1000
 OUTLOOK_LIMIT = 1000
+MAX_COMMITS = 100_000  # revision commit times kept per reader
+WORKER_ATTEMPTS = 200
 
 
 class NameCache:
-    """Asset names and representation file names (both immutable once written)."""
+    """Asset names, representation file names and revision commit times (all immutable once
+    written)."""
 
     def __init__(self) -> None:
         self._assets: dict[AssetId, str | None] = {}
         self._files: dict[RepresentationId, str | None] = {}
+        self._commits: dict[int, datetime | None] = {}
+
+    def committed_at(self, production: Production, sequence: int) -> datetime | None:
+        if sequence not in self._commits:
+            if len(self._commits) > MAX_COMMITS:
+                self._commits.clear()
+            found = production.revisions(limit=1, before=sequence + 1)
+            self._commits[sequence] = (
+                found[0].committed_at if found and found[0].sequence == sequence else None
+            )
+        return self._commits[sequence]
 
     def asset(self, production: Production, asset_id: AssetId) -> str | None:
         if asset_id not in self._assets:
@@ -66,7 +84,22 @@ class NameCache:
 
 def row(production: Production, names: NameCache, job: Job) -> JobRow:
     first = names.file(production, job.inputs[0]) if job.inputs else None
-    return JobRow(job, names.asset(production, job.output_asset_id), first)
+    return JobRow(
+        job, names.asset(production, job.output_asset_id), first, lease_start(production, names, job)
+    )
+
+
+def lease_start(production: Production, names: NameCache, job: Job) -> datetime | None:
+    """When a claimed job's lease began its current term: the claim, or the last renewal.
+
+    A renewal moves the expiry but not ``claimed_at``; while a job is claimed only its claim
+    and its renewals change it, so the revision that last changed it (``updated_sequence``)
+    was committed when the current term began.
+    """
+    if job.state is not JobState.CLAIMED or job.claim is None:
+        return None
+    committed = names.committed_at(production, job.updated_sequence)
+    return job.claim.claimed_at if committed is None else max(job.claim.claimed_at, committed)
 
 
 def jobs_page(
@@ -123,10 +156,34 @@ def revision_summaries(production: Production, count: int, before: int | None) -
     return production.revisions(limit=count, before=before)
 
 
-def claim_outlook(production: Production, horizon: datetime, soon: timedelta) -> ClaimOutlook:
+def claim_outlook(production: Production, names: NameCache, horizon: datetime) -> ClaimOutlook:
     page = production.claims_expiring(before=horizon, limit=OUTLOOK_LIMIT)
-    marks = tuple(ClaimMark(j.id, j.kind, j.claim.expires_at) for j in page.items if j.claim is not None)
-    return ClaimOutlook(marks, horizon, page.next_cursor is not None, soon)
+    marks = tuple(
+        ClaimMark(j.id, j.kind, j.claim.expires_at, expiring_at(j.claim, lease_start(production, names, j)))
+        for j in page.items
+        if j.claim is not None
+    )
+    return ClaimOutlook(marks, horizon, page.next_cursor is not None)
+
+
+def workers(production: Production, now: datetime) -> WorkerList:
+    return WorkerList(tuple(production.workers()), now)
+
+
+def worker_attempts(
+    production: Production, name: str, limit: int = WORKER_ATTEMPTS
+) -> tuple[WorkerAttempt, ...]:
+    """The newest attempts of worker ``name``, with the kind of each attempt's job."""
+    kinds: dict[JobId, str | None] = {}
+    found = []
+    for job_id, attempt in production.worker_attempts(name, limit):
+        if job_id not in kinds:
+            try:
+                kinds[job_id] = production.job(job_id).kind
+            except NotFoundError:
+                kinds[job_id] = None
+        found.append(WorkerAttempt(job_id, kinds[job_id], attempt))
+    return tuple(found)
 
 
 def job_detail(production: Production, names: NameCache, job_id: JobId) -> JobDetail:

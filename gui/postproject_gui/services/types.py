@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from postproject import (
@@ -26,8 +26,10 @@ from postproject import (
     RepresentationKind,
     Unplannable,
 )
+from postproject.model.jobs import Attempt
+from postproject.model.workers import Worker
 from postproject_gui.artifact_rows import ArtifactRow
-from postproject_gui.states import EXPIRING_SOON
+from postproject_gui.states import ClaimHealth, claim_health, state_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,18 @@ class JobRow:
     job: Job
     output_name: str | None = None  # the output asset's name
     first_input: str | None = None  # file name of the first input representation
+    lease_start: datetime | None = None  # a claimed job: when its lease's current term began
 
     @property
     def id(self) -> JobId:
         return self.job.id
+
+    def health(self, now: datetime) -> ClaimHealth | None:
+        """The claim health at ``now``, measured against this lease's own duration."""
+        return claim_health(self.job, now, self.lease_start)
+
+    def state_text(self, now: datetime) -> str:
+        return state_text(self.job, now, self.lease_start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +67,7 @@ class StoreQuery:
     """A query the store can answer with keyset pages.
 
     With ``claims_before`` set it lists claims (of ``kind``, if set) expiring at or before
-    that instant, soonest first.
+    that instant, soonest first (the stuck-claims list keeps those that are stuck or expiring).
     """
 
     state: JobState | None = None
@@ -92,11 +102,12 @@ class JobCounts:
 
 @dataclass(frozen=True, slots=True)
 class ClaimMark:
-    """A claim and when its lease ends."""
+    """A claim, when its lease ends, and when it turns expiring (a third of its term before)."""
 
     job_id: JobId
     kind: str
     expires_at: datetime
+    expiring_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,17 +121,20 @@ class ClaimOutlook:
     claims: tuple[ClaimMark, ...]
     horizon: datetime
     capped: bool = False  # more claims end before the horizon than were read
-    soon: timedelta = EXPIRING_SOON
 
     def stuck(self, now: datetime, kind: str | None = None) -> tuple[ClaimMark, ...]:
         return tuple(c for c in self._of(kind) if c.expires_at <= now)
 
     def expiring(self, now: datetime, kind: str | None = None) -> tuple[ClaimMark, ...]:
-        return tuple(c for c in self._of(kind) if now < c.expires_at <= now + self.soon)
+        return tuple(c for c in self._of(kind) if c.expiring_at < now < c.expires_at)
+
+    def due(self, now: datetime) -> tuple[ClaimMark, ...]:
+        """Claims that are stuck or expiring at ``now`` (what the stuck-claims list shows)."""
+        return tuple(c for c in self.claims if c.expiring_at < now)
 
     def next_boundary(self, now: datetime) -> datetime:
         """The next instant a claim turns expiring or stuck (or the horizon, to re-read)."""
-        moments = [m for c in self.claims for m in (c.expires_at - self.soon, c.expires_at) if m > now]
+        moments = [m for c in self.claims for m in (c.expiring_at, c.expires_at) if m > now]
         return min([*moments, self.horizon])
 
     def _of(self, kind: str | None) -> tuple[ClaimMark, ...]:
@@ -205,6 +219,10 @@ class RequestSpec:
     output_kind: RepresentationKind
     target_root: str | None = None
     parameters: tuple[tuple[Property, MetadataValue], ...] = ()
+    priority: int = 0
+    not_before: datetime | None = None
+    max_attempts: int | None = None
+    idempotency_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +232,36 @@ class CancelOutcome:
     cancelled: tuple[JobId, ...]
     skipped: tuple[tuple[JobId, str], ...] = field(default_factory=tuple)  # already finished
     revision: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerList:
+    """Every registered worker as read at ``read_at`` (liveness is derived from each last
+    heartbeat, so it changes with time alone: the views derive it again as time passes)."""
+
+    workers: tuple[Worker, ...]
+    read_at: datetime
+
+    def worker(self, name: str) -> Worker | None:
+        return next((w for w in self.workers if w.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerAttempt:
+    """One attempt of a worker, with the job it was of."""
+
+    job_id: JobId
+    kind: str | None  # None: the job could not be read
+    attempt: Attempt
+
+
+@dataclass(frozen=True, slots=True)
+class FarmOutcome:
+    """What one farm action did (retry, requeue, finalise lost work, change priority)."""
+
+    jobs: tuple[JobId, ...]  # the jobs it touched (for a retry: the new jobs)
+    revision: int | None
+    count: int = 0  # finalize_lost: how many claims it finalised
 
 
 # --- artifacts and provenance ----------------------------------------------------------

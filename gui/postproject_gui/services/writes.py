@@ -13,27 +13,49 @@ from postproject import (
     JobId,
     JobRef,
     JobRequest,
+    NotFoundError,
     Production,
     Reason,
     RegenerationPlan,
     __version__,
 )
-from postproject_gui.services.types import CancelOutcome, EnqueueOutcome, RequestSpec
+from postproject_gui.services.types import CancelOutcome, EnqueueOutcome, FarmOutcome, RequestSpec
 
 ORIGIN = f"postproject-monitor {__version__}"
 
 
 def request_job(production: Production, spec: RequestSpec) -> tuple[JobId, int | None]:
-    """Request one job with its parameters; (job id, revision sequence)."""
+    """Request one job with its parameters; (job id, revision sequence). A replay of a
+    request with the same idempotency key returns the original job and revision None."""
     request = JobRequest(
-        spec.kind, list(spec.inputs), spec.output_asset_id, spec.output_kind, spec.target_root
+        spec.kind,
+        list(spec.inputs),
+        spec.output_asset_id,
+        spec.output_kind,
+        spec.target_root,
+        priority=spec.priority,
+        not_before=spec.not_before,
+        max_attempts=spec.max_attempts,
+        idempotency_key=spec.idempotency_key,
     )
     with production.edit(origin=ORIGIN, message="Request job") as tx:
         job_id = tx.request_job(request)
+        if spec.idempotency_key is not None and _committed(production, job_id):
+            return job_id, None  # a replay of a keyed request: the original job; nothing new
         for prop, value in spec.parameters:
             tx.add_metadata(JobRef(job_id), prop, value)
         receipt = tx.commit()
     return job_id, receipt.revision.sequence if receipt.revision else None
+
+
+def _committed(production: Production, job_id: JobId) -> bool:
+    """Whether ``job_id`` was committed before this edit (reads never see an open edit's rows,
+    so a keyed request that returned an existing job was a replay)."""
+    try:
+        production.job(job_id)
+    except NotFoundError:
+        return False
+    return True
 
 
 def cancel_jobs(production: Production, ids: Sequence[JobId]) -> CancelOutcome:
@@ -68,3 +90,48 @@ def enqueue_plans(production: Production, plans: Sequence[RegenerationPlan]) -> 
         job_ids = tuple(tx.enqueue_plan(plan) for plan in plans)
         receipt = tx.commit()
     return EnqueueOutcome(job_ids, receipt.revision.sequence if receipt.revision else None)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def retry_jobs(production: Production, ids: Sequence[JobId]) -> FarmOutcome:
+    """Request failed or cancelled jobs again (``request_again``) in one transaction: all of
+    them, or (on any conflict, say one was already retried) none."""
+    with production.edit(origin=ORIGIN, message=f"Retry {_plural(len(ids), 'job')}") as tx:
+        new = tuple(tx.request_again(job_id) for job_id in ids)
+        receipt = tx.commit()
+    return FarmOutcome(new, receipt.revision.sequence if receipt.revision else None, len(new))
+
+
+def requeue_jobs(production: Production, ids: Sequence[JobId]) -> FarmOutcome:
+    """Return claims to requested (``requeue_job``, fencing their leases) in one transaction."""
+    with production.edit(origin=ORIGIN, message=f"Requeue {_plural(len(ids), 'claim')}") as tx:
+        for job_id in ids:
+            tx.requeue_job(job_id)
+        receipt = tx.commit()
+    return FarmOutcome(tuple(ids), receipt.revision.sequence if receipt.revision else None, len(ids))
+
+
+SWEEP_LIMIT = 100
+
+
+def finalize_lost(production: Production, limit: int = SWEEP_LIMIT) -> FarmOutcome:
+    """End up to ``limit`` expired, unrenewed claims as lost (``finalize_lost``) in one
+    transaction; how many (0 commits no revision)."""
+    with production.edit(origin=ORIGIN, message="Finalize lost work") as tx:
+        count = tx.finalize_lost(limit)
+        receipt = tx.commit()
+    return FarmOutcome((), receipt.revision.sequence if receipt.revision else None, count)
+
+
+def set_priority(production: Production, ids: Sequence[JobId], priority: int) -> FarmOutcome:
+    """Give requested jobs a new priority (``set_job_priority``) in one transaction."""
+    with production.edit(
+        origin=ORIGIN, message=f"Set priority {priority} on {_plural(len(ids), 'job')}"
+    ) as tx:
+        for job_id in ids:
+            tx.set_job_priority(job_id, priority)
+        receipt = tx.commit()
+    return FarmOutcome(tuple(ids), receipt.revision.sequence if receipt.revision else None, len(ids))

@@ -1,7 +1,8 @@
 """The Dashboard tab (Ctrl+4): throughput per kind, failure rate, backlog size and age, over
 the last hour or day, drawn with pyqtgraph from the revision feed (see
-:mod:`postproject_gui.dashboard_data`). Worker utilisation is a labelled placeholder until
-workers are registered (another issue).
+:mod:`postproject_gui.dashboard_data`), and worker utilisation: the share of the online
+workers' capacity in use, sampled each time the window reads the registered workers (every
+few seconds while this tab or the Workers tab is shown, and when jobs are claimed or finish).
 
 Data: the day before the window opened is read once, on a thread of its own; then each
 batch of revisions the feed delivers adds its job events, and one coalesced read brings the
@@ -33,14 +34,17 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import JobId, JobState, Revision
+from postproject.model.workers import WorkerState
 from postproject_gui import timefmt
 from postproject_gui.dashboard_data import DAY, DashboardData, Series, job_events
 from postproject_gui.models.flat_table import AnyIndex
-from postproject_gui.services.types import JobCounts
+from postproject_gui.services.types import JobCounts, WorkerList
 from postproject_gui.session import MonitorSession
 from postproject_gui.theme import Theme
+from postproject_gui.worker_watch import liveness, used
 
 CLOCK_MS = 30_000
+UTILISATION_TITLE = "Worker utilisation (% of online capacity in use)"
 KIND_COLOURS = ("#3b82c4", "#2a9d8f", "#8e6bbf", "#d9822b", "#c2477a", "#6b8e23", "#7a8793")
 
 
@@ -103,7 +107,8 @@ class SeriesModel(QAbstractTableModel):
             age = series.backlog_age[row]
             return "—" if age is None else timefmt.coarse(timedelta(seconds=age))
         if rest == 4:
-            return "not yet measured"
+            share = series.utilisation[row]
+            return "—" if share is None else f"{share:.0f}%"
         return None
 
 
@@ -191,7 +196,7 @@ class DashboardTab(QWidget):
                 ("throughput", "Throughput: succeeded per kind"),
                 ("failure_rate", "Failure rate (% of finished)"),
                 ("backlog", "Backlog: waiting jobs"),
-                ("utilisation", "Worker utilisation"),
+                ("utilisation", UTILISATION_TITLE),
             ),
             ((0, 0), (0, 1), (1, 0), (1, 1)),
             strict=True,
@@ -207,9 +212,7 @@ class DashboardTab(QWidget):
             grid.addWidget(plot, row, col)
             self.plots[key] = plot
         self.legend = self.plots["throughput"].addLegend(offset=(8, 4), labelTextSize="8pt")
-        self.placeholder = pg.TextItem(
-            "Comes with registered workers: busy / idle time of each worker", anchor=(0.5, 0.5)
-        )
+        self.placeholder = pg.TextItem("No registered workers online yet", anchor=(0.5, 0.5))
         self.plots["utilisation"].addItem(self.placeholder)
         self.stack.addWidget(charts)
         self.table = QTableView(self)
@@ -228,6 +231,7 @@ class DashboardTab(QWidget):
         self.data = DashboardData()
         session.opened.connect(self._opened)
         session.revisions_arrived.connect(self._revisions)
+        session.workers.changed.connect(self._workers)
         self._clock.start()
         self.redraw()
 
@@ -260,6 +264,12 @@ class DashboardTab(QWidget):
         self.redraw()
         if self._again:
             self._refresh()
+
+    def _workers(self, workers: WorkerList) -> None:
+        online = [w for w in workers.workers if liveness(w, workers.read_at) is WorkerState.ONLINE]
+        self.data.sample(workers.read_at, sum(used(w) for w in online), sum(w.capacity for w in online))
+        if self.data.loaded and self.isVisible():
+            self.redraw()
 
     def _revisions(self, revisions: list[Revision]) -> None:
         events = job_events(revisions)
@@ -372,9 +382,34 @@ class DashboardTab(QWidget):
         plot.setYRange(0, max([*series.backlog, 1]) * 1.15, padding=0)
         for key in ("throughput", "failure_rate", "backlog", "utilisation"):
             self.plots[key].setXRange(xs[0], ends[-1], padding=0)
-        self.plots["utilisation"].setYRange(0, 100, padding=0)
-        self.placeholder.setPos((xs[0] + ends[-1]) / 2, 50)
-        self.placeholder.setColor(ui.muted)
+        plot = self.plots["utilisation"]
+        plot.getPlotItem().clear()
+        title = UTILISATION_TITLE
+        if self.data.samples:
+            _at, busy, capacity = self.data.samples[-1]
+            title += f" — now {busy:,} of {capacity:,} in use" if capacity else " — none online now"
+        plot.getPlotItem().titleLabel.setText(title, color=ui.text, size="10pt")
+        shares = [(c, u) for c, u in zip(centres, series.utilisation, strict=True) if u is not None]
+        if shares:
+            colour = states.states[JobState.CLAIMED]
+            fill = pg.mkColor(colour)
+            fill.setAlpha(60)
+            plot.plot(
+                [x for x, _u in shares],
+                [u for _x, u in shares],
+                pen=pg.mkPen(colour, width=2),
+                fillLevel=0,
+                brush=fill,
+                symbol="o" if len(shares) < 3 else None,
+                symbolSize=7,
+                symbolBrush=colour,
+                symbolPen=None,
+            )
+        else:
+            plot.addItem(self.placeholder)
+            self.placeholder.setPos((xs[0] + ends[-1]) / 2, 50)
+            self.placeholder.setColor(ui.muted)
+        plot.setYRange(0, 100, padding=0.02)
 
     def _figures(self, series: Series) -> None:
         succeeded = sum(sum(v) for v in series.throughput.values())

@@ -1,5 +1,6 @@
-"""The detail panel: the selected job (facts, failure, parameters, history, lifecycle) or,
-with nothing selected, the production's lifecycle with live counts."""
+"""The detail panel: the selected job (facts, failure, attempts, parameters, history,
+lifecycle, and what can be done to it now: retry, requeue, change priority, cancel, request
+similar) or, with nothing selected, the production's lifecycle with live counts."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -27,13 +29,24 @@ from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
-from postproject_gui.states import STATE_LOOKS, ClaimHealth, claim_health
+from postproject_gui.states import STATE_LOOKS, ClaimHealth
 from postproject_gui.theme import Theme, set_style_property, state_icon
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
 from postproject_gui.views.widgets import section_label, title_row, tool_button
 
-GUI_ACTIONS = (Action.CANCEL,)  # what the monitor itself can do to a job
+GUI_ACTIONS = (Action.CANCEL, Action.REQUEUE, Action.PRIORITIZE)  # what the monitor can do to a job
+RETRY, SIMILAR = "retry_job", "request_similar"  # actions that make a new job (not transitions)
+FARM_BUTTON = {  # the state-dependent action button: text, action, tooltip
+    JobState.FAILED: ("Retry…", RETRY, "Request this job again, linked to it (Ctrl+Shift+Y)"),
+    JobState.CANCELLED: ("Retry…", RETRY, "Request this job again, linked to it (Ctrl+Shift+Y)"),
+    JobState.CLAIMED: (
+        "Requeue…",
+        Action.REQUEUE.value,
+        "Return the claim to requested; its lease is fenced (Ctrl+Shift+U)",
+    ),
+    JobState.REQUESTED: ("Priority…", Action.PRIORITIZE.value, "Change its priority (Ctrl+Shift+P)"),
+}
 PRODUCTION_ACTIONS = (Action.REQUEST,)
 
 
@@ -123,6 +136,16 @@ class JobDetailPanel(QFrame):
             "Draw the provenance of what this job produced, else of its input (Ctrl+G)",
             self._provenance_clicked,
         )
+        self.similar = tool_button(
+            self,
+            "Similar…",
+            "Request a job like this one, to edit first (Ctrl+Shift+N)",
+            lambda: self.action_requested.emit(SIMILAR),
+        )
+        self.similar.setObjectName("detailSimilar")
+        self.farm = QPushButton("Retry…", self)
+        self.farm.setObjectName("detailFarm")
+        self.farm.clicked.connect(self._farm_clicked)
         self.cancel = QPushButton("Cancel job…", self)
         self.cancel.setObjectName("detailCancel")
         set_style_property(self.cancel, "danger", True)
@@ -134,11 +157,44 @@ class JobDetailPanel(QFrame):
         row.addWidget(self.copy_id)
         row.addWidget(self.copy_cli)
         row.addWidget(self.provenance)
+        row.addWidget(self.similar)
         row.addStretch(1)
-        row.addWidget(self.cancel)
-        row.addWidget(self.request)
+        # The action buttons sit beside the tools when the panel is wide enough, else on a
+        # row of their own below them (see resizeEvent).
+        self._actions = QWidget(self)
+        actions = QHBoxLayout(self._actions)
+        actions.setContentsMargins(0, 0, 0, 0)
+        actions.setSpacing(4)
+        actions.addWidget(self.farm)
+        actions.addWidget(self.cancel)
+        actions.addWidget(self.request)
+        self._tools_row = row
+        self._actions_row = QHBoxLayout()
+        self._actions_row.setContentsMargins(0, 2, 0, 0)
+        self._actions_row.addStretch(1)
+        row.addWidget(self._actions)
         box.addLayout(row)
+        box.addLayout(self._actions_row)
         return box
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_actions()
+
+    def _place_actions(self) -> None:
+        """Tools and actions on one row when they fit, else the actions on a row below."""
+        tools = sum(
+            w.sizeHint().width() + 4 for w in (self.copy_id, self.copy_cli, self.provenance, self.similar)
+        )
+        wide = tools + self._actions.sizeHint().width() + 40 <= self.width()
+        target = self._tools_row if wide else self._actions_row
+        if target.indexOf(self._actions) < 0:
+            (self._actions_row if wide else self._tools_row).removeWidget(self._actions)
+            target.addWidget(self._actions)
+
+    def _farm_clicked(self) -> None:
+        if self._detail is not None and self._detail.job.state in FARM_BUTTON:
+            self.action_requested.emit(FARM_BUTTON[self._detail.job.state][1])
 
     def _provenance_clicked(self) -> None:
         if self._detail is not None:
@@ -166,6 +222,11 @@ class JobDetailPanel(QFrame):
         self.facts_title = section_label("Facts", body)
         self.facts = JobFacts(body)
         self.facts.link_activated.connect(self.link_activated)
+        self.attempt_model = RecordTableModel(
+            ("#", "Outcome", "By", "Tool", "Claimed", "Ended", "Diagnostic"), self
+        )
+        self.attempts_title = section_label("Attempts", body)
+        self.attempts_view = small_table(self.attempt_model, "jobAttempts", body)
         self.param_model = RecordTableModel(("Parameter", "Type", "Value"), self)
         self.params_title = section_label("Parameters", body)
         self.params_view = small_table(self.param_model, "jobParameters", body)
@@ -181,6 +242,8 @@ class JobDetailPanel(QFrame):
         self._job_only = (
             self.facts_title,
             self.facts,
+            self.attempts_title,
+            self.attempts_view,
             self.params_title,
             self.params_view,
             self.history_title,
@@ -230,6 +293,8 @@ class JobDetailPanel(QFrame):
             self.copy_id,
             self.copy_cli,
             self.provenance,
+            self.similar,
+            self.farm,
             self.cancel,
             self.failure_title,
             self.failure,
@@ -258,6 +323,7 @@ class JobDetailPanel(QFrame):
             "Live counts per state. Click a state to list its jobs; click “request” to request a job."
         )
         self.overview.setText(self._overview_text(info, counts))
+        self._place_actions()
 
     def _overview_text(self, info: ProductionInfo | None, counts: JobCounts | None) -> str:
         if info is None:
@@ -278,8 +344,22 @@ class JobDetailPanel(QFrame):
         job = detail.job
         self.request.hide()
         self.overview.hide()
-        for widget in (self.copy_id, self.copy_cli, self.provenance, self.cancel, *self._job_only):
+        for widget in (
+            self.copy_id,
+            self.copy_cli,
+            self.provenance,
+            self.similar,
+            self.cancel,
+            *self._job_only,
+        ):
             widget.show()
+        farm = FARM_BUTTON.get(job.state)
+        self.farm.setVisible(farm is not None and not (farm[1] == RETRY and job.retried_as is not None))
+        if farm is not None:
+            self.farm.setText(farm[0])
+            self.farm.setToolTip(farm[2])
+        self._show_attempts(detail)
+        self._place_actions()
         self.title.setText(job.kind)
         self.subtitle.setText(str(job.id))
         self.facts.set_palette(self._theme.states)
@@ -304,19 +384,38 @@ class JobDetailPanel(QFrame):
         self._fit_table(self.history_view, len(history))
         self.cli.setText(cli_command.show(production, job.id) if production else "")
         offered = lay.offered(job.state, GUI_ACTIONS)
-        self.cancel.setEnabled(bool(offered))
+        self.cancel.setEnabled(any(t.action is Action.CANCEL for t in offered))
         self.cancel.setToolTip(
             "Cancel this job (Del). A live claim is fenced at once."
-            if offered
+            if self.cancel.isEnabled()
             else f"A {job.state.value} job cannot be cancelled: it already finished."
         )
-        self._health = claim_health(job, now)
+        self._health = detail.row.health(now)
         self.scene.show_job(job.state, lay.path_taken(h.event for h in detail.history), offered, self._health)
         self.legend.setText(
             "Blue arrows: the path this job took (×n: more than once). Bold box: where it is now. "
             "Buttons on arrows: what you can do now."
         )
         self.refresh_time(now)
+
+    def _show_attempts(self, detail: JobDetail) -> None:
+        rows, tips = [], []
+        for a in reversed(detail.job.attempts):  # the newest first
+            by = a.worker or (str(a.agent) if a.agent else "—")
+            outcome = a.outcome.value if a.outcome else "running"
+            ended = timefmt.stamp(a.ended_at) if a.ended_at else ""
+            first = a.diagnostic.strip().splitlines()[0] if a.diagnostic and a.diagnostic.strip() else ""
+            rows.append((str(a.number), outcome, by, str(a.tool), timefmt.stamp(a.claimed_at), ended, first))
+            who = f"worker {a.worker}" if a.worker else f"agent {a.agent or 'not given'}"
+            tips.append(("", "", f"{who}\n{a.agent or ''}".strip(), "", "", "", (a.diagnostic or "")[:2000]))
+        self.attempt_model.set_rows(rows, tips)
+        limit = detail.job.max_attempts
+        self.attempts_title.setText(
+            (f"Attempts — {len(rows)} of at most {limit}" if limit is not None else f"Attempts — {len(rows)}")
+            if rows
+            else "Attempts — none yet"
+        )
+        self._fit_table(self.attempts_view, len(rows))
 
     def show_missing(self, job_id: str) -> None:
         self.show_overview(None, None, None, None, None)
@@ -328,7 +427,7 @@ class JobDetailPanel(QFrame):
         if self._detail is None:
             return
         self.facts.refresh_time(now)
-        health = claim_health(self._detail.job, now)
+        health = self._detail.row.health(now)
         if health is not self._health:  # the lease ran out (or is about to): redraw the badge
             state = self.scene.state
             self._health = health
@@ -343,7 +442,7 @@ class JobDetailPanel(QFrame):
     def _set_glyph(self, state: JobState, now: datetime) -> None:
         assert self._detail is not None
         self.glyph.show()
-        health = claim_health(self._detail.job, now)
+        health = self._detail.row.health(now)
         self.glyph.setPixmap(state_icon(state, health, self._theme.states).pixmap(18, 18))
         self.glyph.setToolTip(STATE_LOOKS[state].label)
 

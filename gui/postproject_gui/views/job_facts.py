@@ -12,7 +12,7 @@ from postproject import JobState
 from postproject_gui import timefmt
 from postproject_gui.models.columns import short_id
 from postproject_gui.services.types import JobDetail
-from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette, claim_health
+from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette
 
 MAX_INPUT_LINES = 12
 FACTS = (
@@ -25,6 +25,11 @@ FACTS = (
     ("inputs", "Inputs"),
     ("holder", "Claimed by"),
     ("lease", "Lease"),
+    ("priority", "Priority"),
+    ("not_before", "Not before"),
+    ("attempts", "Attempts"),
+    ("retry_of", "Retry of"),
+    ("retried_as", "Retried as"),
     ("completion", "Produced"),
     ("revision", "Last change"),
 )
@@ -35,7 +40,8 @@ def link(href: str, text: str) -> str:
 
 
 class JobFacts(QWidget):
-    """Key/value rows. Signal: link_activated(str): ``copy:<id>`` or ``file:<path>`` links."""
+    """Key/value rows. Signal: link_activated(str): ``copy:<id>``, ``file:<path>`` or
+    ``job:<id>`` (show that job) links."""
 
     link_activated = Signal(str)
 
@@ -92,8 +98,20 @@ class JobFacts(QWidget):
         self._set("inputs", self._inputs(detail))
         holder = None
         if job.claim is not None:
-            holder = html.escape(str(job.claim.tool) + (f" @ {job.claim.agent}" if job.claim.agent else ""))
+            claim = job.claim
+            who = f"worker <b>{html.escape(claim.worker)}</b>" if claim.worker else None
+            agent = html.escape(str(claim.agent)) if claim.agent else None
+            by = " · ".join(x for x in (who, agent) if x)
+            holder = html.escape(str(claim.tool)) + (f" @ {by}" if by else "") + f" · attempt {claim.attempt}"
         self._set("holder", holder)
+        self._set(
+            "priority", f"{job.priority}" + (" (higher is claimed first)" if job.priority else " (default)")
+        )
+        self._set("attempts", self._attempts(detail))
+        self._set("retry_of", link(f"job:{job.retry_of}", str(job.retry_of)) if job.retry_of else None)
+        self._set(
+            "retried_as", link(f"job:{job.retried_as}", str(job.retried_as)) if job.retried_as else None
+        )
         self._set("completion", self._completion(detail))
         self._set("revision", f"revision {job.updated_sequence}")
         self.refresh_time(now)
@@ -106,7 +124,7 @@ class JobFacts(QWidget):
         self._set(
             "requested", f"{timefmt.stamp(job.requested_at)} ({timefmt.age(job.requested_at, now)} ago)"
         )
-        health = claim_health(job, now)
+        health = detail.row.health(now)
         state = STATE_LOOKS[job.state].label
         colour = self._palette.colour(job.state, health) if self._palette else None
         note = {
@@ -125,6 +143,23 @@ class JobFacts(QWidget):
                 f"claimed {timefmt.stamp(claim.claimed_at)} ({timefmt.age(claim.claimed_at, now)} ago)"
             )
         self._set("lease", lease)
+        not_before = None
+        if job.not_before is not None:
+            when = job.not_before
+            wait = f"in {timefmt.span(when - now)}" if when > now else f"{timefmt.age(when, now)} ago"
+            held = " — held back until then" if when > now and job.state is JobState.REQUESTED else ""
+            not_before = html.escape(f"{timefmt.stamp(when)} ({wait}){held}")
+        self._set("not_before", not_before)
+
+    def _attempts(self, detail: JobDetail) -> str | None:
+        job = detail.job
+        made = len(job.attempts)
+        if not made and job.max_attempts is None:
+            return None
+        limit = f" of at most {job.max_attempts}" if job.max_attempts is not None else " (no limit)"
+        outcomes = [a.outcome.value for a in job.attempts if a.outcome is not None]
+        summary = f" — {', '.join(outcomes)}" if outcomes else ""
+        return html.escape(f"{made}{limit}{summary}")
 
     def _set(self, key: str, rich: str | None) -> None:
         visible = rich is not None

@@ -3,8 +3,8 @@ flow from the views into the session (filters, selection) and the actions.
 
 Under the summary bar, four tabs (Ctrl+1/2/3/4): Jobs (the default: filters, job table and
 detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`) and
-the Dashboard (:mod:`postproject_gui.views.dashboard_tab`). A Workers tab (registered
-workers, another issue) goes after the Dashboard, at ``WORKERS``."""
+the Dashboard (:mod:`postproject_gui.views.dashboard_tab`), and Workers (Ctrl+5, registered
+workers and their attempts: :mod:`postproject_gui.views.workers_tab`)."""
 
 from __future__ import annotations
 
@@ -50,12 +50,13 @@ from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
+from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
 COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
-WORKERS = 4  # the Workers tab, when workers are registered (another issue)
+WORKERS = 4  # the Workers tab
 
 
 class MainWindow(QMainWindow):
@@ -83,7 +84,20 @@ class MainWindow(QMainWindow):
         self.jobs.status.connect(self.status.message)
         self.jobs.job_requested.connect(lambda text: self._select_when_loaded([text]))
         knowledge, jobs = self.knowledge.actions, self.jobs
-        self.table.row_actions = [jobs.cancel, None, jobs.copy_id, jobs.copy_cli, None, knowledge.show]
+        self.table.row_actions = [
+            jobs.cancel,
+            jobs.retry,
+            jobs.requeue,
+            jobs.priority,
+            jobs.request_similar,
+            None,
+            jobs.copy_id,
+            jobs.copy_cli,
+            None,
+            knowledge.show,
+        ]
+        self.jobs.jobs_requested.connect(self._select_when_loaded)
+        self.workers.finalize_requested.connect(self.jobs.finalize_lost_work)
         self.actions_ = menus.build(self, theme, self.jobs, knowledge, self._hooks())
         self.actions_.view_menu.addAction(self.log.toggleViewAction()) if self.actions_.view_menu else None
         self.log.toggleViewAction().setShortcut("Ctrl+E")
@@ -108,7 +122,7 @@ class MainWindow(QMainWindow):
         self.notify_action = QAction("Desktop &notifications", self)
         self.notify_action.setCheckable(True)
         self.notify_action.setToolTip(
-            "Tell when jobs fail or claims get stuck (grouped, at most once a minute)"
+            "Tell when jobs fail, claims get stuck or workers go offline (grouped, at most once a minute)"
         )
         self.notify_action.setStatusTip(self.notify_action.toolTip())
         self.notify_action.toggled.connect(self._notifications_toggled)
@@ -154,6 +168,7 @@ class MainWindow(QMainWindow):
             self, self.tabs, self.theme, self.presenter, lambda: self.session, self.table.selected_rows
         )
         self.dashboard = DashboardTab(self.theme.theme, self.tabs)
+        self.workers = WorkersTab(self.theme.theme, self.tabs)
         pages: tuple[tuple[QWidget, str, str], ...] = (
             (jobs, "Jobs", "Jobs: requested, claimed and finished work (Ctrl+1)"),
             (
@@ -163,6 +178,7 @@ class MainWindow(QMainWindow):
             ),
             (self.knowledge.provenance, "Provenance", "Provenance: where an artifact came from (Ctrl+3)"),
             (self.dashboard, "Dashboard", "Dashboard: throughput, failures and backlog over time (Ctrl+4)"),
+            (self.workers, "Workers", "Workers: registered workers, their liveness and attempts (Ctrl+5)"),
         )
         for page, title, tip in pages:
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
@@ -178,6 +194,8 @@ class MainWindow(QMainWindow):
         self.summary.filter_requested.connect(self._summary_filter)
         self.summary.stale_requested.connect(self.knowledge.show_stale)
         self.tabs.currentChanged.connect(self.knowledge.tab_changed)
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.workers.job_wanted.connect(self._job_wanted)
         self.knowledge.attention_changed.connect(self.summary.set_stale_active)
         self.knowledge.job_wanted.connect(self._job_wanted)
         self.knowledge.status.connect(self.status.message)
@@ -218,6 +236,7 @@ class MainWindow(QMainWindow):
             "tab_artifacts": lambda: self.tabs.setCurrentIndex(1),
             "tab_provenance": lambda: self.tabs.setCurrentIndex(2),
             "tab_dashboard": lambda: self.tabs.setCurrentIndex(DASHBOARD),
+            "tab_workers": lambda: self.tabs.setCurrentIndex(WORKERS),
         }
 
     def _focus_search(self) -> None:
@@ -257,6 +276,7 @@ class MainWindow(QMainWindow):
         session.live_changed.connect(self.status.set_live)
         session.feed_stalled.connect(self.status.set_stalled)
         session.revisions_arrived.connect(self.notifier.on_revisions)
+        session.workers.went_offline.connect(self.notifier.workers_offline)
         session.waiter.changed.connect(self._waiting_changed)
         self.busy.retry_requested.connect(session.waiter.retry)
         self.busy.give_up_requested.connect(session.waiter.give_up)
@@ -270,6 +290,8 @@ class MainWindow(QMainWindow):
         self.log.set_log_model(session.events)
         self.knowledge.connect_session(session)
         self.dashboard.connect_session(session)
+        self.workers.connect_session(session)
+        self._tab_changed(self.tabs.currentIndex())
         self.status.set_production(path)
         self.setWindowTitle(f"{path.name} — PostProject Monitor")
         self._filter_changed(session.filter)
@@ -291,12 +313,20 @@ class MainWindow(QMainWindow):
         self.log.view.setModel(None)
         self.knowledge.disconnect_session()
         self.dashboard.disconnect_session()
+        self.workers.disconnect_session()
         self.summary.set_stale(None)
         session.deleteLater()
         self.status.set_production(None)
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
         self._selection_changed()
+
+    def _tab_changed(self, index: int) -> None:
+        """The Workers tab and the dashboard (worker utilisation) read the workers every few
+        seconds while one of them is shown."""
+        self.workers.set_visible_tab(index == WORKERS)
+        if self.session is not None:
+            self.session.workers.set_polling(index in (WORKERS, DASHBOARD))
 
     def _notifications_toggled(self, on: bool) -> None:
         self.notifier.set_enabled(on)
@@ -442,6 +472,9 @@ class MainWindow(QMainWindow):
 
     def _link(self, href: str) -> None:
         kind, _, value = href.partition(":")
+        if kind == "job":
+            self.select_job(JobId.parse(value))
+            return
         if kind == "file" and Path(value).exists():
             QDesktopServices.openUrl(QUrl.fromLocalFile(value))
             return
@@ -463,6 +496,7 @@ class MainWindow(QMainWindow):
         self.detail.set_theme(current)
         self.status.set_theme(current)
         self.dashboard.set_theme(current)
+        self.workers.set_theme(current)
         self.actions_.retheme(self.theme)
         self.jobs.retheme()
         self.knowledge.retheme()

@@ -6,9 +6,8 @@ starts from the role's defaults:
 - Producer: the Jobs tab, every job, with who holds claims, diagnostics and inputs (what
   waits and what broke, and why);
 - Editor: the Artifacts tab (stale ones first to hand), jobs with outputs and inputs;
-- Supervisor: the Dashboard, and in the Jobs tab the stuck claims with who holds them and
-  their lease. The Workers tab (registered workers, another issue) joins this workspace:
-  add its index to ``SUPERVISOR.tabs`` and make it the default tab.
+- Supervisor: the Workers tab (who is alive and what each worker does), the Dashboard, and
+  in the Jobs tab the stuck claims with who holds them and their lease.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ class Workspace:
     tab: int  # the tab it opens on the first visit
     filter: JobFilter
     hidden: tuple[str, ...]  # job table columns hidden by default
-    tabs: tuple[int, ...] = ()  # the tabs that belong to the role (for later: Workers)
+    tabs: tuple[int, ...] = ()  # the tabs that belong to the role
 
 
 PRODUCER = Workspace(
@@ -42,7 +41,7 @@ PRODUCER = Workspace(
     "Pending and failed work, and why it failed",
     0,
     JobFilter(),
-    ("requested", "target_root", "revision", "job_id"),
+    ("requested", "target_root", "revision", "job_id", "priority"),
     (0,),
 )
 EDITOR = Workspace(
@@ -51,17 +50,17 @@ EDITOR = Workspace(
     "Artifacts, provenance and what is stale",
     1,
     JobFilter(),
-    ("claimed_by", "lease", "diagnostic", "requested", "revision", "job_id"),
+    ("claimed_by", "lease", "diagnostic", "requested", "revision", "job_id", "priority"),
     (1, 2),
 )
 SUPERVISOR = Workspace(
     "supervisor",
     "Supervisor",
-    "Stuck claims, who holds them, and the dashboard (workers to come)",
-    3,
+    "Workers, stuck claims and who holds them, and the dashboard",
+    4,
     JobFilter(stuck=True),
-    ("output", "inputs", "requested", "target_root", "revision", "job_id"),
-    (3, 0),
+    ("output", "inputs", "requested", "target_root", "revision", "job_id", "priority"),
+    (4, 3, 0),
 )
 WORKSPACES = (PRODUCER, EDITOR, SUPERVISOR)
 

@@ -322,7 +322,7 @@ class Reader:
     def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:
         found = self._all(
             f"SELECT {rows.ATTEMPT_COLUMNS} FROM job_attempts a INDEXED BY job_attempts_by_worker "
-            "WHERE a.worker_id = (SELECT id FROM workers WHERE name = ?) ORDER BY a.claimed_at DESC LIMIT ?",
+            "WHERE a.worker_id = (SELECT id FROM workers WHERE name = ?) ORDER BY a.claimed_at DESC, a.job_id, a.number DESC LIMIT ?",
             (name, limit),
         )
         return [(row[0], rows.attempt(row)) for row in found]
