@@ -329,12 +329,15 @@ class MonitorSession(QObject):
         failed = (self._filter.kind, self._counts.by_state.get(JobState.FAILED, 0))
         if failed != self._failed_seen:  # a failure came or went: regroup (rides the feed)
             self._failed_seen = failed
-            self.failure_groups = await self.service.failure_groups(self._filter.kind)
-            self.failure_groups_changed.emit(self.failure_groups)
+            self.spawn(self._regroup_failures(), "Grouping failures")  # beside the table's updates
         self._outlook = await self.service.claim_outlook()
         self.outlook_changed.emit(self._outlook)
         self._bring_in_due()
         self._arm_boundary()
+
+    async def _regroup_failures(self) -> None:
+        self.failure_groups = await self.service.failure_groups(self._filter.kind)
+        self.failure_groups_changed.emit(self.failure_groups)
 
     async def _counted(self, work: Coroutine[Any, Any, None]) -> None:
         """Run a read that the view waits for (``busy`` is true meanwhile)."""
