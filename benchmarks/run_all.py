@@ -22,6 +22,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("bench_graph_layout", [], ["100"]),
     ("bench_provenance_graph", [], ["100"]),
     ("bench_monitor", [], ["--jobs", "20000", "--commits", "5"]),
+    ("bench_progress", [], ["--quick"]),
 ]
 
 

@@ -51,8 +51,10 @@ from postproject.model.assets import (
     RepresentationKind,
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Job, JobClaim, JobCompletion, JobFailure, JobRequest
+from postproject.model.jobs import BoundInput, Job, JobClaim, JobCompletion, JobFailure, JobOutput, JobRequest
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
+from postproject.model.pending import PendingExplanation
+from postproject.model.progress import AttemptLog, JobProgress
 from postproject.model.refs import (
     ActivityRef,
     AssetRef,
@@ -75,6 +77,7 @@ from postproject.regeneration import (
     DownstreamRegeneration,
     RegenerationPlan,
     Reproducibility,
+    SupersededInput,
     Unplannable,
 )
 from postproject.transaction import Transaction
@@ -112,8 +115,10 @@ __all__ = [
     "Asset",
     "AssetId",
     "AssetRef",
+    "AttemptLog",
     "Availability",
     "BoolValue",
+    "BoundInput",
     "BytesValue",
     "Changes",
     "Clock",
@@ -138,6 +143,8 @@ __all__ = [
     "JobHistoryEntry",
     "JobId",
     "JobLease",
+    "JobOutput",
+    "JobProgress",
     "JobRef",
     "JobRequest",
     "JobState",
@@ -151,6 +158,7 @@ __all__ = [
     "NotFoundError",
     "ObjectRef",
     "Page",
+    "PendingExplanation",
     "PostProjectError",
     "Production",
     "ProductionId",
@@ -173,6 +181,7 @@ __all__ = [
     "StorageError",
     "StringValue",
     "StructValue",
+    "SupersededInput",
     "SystemClock",
     "TimestampValue",
     "ToolIdentity",

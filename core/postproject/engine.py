@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from postproject.engine_progress import ProgressReads, ProgressSession
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.lifecycle import JobState
 from postproject.model.activities import Activity, ActivitySpec
@@ -46,10 +47,11 @@ class LeaseRow:
     claim_sequence: int | None
     output_asset_id: bytes
     output_kind: int
-    inputs: list[bytes]  # sorted input representation ids
+    inputs: list[bytes]  # sorted input representation ids, with those its bindings resolved to
     attempts: int  # claims so far
     max_attempts: int | None
     attempt: int | None  # the running attempt's number
+    regenerates: bytes | None = None  # the artifact a regeneration job makes again
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +176,7 @@ RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], by
 HistoryRow = tuple[int, int, str, str | None, str | None]
 
 
-class Reads(Protocol):
+class Reads(ProgressReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
     def snapshot(self) -> AbstractContextManager[object]: ...
@@ -200,7 +202,13 @@ class Reads(Protocol):
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
 
     # jobs, counts, pages
-    def job(self, job_id: JobId) -> Job: ...
+    def job(self, job_id: JobId) -> Job:
+        """One job with its attempts and dependencies (:class:`Job` ``depends_on``,
+        ``waiting_on``, ``blocked_by``, ``bound_inputs``, ``regenerates``), carrying this
+        production's id; its ``inputs`` are the stored inputs plus every resolved binding
+        (sorted). ``jobs`` and ``claims_expiring`` return jobs the same way."""
+        ...
+
     def jobs(
         self,
         state: JobState | None,
@@ -244,7 +252,17 @@ class Reads(Protocol):
         """The newest attempts of a worker: (job id, attempt)."""
         ...
 
-    def job_history(self, job_id: JobId) -> list[HistoryRow]: ...
+    def job_history(self, job_id: JobId) -> list[HistoryRow]:
+        """A job's history events (``lifecycle.HISTORY_EVENT_KINDS``), oldest first, at most 1000."""
+        ...
+
+    def jobs_ahead(self, job_id: JobId, now: int, cap: int) -> int | None:
+        """How many jobs a claim of the same kind would take before this one, counting at most
+        ``cap``: requested jobs of its kind that wait on nothing, are claimable at ``now``
+        (``not_before`` unset or at most ``now``) and come first in claim order (priority
+        descending, then availability, then id). None when the job itself is not requested,
+        waits on a dependency or is not claimable before ``now``."""
+        ...
 
     # the revision feed
     def latest_sequence(self) -> int: ...
@@ -270,6 +288,10 @@ class GraphFacts(Protocol):
 
     def fingerprints(self, reps: Sequence[bytes]) -> list[tuple[bytes, str, int, bytes]]: ...
     def output_candidates(self, after: bytes | None, limit: int) -> list[bytes]: ...
+    def supersessions(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
+        """(representation, its ``superseded_by``) for those of ``reps`` that were superseded."""
+        ...
+
     def walk(self, seeds: Sequence[bytes], *, downstream: bool, cap: int) -> tuple[list[bytes], bool]: ...
     def derivations(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]: ...
     def activities_of(self, reps: Sequence[bytes], direction: int) -> list[bytes]: ...
@@ -284,7 +306,7 @@ class GraphFacts(Protocol):
     def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
 
 
-class WriteSession(Protocol):
+class WriteSession(ProgressSession, Protocol):
     """One edit under the write lock. ``sequence`` is the revision it will publish.
 
     Every method is atomic: it changes all it says or nothing (a failed statement leaves the
@@ -353,10 +375,45 @@ class WriteSession(Protocol):
 
     # jobs and leases (``secret`` is always the SHA-256 hash of a lease secret)
     def insert_job(
-        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
-    ) -> bool: ...
+        self,
+        job_id: bytes,
+        request: JobRequest,
+        now: int,
+        not_before: int | None,
+        digest: bytes | None,
+        waiting: int = 0,
+    ) -> bool:
+        """Insert a requested job; False (nothing written) when an input representation, the
+        output asset or the target root is absent.
+
+        The job stores ``request.representation_inputs`` as its inputs, ``request.regenerates``
+        and one dependency row per ``request.dependencies`` (``binds_output`` for the jobs of
+        ``request.bound_outputs``, unresolved); ``dependencies`` is their number and
+        ``waiting`` (given by the caller, who checked every upstream exists) how many of them
+        have not succeeded. A job with ``waiting > 0`` is not claimable.
+        """
+        ...
+
+    def job_states(self, job_ids: Sequence[bytes]) -> dict[bytes, int]:
+        """The state code of each of ``job_ids`` that exists (absent ids are left out)."""
+        ...
+
+    def move_dependents(self, old: bytes, new: bytes) -> int:
+        """Point every dependency on job ``old`` (its output binding included) at job ``new``;
+        how many moved. Waiting counts stay: neither job has succeeded."""
+        ...
+
+    def supersede(self, rep_id: bytes, replacement: bytes) -> bytes | None:
+        """Set ``superseded_by = replacement`` on ``rep_id`` or, when it is superseded already,
+        on the newest representation of its chain (follow ``superseded_by`` to the end); the
+        id updated, or None when ``rep_id`` does not exist."""
+        ...
+
     def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None: ...
-    def lease_row(self, job_id: bytes) -> LeaseRow | None: ...
+    def lease_row(self, job_id: bytes) -> LeaseRow | None:
+        """The stored claim of a job (inputs include its resolved bindings), None when absent."""
+        ...
+
     def claim(
         self,
         job_id: bytes,
@@ -367,7 +424,13 @@ class WriteSession(Protocol):
         now: int,
         expires: int,
     ) -> int | None:
-        """Claim one job and start its attempt (ending a running one as lost); the attempt number."""
+        """Claim one job and start its attempt (ending a running one as lost); the attempt number.
+
+        Claimable: requested, waiting on no dependency (``waiting = 0``) and not before its
+        ``not_before``, or claimed with an expired lease. In the same atomic step each output
+        binding of the job not resolved yet records its upstream job's completion
+        representation as its resolution (every upstream has succeeded by then).
+        """
         ...
 
     def claim_next(
@@ -380,23 +443,48 @@ class WriteSession(Protocol):
         now: int,
         expires: int,
     ) -> tuple[bytes, int] | None:
-        """Claim the first claimable job (priority desc, availability, id): (job id, attempt)."""
+        """Claim the first claimable job (priority desc, availability, id): (job id, attempt).
+
+        Claimability and binding resolution as :meth:`claim`; one index probe per kind.
+        """
         ...
 
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool: ...
+    # release, fail and succeed end the attempt by its holder: ``stopped_at`` = ``ended_at``
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool: ...
     def fail(self, job_id: bytes, secret: bytes, now: int, diagnostic: str, *, retry: bool) -> bool: ...
-    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool: ...
-    def cancel(self, job_id: bytes, now: int) -> bool: ...
-    def requeue(self, job_id: bytes, now: int) -> bool: ...
+    def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
+        """Mark the held job succeeded with its completion; in the same atomic step every job
+        that depends on it waits on one job fewer (``waiting - 1``)."""
+        ...
+
+    def cancel(self, job_id: bytes, now: int) -> bool:
+        """Cancel a requested or claimed job (False in any other state). A running attempt ends
+        at once: ``cancelled`` with ``stop_by`` = the lease's expiry when the lease is live (its
+        holder is asked to stop and confirm), ``lost`` when the lease had expired."""
+        ...
+
+    def requeue(self, job_id: bytes, now: int) -> bool:
+        """Return a claimed job to requested (False otherwise); its attempt ends like a cancel's
+        but ``released`` instead of ``cancelled``."""
+        ...
+
     def set_priority(self, job_id: bytes, priority: int) -> bool: ...
     def lost_claims(self, now: int, limit: int) -> list[LostClaim]: ...
     def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool: ...
+    def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
+        """End as ``lost`` up to ``limit`` attempts a cancel or requeue asked to stop whose holder
+        did not confirm before ``stop_by <= now`` (soonest first); (job id, attempt number) each."""
+        ...
+
     def link_retry(self, original: bytes, retry: bytes) -> None: ...
     def completed_by(self, job_id: bytes) -> tuple[int, bytes | None, bytes | None] | None: ...
 
     # reads inside the edit
-    def job(self, job_id: bytes) -> Job | None: ...
+    def job(self, job_id: bytes) -> Job | None:
+        """A job as this edit sees it, with its dependencies (no attempts, no production id)."""
+        ...
+
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]: ...
 
     # the clock

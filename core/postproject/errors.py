@@ -34,6 +34,7 @@ Reasons::
                 worker_session_replaced   the worker registered again; this session is fenced
                 worker_offline      the worker's last heartbeat is too old to claim
                 worker_at_capacity  the worker already holds as many claims as its capacity
+                stop_not_requested  a stop confirmation for an attempt nobody asked to stop (still running)
                 not_empty           a copy's destination already holds a production's facts
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
@@ -52,6 +53,8 @@ Reasons::
     not_found   not_a_demo          the production has no demo media (demo run)
     conflict    producing_activity_ambiguous   a plan: the artifact has several producing activities
                 producing_activity_missing     a plan: the artifact has no producing activity
+                dependency_failed   a dependency (after, or JobOutput) is failed or cancelled
+                waiting_on_dependencies   the job waits on jobs that have not succeeded yet
 """
 
 from __future__ import annotations
@@ -108,6 +111,9 @@ class Reason(enum.StrEnum):
     PERMISSION_DENIED = "permission_denied"
     SERVER_FAILED = "server_failed"
     UNREACHABLE = "unreachable"
+    DEPENDENCY_FAILED = "dependency_failed"
+    WAITING_ON_DEPENDENCIES = "waiting_on_dependencies"
+    STOP_NOT_REQUESTED = "stop_not_requested"
 
 
 class PostProjectError(Exception):

@@ -195,3 +195,7 @@ def event_for(action: Action) -> str:
 
 
 JOB_EVENT_KINDS: frozenset[str] = frozenset(t.event for t in TRANSITIONS)
+# Events about a job's attempt that change no state: its holder confirmed the stop a cancel
+# or requeue asked for, or the stop deadline (the lease's expiry) passed without it.
+STOP_EVENT_KINDS: frozenset[str] = frozenset({"job_stop_confirmed", "job_stop_missed"})
+HISTORY_EVENT_KINDS: frozenset[str] = JOB_EVENT_KINDS | STOP_EVENT_KINDS  # a job's history

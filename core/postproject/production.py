@@ -40,13 +40,14 @@ from postproject.model.refs import ObjectRef, check_ref
 from postproject.model.revisions import JobHistoryEntry
 from postproject.pages import Page, check_limit
 from postproject.reads_feed import FeedReads
-from postproject.reads_workers import WorkerReads
+from postproject.reads_pending import PendingReads
+from postproject.reads_progress import AttemptReads
 from postproject.transaction import Transaction
 
 DEFAULT_BUSY_TIMEOUT = 10.0
 
 
-class Production(FeedReads, KnowledgeReads, WorkerReads):
+class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
     """An open production. Use :meth:`create` or :meth:`open`; close it (or use ``with``)."""
 
     def __init__(

@@ -10,8 +10,10 @@ from postproject.knowledge.regeneration import (
     RegenerationPlan,
     Reproducibility,
     ReproducibilityIssue,
+    SupersededInput,
     ToolIdentityMissing,
     Unplannable,
+    plan_bindings,
 )
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "RegenerationPlan",
     "Reproducibility",
     "ReproducibilityIssue",
+    "SupersededInput",
     "ToolIdentityMissing",
     "Unplannable",
+    "plan_bindings",
 ]

@@ -7,7 +7,10 @@ own: a failed call leaves the transaction as it was and still usable, except a f
 completion, which poisons the edit (notes §2.6): every later call and ``commit()`` raise
 the same error until ``rollback()``, so nothing staged for it can be published. A failed
 commit ends the edit and publishes nothing. The write lock is taken at the first operation
-and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`.
+and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`,
+the farm layer in :mod:`postproject.transaction_farm`, regeneration in
+:mod:`postproject.transaction_regeneration`, and progress, stop confirmations and attempt
+logs in :mod:`postproject.transaction_progress`.
 """
 
 from __future__ import annotations
@@ -33,24 +36,23 @@ from postproject.handle import ProductionHandle
 from postproject.ids import (
     ActivityId,
     AssetId,
-    JobId,
     MediaRootId,
     RepresentationId,
     RevisionId,
 )
-from postproject.knowledge.regeneration import RegenerationPlan
 from postproject.model import names
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
 from postproject.model.metadata import Property
-from postproject.model.refs import JobRef, ObjectRef, check_ref
+from postproject.model.refs import ObjectRef, check_ref
 from postproject.model.revisions import CommitReceipt, Revision
-from postproject.transaction_farm import FarmOperations
+from postproject.transaction_progress import ProgressOperations
+from postproject.transaction_regeneration import RegenerationOperations
 
 log = logging.getLogger(__name__)
 
 
-class Transaction(FarmOperations):
+class Transaction(RegenerationOperations, ProgressOperations):
     """An edit of one production (see the module docstring)."""
 
     def __init__(
@@ -271,25 +273,6 @@ class Transaction(FarmOperations):
                     "property": property.name,
                 },
             )
-
-    # --- regeneration --------------------------------------------------------------------
-
-    def enqueue_plan(self, plan: RegenerationPlan) -> JobId:
-        """Request a plan's job and assert its parameters on that job, as one operation.
-
-        Either the job and all its parameters are staged, or nothing is; the caller commits.
-
-        Raises:
-            TypeError: ``plan`` is not a RegenerationPlan.
-            NotFoundError: (not_found) an input, the output asset or the target root no longer exists.
-        """
-        if not isinstance(plan, RegenerationPlan):
-            raise TypeError(f"plan must be a RegenerationPlan; got {type(plan).__name__}")
-        with self._op():
-            job_id = self.request_job(plan.job)
-            for assertion in plan.parameters:
-                self.add_metadata(JobRef(job_id), assertion.property, assertion.value)
-        return job_id
 
     # --- ending ------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ an expired claim stays ``claimed`` (and re-claimable) until :meth:`finalize_lost
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,7 +16,7 @@ from postproject.clock import from_micros
 from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.ids import JobId
 from postproject.lifecycle import JobState
-from postproject.model.jobs import JobRequest, check_priority
+from postproject.model.jobs import check_priority
 from postproject.model.refs import JobRef
 from postproject.model.workers import WorkerSession, check_registration
 from postproject.transaction_jobs import JobOperations
@@ -140,8 +141,11 @@ class FarmOperations(JobOperations):
     # --- retries, requeue, priority ------------------------------------------------------
 
     def request_again(self, job_id: JobId) -> JobId:
-        """Request a failed or cancelled job again: same kind, inputs, output, root, priority,
-        attempt limit and parameters, linked both ways (``retry_of`` / ``retried_as``)."""
+        """Request a failed or cancelled job again: same kind, inputs (its output bindings and
+        other dependencies too), output, root, priority, attempt limit, regenerated artifact
+        and parameters, linked both ways (``retry_of`` / ``retried_as``). Every job that
+        depended on it depends on the new job instead (in the same transaction), so a job
+        blocked by it waits again."""
         _typed_job(job_id)
         with self._op() as s:
             job = s.job(job_id.bytes)
@@ -153,19 +157,11 @@ class FarmOperations(JobOperations):
                 )
             if job.retried_as is not None:
                 raise ConflictError(f"job {job_id} was already requested again as {job.retried_as}")
-            request = JobRequest(
-                job.kind,
-                job.inputs,
-                job.output_asset_id,
-                job.output_representation_kind,
-                job.target_root,
-                priority=job.priority,
-                max_attempts=job.max_attempts,
-            )
-            new_id = self.request_job(request)
+            new_id = self.request_job(dataclasses.replace(job.request(), not_before=None))
             for vocabulary, prop, value in s.metadata(JobRef(job_id).code, job_id.bytes):
                 s.insert_metadata(JobRef(new_id).code, new_id.bytes, vocabulary, prop, value)
             s.link_retry(job_id.bytes, new_id.bytes)
+            s.move_dependents(job_id.bytes, new_id.bytes)
         return new_id
 
     def requeue_job(self, job_id: JobId) -> None:

@@ -84,8 +84,16 @@ class JobOperations(EditBase):
     def request_job(self, request: JobRequest) -> JobId:
         """Request work; parameters are metadata on ``JobRef(job_id)``.
 
+        A request with dependencies (``after``, ``JobOutput`` inputs) is claimable only once
+        every job it depends on has succeeded.
+
         Raises:
-            NotFoundError: (not_found) the output asset, an input or the target root is absent.
+            NotFoundError: (not_found) the output asset, an input, the target root, a job it
+                depends on or the artifact it regenerates is absent.
+            InvalidArgumentError: (invalid_argument) a dependency given as a Job of another
+                production; the regenerated artifact is not of the output's asset and kind.
+            ConflictError: (conflict, reason ``dependency_failed``) a job it depends on is
+                failed or cancelled.
         """
         if not isinstance(request, JobRequest):
             raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
@@ -104,9 +112,12 @@ class JobOperations(EditBase):
                             reason=Reason.IDEMPOTENCY_KEY_CONFLICT,
                         )
                     return JobId(original)  # an equivalent replay: nothing new is staged
-            if not s.insert_job(job_id.bytes, request, self._handle.now_micros(), not_before, digest):
+            waiting = self._check_dependencies(s, request)
+            if not s.insert_job(
+                job_id.bytes, request, self._handle.now_micros(), not_before, digest, waiting
+            ):
                 # A reference is missing (the insert wrote nothing): say which one.
-                absent = s.missing("representations", [r.bytes for r in request.inputs])
+                absent = s.missing("representations", [r.bytes for r in request.representation_inputs])
                 if absent:
                     raise NotFoundError(
                         f"job input representation {RepresentationId(absent[0])} does not exist"
@@ -116,6 +127,43 @@ class JobOperations(EditBase):
                 raise NotFoundError(f"job target root {request.target_root!r} does not exist")
             self._event(s, "job_requested", job_id, job_id=job_id)
         return job_id
+
+    def _check_dependencies(self, s: WriteSession, request: JobRequest) -> int:
+        """Check what a request depends on and regenerates; how many dependencies it waits on."""
+        production = self._handle.production_id
+        for job_id, origin in request.origins:
+            if origin != production:
+                raise InvalidArgumentError(f"job {job_id} belongs to another production ({origin})")
+        if request.regenerates is not None:
+            facts = s.output_facts(request.regenerates.bytes)
+            if facts is None:
+                raise NotFoundError(f"regenerated representation {request.regenerates} does not exist")
+            if (
+                facts.asset_id != request.output_asset_id.bytes
+                or facts.kind != request.output_representation_kind.code
+            ):
+                raise InvalidArgumentError(
+                    f"regenerated representation {request.regenerates} is a "
+                    f"{RepresentationKind.from_code(facts.kind).value} of asset {AssetId(facts.asset_id)}; the job "
+                    f"makes a {request.output_representation_kind.value} of asset {request.output_asset_id}"
+                )
+        dependencies = request.dependencies
+        if not dependencies:
+            return 0
+        states = s.job_states([d.bytes for d in dependencies])
+        bound = {b.job_id for b in request.bound_outputs}
+        for job_id in dependencies:
+            state = states.get(job_id.bytes)
+            if state is None:
+                raise NotFoundError(f"job {job_id} (a dependency of the request) does not exist")
+            if state in (JobState.FAILED.code, JobState.CANCELLED.code):
+                what = "take the output of" if job_id in bound else "wait for"
+                raise ConflictError(
+                    f"job {job_id} is {_state_name(state)}; a request cannot {what} a failed or cancelled job "
+                    "(request it again first)",
+                    reason=Reason.DEPENDENCY_FAILED,
+                )
+        return sum(1 for state in states.values() if state != JobState.SUCCEEDED.code)
 
     def claim_job_lease(
         self,
@@ -162,6 +210,14 @@ class JobOperations(EditBase):
                         reason=Reason.JOB_FINISHED,
                     )
                 if row.state == JobState.REQUESTED.code:
+                    job = s.job(job_id.bytes)
+                    assert job is not None
+                    if job.waiting_on or job.blocked_by:
+                        names_ = ", ".join(str(j) for j in (*job.waiting_on, *job.blocked_by))
+                        raise ConflictError(
+                            f"job {job_id} is not claimable: it waits on job(s) that have not succeeded ({names_})",
+                            reason=Reason.WAITING_ON_DEPENDENCIES,
+                        )
                     raise ConflictError(f"job {job_id} is not claimable yet (its not_before is later)")
                 raise ConflictError(f"job {job_id} is not claimable: its lease is live")
             return self._claimed(s, job_id, secret, expires, attempt, worker)
@@ -370,6 +426,18 @@ class JobOperations(EditBase):
             if not s.succeed(job_id.bytes, secret, now, activity_id.bytes, representation_id.bytes):
                 raise ConflictError(f"job {job_id} claim changed during completion", reason=Reason.LEASE_LOST)
             self._event(s, "job_succeeded", job_id, job_id=job_id)
+            if row.regenerates is not None:  # its output replaces the artifact it regenerated
+                replaced = s.supersede(row.regenerates, representation_id.bytes)
+                if replaced is not None:
+                    old = RepresentationId(replaced)
+                    self._event(
+                        s,
+                        "representation_superseded",
+                        old,
+                        representation_id=old,
+                        superseded_by=representation_id,
+                        job_id=job_id,
+                    )
             self._edit.guards.append(expires)
             self._edit.effects.append((lease, "end", 0))
 

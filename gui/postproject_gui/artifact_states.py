@@ -58,6 +58,9 @@ KNOWLEDGE_LOOKS: dict[ArtifactState, ArtifactLook] = {
     ArtifactState.INDETERMINATE: ArtifactLook(
         "Indeterminate", "?", KnowledgeGlyph.DOTTED, "Not enough evidence to tell (see the reasons)"
     ),
+    ArtifactState.SUPERSEDED: ArtifactLook(
+        "Superseded", "⤳", KnowledgeGlyph.DOTTED, "A regeneration replaced it: use its replacement"
+    ),
 }
 SOURCE_LOOK = ArtifactLook("Source", "▪", KnowledgeGlyph.SOURCE, "Source media: no activity produced it")
 AVAILABILITY_LOOKS: dict[Availability | None, ArtifactLook] = {
@@ -98,6 +101,7 @@ LIGHT = ArtifactPalette(
         ArtifactState.STALE: "#b35c00",
         ArtifactState.DIVERGED: "#8a3fb0",
         ArtifactState.INDETERMINATE: "#5a6b80",
+        ArtifactState.SUPERSEDED: "#8a9099",
     },
     online="#5b6675",
     offline="#c0392b",
@@ -110,6 +114,7 @@ DARK = ArtifactPalette(
         ArtifactState.STALE: "#f2a246",
         ArtifactState.DIVERGED: "#c28ae8",
         ArtifactState.INDETERMINATE: "#9fb0c6",
+        ArtifactState.SUPERSEDED: "#7d838c",
     },
     online="#a3adb9",
     offline="#f07167",

@@ -10,8 +10,15 @@ import pytest
 from tests.cli.helpers import KIND, Cli, Scene
 
 KNOWLEDGE_KEYS = {"representation_id", "state", "reasons", "visited_representations", "truncated"}
-PLAN_KEYS = {"artifact_representation_id", "activity_id", "job", "parameters"}
-REQUEST_KEYS = {"kind", "inputs", "output_asset_id", "output_kind", "target_root"}
+PLAN_KEYS = {
+    "artifact_representation_id",
+    "activity_id",
+    "job",
+    "parameters",
+    "superseded_inputs",
+    "bound_inputs",
+}
+REQUEST_KEYS = {"kind", "inputs", "output_asset_id", "output_kind", "target_root", "regenerates"}
 
 
 @dataclass
@@ -110,7 +117,9 @@ def test_plan_is_read_only_and_repeats_the_job(cli: Cli, produced: Produced) -> 
         "output_asset_id": scene.asset,
         "output_kind": "proxy",
         "target_root": "proxies",
+        "regenerates": produced.proxy,
     }
+    assert (plan["superseded_inputs"], plan["bound_inputs"]) == ([], [])
     assert plan["parameters"] == [
         {"vocabulary": "urn:x", "property": "profile", "value": {"type": "string", "value": "proxy-720p"}}
     ]

@@ -19,6 +19,11 @@ ATTEMPT_KEYS = {
     "claimed_at_unix_micros",
     "ended_at_unix_micros",
     "diagnostic",
+    "stopped_at",
+    "stopped_at_unix_micros",
+    "stop_by_unix_micros",
+    "stopping",
+    "progress",
 }
 WORKER_KEYS = {
     "name",
@@ -105,9 +110,11 @@ def test_requeue_sweep_and_priority(cli: Cli, scene: Scene) -> None:
     assert cli.json("job", "sweep", scene.path)["finalized"] == 0
     cli.clock.advance(timedelta(seconds=11))
     swept = cli.json("job", "sweep", scene.path)
-    assert swept["finalized"] == 1
+    # the expired claim, and the requeued attempt nobody confirmed stopping before its lease ran out
+    assert swept["finalized"] == 2
     shown = cli.json("job", "show", scene.path, second)
     assert shown["state"] == "requested" and shown["attempts"][-1]["outcome"] == "lost"
+    assert cli.json("job", "show", scene.path, first)["attempts"][0]["outcome"] == "lost"
 
 
 def test_idempotent_requests(cli: Cli, scene: Scene) -> None:

@@ -30,8 +30,16 @@ JOB_KEYS = {
     "attempts",
     "retry_of",
     "retried_as",
+    "depends_on",
+    "waiting_on",
+    "blocked_by",
+    "bound_inputs",
+    "regenerates",
+    "progress",
+    "stopping",
     "finished_at_unix_micros",
 }
+PROGRESS_KEYS = {"fraction", "stage", "message", "updated_at", "updated_at_unix_micros"}
 RECEIPT_KEYS = {"production_id", "revision"}
 REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}
 PAGE_KEYS = {"items", "next_cursor"}
@@ -46,6 +54,7 @@ REPRESENTATION_KEYS = {
     "modified_at_unix_micros",
     "fingerprints",
     "created_at_unix_micros",
+    "superseded_by",
 }
 EDGE_KEYS = {"representation_id", "role", "snapshot"}
 ACTIVITY_KEYS = {

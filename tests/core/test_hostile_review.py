@@ -194,10 +194,11 @@ def test_two_processes_opening_an_old_schema_migrate_it_once(tmp_path: Path) -> 
     conn.execute("COMMIT")
     src = sqlite3.connect(path)
     for table in ("production", "assets", "representations", "representation_fingerprints", "revisions"):
-        rows = src.execute(f"SELECT * FROM {table}").fetchall()
+        columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA table_info({table})"))  # v1's columns
+        rows = src.execute(f"SELECT {columns} FROM {table}").fetchall()
         if rows:
             marks = ",".join("?" * len(rows[0]))
-            conn.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+            conn.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
     conn.execute(
         "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, state, requested_at, "
         "requested_sequence, updated_sequence) VALUES (?, 'org.example:a', ?, ?, 1, 1, 1, 1, 1)",

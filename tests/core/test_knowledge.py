@@ -92,7 +92,7 @@ def raw(production: Production, sql: str, params: tuple[object, ...]) -> None:
 
 
 def test_severity_order() -> None:
-    assert [s.severity for s in ArtifactState] == [0, 1, 2, 3]
+    assert [s.severity for s in ArtifactState] == [0, 1, 2, 3, 4]
     assert worst(ArtifactState.STALE, ArtifactState.INDETERMINATE) is ArtifactState.STALE
     assert worst(ArtifactState.STALE, ArtifactState.DIVERGED) is ArtifactState.DIVERGED
     assert worst() is ArtifactState.CURRENT

@@ -283,7 +283,10 @@ def test_enqueued_plan_run_with_a_lease_is_current(setup: Setup) -> None:
     knowledge = production.evaluate_artifact(regenerated)
     assert knowledge.state is ArtifactState.CURRENT
     assert knowledge.reasons == ()
-    assert production.evaluate_artifact(proxy).state is ArtifactState.STALE  # the old proxy stays stale
+    old = production.evaluate_artifact(proxy)  # the regenerated output replaced the old proxy
+    assert old.state is ArtifactState.SUPERSEDED
+    assert production.representation(proxy).superseded_by == regenerated
+    assert production.stale_artifacts().items == ()
 
 
 def test_reproducibility_lists_every_missing_condition(setup: Setup) -> None:

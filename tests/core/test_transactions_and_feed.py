@@ -235,9 +235,9 @@ def test_filtered_reads_examine_a_bounded_window(
 def test_job_history_uses_the_job_index(production: Production, media: Media) -> None:
     import sqlite3
 
-    from postproject.lifecycle import JOB_EVENT_KINDS
+    from postproject.lifecycle import HISTORY_EVENT_KINDS
 
-    kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))  # as the reader sends it
+    kinds = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))  # as the reader sends it
     conn = sqlite3.connect(production.path)
     plan = " ".join(
         row[3]

@@ -22,6 +22,7 @@ from postproject import (
     RepresentationKind,
 )
 from postproject.executor import jobs
+from postproject.executor.attemptlog import LOGS
 from postproject.executor.testclip import ClipInfo, generate_test_clip
 from postproject.executor.worker import Listener, Worker, WorkerConfig, WorkerEvent
 from postproject.model.identity import AgentIdentity
@@ -99,7 +100,7 @@ class Studio:
         return worker
 
     def outputs(self) -> list[str]:
-        return sorted(p.name for p in self.proxies.iterdir())
+        return sorted(p.name for p in self.proxies.iterdir() if p.name != LOGS)  # not the attempt logs
 
 
 @pytest.fixture

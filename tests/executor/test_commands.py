@@ -10,6 +10,7 @@ import pytest
 
 from postproject import InvalidArgumentError, JobState, Production
 from postproject.executor import commands, jobs
+from postproject.executor.attemptlog import LOGS
 from postproject.executor.recipe import default_path
 from tests.executor.conftest import Studio
 
@@ -85,7 +86,7 @@ def test_worker_run_command(studio: Studio, capsys: pytest.CaptureFixture[str]) 
         activity = production.activity(job.completion.activity_id)
         assert activity.agent is not None
         assert activity.agent.name == "cli-test"
-    assert [p.name for p in (studio.root / "mapped").iterdir()] == [
+    assert [p.name for p in (studio.root / "mapped").iterdir() if p.name != LOGS] == [
         "A001_C003_Harbour_dawn_thumbnail-640.png"
     ]
     err = capsys.readouterr().err
@@ -163,7 +164,8 @@ def test_worker_run_logs_json_lines_and_ends_with_a_summary(
     summary = json.loads(captured.out)  # exactly one document on stdout
     assert summary["worker"] == "json-1" and summary["exit_code"] == 0 and summary["stopped_by"] is None
     assert summary["counts"] == {
-        "claimed": 1, "succeeded": 1, "failed": 0, "released": 0, "skipped": 0, "lease_lost": 0,
+        "claimed": 1, "succeeded": 1, "failed": 0, "released": 0, "skipped": 0, "cancelled": 0,
+        "requeued": 0, "lease_lost": 0,
     }  # fmt: skip
     lines = [json.loads(line) for line in captured.err.splitlines()]  # every line is one object
     assert all({"time", "level", "logger", "message", "worker"} <= line.keys() for line in lines)

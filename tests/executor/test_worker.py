@@ -19,6 +19,7 @@ from postproject import (
     StringValue,
 )
 from postproject.executor import jobs
+from postproject.executor.attemptlog import LOGS
 from postproject.executor.media import probe
 from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
@@ -218,7 +219,9 @@ def test_unmapped_target_root_is_released(studio: Studio) -> None:
     assert "--root-map vault=PATH" in recorder.events[0].detail
     mapped = studio.run(root_map={"vault": studio.root / "vault"})
     assert mapped.stats["succeeded"] == 1
-    assert [p.name for p in (studio.root / "vault").iterdir()] == ["A001_C003_Harbour_dawn_proxy-720p.mp4"]
+    assert [p.name for p in (studio.root / "vault").iterdir() if p.name != LOGS] == [
+        "A001_C003_Harbour_dawn_proxy-720p.mp4"
+    ]
 
 
 # --- lost leases, stopping, changed inputs ----------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from postproject import JobState, Production
+from postproject.executor.attemptlog import LOGS
 from postproject.executor.testclip import generate_test_clip
 from tests.executor.conftest import Studio
 
@@ -83,7 +84,7 @@ def test_sigint_while_working_releases_the_claim(
         job = production.job(job_id)
     assert job.state is JobState.REQUESTED
     assert job.claim is None
-    assert list(studio.proxies.iterdir()) == []  # no partial or hidden output left
+    assert [p for p in studio.proxies.iterdir() if p.name != LOGS] == []  # no partial or hidden output left
 
 
 def test_sigint_while_idle_exits_promptly(studio: Studio, spawn: Callable[..., Running]) -> None:
@@ -141,8 +142,8 @@ def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
         output = production.representation(job.completion.representation_id)
     # The clean name (no "-2"), and the stale staging area was swept on the next start.
     assert output.path.name == "long_proxy-1080p.mp4"
-    assert sorted(p.name for p in studio.proxies.iterdir()) == ["long_proxy-1080p.mp4"]
+    assert sorted(p.name for p in studio.proxies.iterdir() if p.name != LOGS) == ["long_proxy-1080p.mp4"]
 
 
 def _files_under(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file()]
+    return [p for p in folder.rglob("*") if p.is_file() and LOGS not in p.parts]

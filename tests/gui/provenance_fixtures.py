@@ -175,7 +175,13 @@ def synthetic_graph(size: int, *, seed: int = 7, truncated: bool = False, depth:
         for _ in range(rng.randint(1, 2)):
             if len(nodes) >= size:
                 break
-            state = rng.choices(list(ArtifactState), weights=(6, 1, 3, 1))[0]
+            drawn = (
+                ArtifactState.CURRENT,
+                ArtifactState.INDETERMINATE,
+                ArtifactState.STALE,
+                ArtifactState.DIVERGED,
+            )
+            state = rng.choices(drawn, weights=(6, 1, 3, 1))[0]
             kind_out = rng.choice((RepresentationKind.PROXY, RepresentationKind.DERIVED))
             out = rep(kind_out, state, 1 + max(g for _, g in inputs))
             edges.append(ProvenanceEdge(activity, out, "generated"))

@@ -213,5 +213,11 @@ def test_artifacts_snapshot_matches_the_production(changed_chain: Chain, tmp_pat
     keys = ("id", "kind", "path", "availability", "state")
     assert [{k: item[k] for k in keys} for item in shown["items"]] == expected
     assert shown["counts"]["stale_or_diverged"] == stale == shown["stale_count"]["count"] == 3
-    assert shown["counts"]["by_state"] == {"current": 0, "indeterminate": 1, "stale": 3, "diverged": 0}
+    assert shown["counts"]["by_state"] == {
+        "current": 0,
+        "indeterminate": 1,
+        "stale": 3,
+        "diverged": 0,
+        "superseded": 0,
+    }
     assert shown["counts"]["complete"] is True and shown["filter"] == {"stale_only": False}

@@ -1,6 +1,7 @@
 """Artifact knowledge and regeneration: ``artifact evaluate|stale|reproducibility|provenance|prov``
 and ``job plan|enqueue``. Everything is read-only except ``job enqueue``, which plans and
-requests the jobs (with their parameters) in one transaction.
+requests the jobs (with their parameters) in one transaction, as one dependency graph: a plan
+whose input another plan regenerates takes that job's output.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def artifact_stale(ctx: Context) -> Result:
     args = ctx.args
     source = parse_id(RepresentationId, args.source) if args.source else None
     limit = parse_int("--limit", args.limit)
-    page = ctx.open(args.production).stale_artifacts(limit=limit, cursor=args.cursor, source=source)
+    page = ctx.open(args.production).stale_artifacts(
+        limit=limit, cursor=args.cursor, source=source, include_superseded=args.include_superseded
+    )
     return Result(kv.stale_page_view(page), "page:knowledge")
 
 
@@ -88,7 +91,7 @@ def _plan(
     if args.downstream_of is not None:
         found = production.plan_downstream_regeneration(parse_id(RepresentationId, args.downstream_of))
         return found.plans, found
-    return production.plan_regeneration(_artifacts(args)), None
+    return production.plan_regeneration(_artifacts(args), current_inputs=args.current_inputs), None
 
 
 def _check_plan_arguments(args: argparse.Namespace) -> None:
@@ -111,7 +114,7 @@ def job_enqueue(ctx: Context) -> Result:
     production = ctx.open(ctx.args.production, write=True)
     plans, downstream = _plan(ctx, production)
     with edit(production, "Enqueue regeneration") as tx:
-        job_ids = [tx.enqueue_plan(plan) for plan in plans]
+        job_ids = tx.enqueue_plans(plans)
         receipt = commit(tx)
     data = {
         "jobs": [views.job_view(production.job(j)) for j in job_ids],
@@ -135,6 +138,11 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         arts, "stale", "list stale or diverged artifacts (optionally downstream of a source)", artifact_stale
     )
     p.add_argument("--source", metavar="REP", help="only descendants of this representation")
+    p.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also list artifacts a regeneration replaced (superseded)",
+    )
     add_limit(p)
     p = command(
         arts, "reproducibility", "report what is missing to reproduce an artifact", artifact_reproducibility
@@ -170,7 +178,16 @@ def _plan_arguments(p: Parser) -> None:
         metavar="REP",
         help="an artifact to regenerate (repeatable)",
     )
-    p.add_argument("--downstream-of", metavar="REP", help="every stale or diverged descendant of this source")
+    p.add_argument(
+        "--downstream-of",
+        metavar="REP",
+        help="every stale or diverged descendant of this source, as one dependency graph",
+    )
+    p.add_argument(
+        "--current-inputs",
+        action="store_true",
+        help="use the current replacement of each superseded input (always so with --downstream-of)",
+    )
 
 
 def register_job_commands(jobs: argparse._SubParsersAction[Parser]) -> None:

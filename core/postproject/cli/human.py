@@ -149,8 +149,13 @@ def pairs(pairs: Sequence[tuple[str, str]]) -> str:
     return "".join(f"{(k + ':').ljust(width)} {v}\n" for k, v in pairs)
 
 
+OMITTED_WHEN_NULL = frozenset({"superseded_by"})  # rare facts: a line only when they hold
+
+
 def block(data: Mapping[str, Any], now: int) -> str:
-    return pairs([(_label(k), text(k, v, now)) for k, v in data.items()])
+    return pairs(
+        [(_label(k), text(k, v, now)) for k, v in data.items() if v is not None or k not in OMITTED_WHEN_NULL]
+    )
 
 
 def _receipt_line(receipt: Mapping[str, Any]) -> str:
@@ -212,6 +217,12 @@ def _job_block(job: Mapping[str, Any], now: int) -> str:
                 f"{lease_phrase(job, now, prefix='')} ({timestamp(job['claim_expires_at_unix_micros'])})",
             )
         )
+        if job.get("progress"):
+            from postproject.cli.human_farm import progress_phrase
+
+            rows.append(("progress", progress_phrase(job["progress"], now)))
+    if job.get("stopping"):
+        rows.append(("stopping", "cancelling... (waiting for the worker to confirm it stopped)"))
     if job.get("completion_representation_id"):
         rows.append(("completion output", job["completion_representation_id"]))
         rows.append(("completion activity", job["completion_activity_id"]))
@@ -228,12 +239,40 @@ def _job_block(job: Mapping[str, Any], now: int) -> str:
         rows.append(("retry of", job["retry_of"]))
     if job.get("retried_as"):
         rows.append(("retried as", job["retried_as"]))
+    rows.extend(_dependency_rows(job))
     shown = pairs(rows)
     if job.get("attempts"):
         from postproject.cli.human_farm import attempt_lines
 
         shown += "attempts:\n" + attempt_lines(job["attempts"], now)
     return shown
+
+
+def _dependency_rows(job: Mapping[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    if job.get("waiting_on"):
+        rows.append(("waiting on", ", ".join(job["waiting_on"])))
+    if job.get("blocked_by"):
+        rows.append(("blocked by", ", ".join(job["blocked_by"]) + " (failed or cancelled)"))
+    others = [j for j in job.get("depends_on") or [] if j not in (job.get("waiting_on") or [])]
+    others = [j for j in others if j not in (job.get("blocked_by") or [])]
+    if others:
+        rows.append(("after", ", ".join(others)))
+    for bound in job.get("bound_inputs") or []:
+        resolved = bound["representation_id"] or "resolved when claimed"
+        rows.append(("input from job", f"{bound['job_id']} -> {resolved}"))
+    if job.get("regenerates"):
+        rows.append(("regenerates", job["regenerates"]))
+    return rows
+
+
+def _why_block(data: Mapping[str, Any], now: int) -> str:
+    head = f"job {data['job_id']} is {data['state']}"
+    if data["state"] == "requested":
+        head += ": claimable now" if data["claimable"] else ": held back"
+    return (
+        head + "\n" + "".join(f"  - {r['message']}\n" for r in data["reasons"] if r["code"] != "not_pending")
+    )
 
 
 def _jobs_block(data: Mapping[str, Any], now: int) -> str:
@@ -343,6 +382,7 @@ BLOCKS: dict[str, Block] = {
     "jobs": _jobs_block,
     "revision": _revision_block,
     "revisions": _revisions_block,
+    "why": _why_block,
 }
 
 

@@ -21,12 +21,29 @@ def attempt_lines(attempts: Sequence[Mapping[str, Any]], now: int) -> str:
     lines = []
     for a in attempts:
         outcome = a.get("outcome") or "running"
+        if a.get("stopping"):
+            outcome += " (stopping...)"
         ended = f", ended {relative(a['ended_at_unix_micros'], now)}" if a.get("ended_at_unix_micros") else ""
+        if a.get("stopped_at_unix_micros") and a["stopped_at_unix_micros"] != a.get("ended_at_unix_micros"):
+            ended += f", stopped {relative(a['stopped_at_unix_micros'], now)}"
         why = f" ({' '.join(str(a['diagnostic']).split())})" if a.get("diagnostic") else ""
         lines.append(
             f"  #{a['number']} {outcome:<9} {_who(a)}  claimed {relative(a['claimed_at_unix_micros'], now)}{ended}{why}"
         )
     return "".join(line + "\n" for line in lines)
+
+
+def progress_phrase(progress: Mapping[str, Any], now: int) -> str:
+    """``42% encode: frame 120 of 288 (3s ago)``."""
+    parts = []
+    if progress.get("fraction") is not None:
+        parts.append(f"{progress['fraction'] * 100:.0f}%")
+    if progress.get("stage"):
+        parts.append(str(progress["stage"]))
+    head = " ".join(parts)
+    if progress.get("message"):
+        head = f"{head}: {progress['message']}" if head else str(progress["message"])
+    return f"{head} ({relative(progress['updated_at_unix_micros'], now)})"
 
 
 def _load(w: Row) -> str:

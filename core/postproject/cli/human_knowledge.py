@@ -48,6 +48,13 @@ def _plan_text(plan: Mapping[str, Any]) -> str:
         f"  inputs: {', '.join(job['inputs']) or '-'}\n",
     ]
     lines += [
+        f"  input {i} takes the output of the job regenerating it\n" for i in plan.get("bound_inputs", [])
+    ]
+    lines += [
+        f"  input {s['input_id']} was superseded by {s['current_id']}\n"
+        for s in plan.get("superseded_inputs", [])
+    ]
+    lines += [
         f"  {p['vocabulary']} {p['property']} = {text('value', p['value'], 0)}\n" for p in plan["parameters"]
     ]
     return "".join(lines)
@@ -65,7 +72,8 @@ def _node_text(node: Mapping[str, Any]) -> str:
     if node["type"] == "representation":
         where = f"{node['root']}:{node['path']}" if node["root"] else node["path"]
         online = f", {node['availability']}" if node["availability"] else ""
-        return f"representation {node['id']}  {node['kind']} ({node['state']}{online})  {where}"
+        replaced = f", superseded by {node['superseded_by']}" if node.get("superseded_by") else ""
+        return f"representation {node['id']}  {node['kind']} ({node['state']}{online}{replaced})  {where}"
     if node["type"] == "activity":
         return f"activity       {node['id']}  {node['kind']}"
     return f"job            {node['id']}  {node['kind']} ({node['state']})"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from postproject import clock as clocks
 from postproject import job_search
-from postproject.cli import artifacts, farm, job_leases, views
+from postproject.cli import artifacts, farm, job_leases, job_logs, views
 from postproject.cli.common import (
     Context,
     Parser,
@@ -27,7 +27,7 @@ from postproject.humanize import parse_duration
 from postproject.ids import AssetId, JobId, RepresentationId
 from postproject.lifecycle import JobState
 from postproject.model.assets import RepresentationKind
-from postproject.model.jobs import JobRequest
+from postproject.model.jobs import JobOutput, JobRequest
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
 from postproject.model.refs import JobRef
 from postproject.values import MetadataValue, StringValue
@@ -61,9 +61,10 @@ def parse_when(field: str, text: str, now: datetime) -> datetime:
 
 def job_request(ctx: Context) -> Result:
     args = ctx.args
+    bound = [JobOutput(parse_id(JobId, j)) for j in dict.fromkeys(args.input_from)]
     request = JobRequest(
         args.kind,
-        tuple(parse_id(RepresentationId, i) for i in args.input),
+        (*(parse_id(RepresentationId, i) for i in args.input), *bound),
         parse_id(AssetId, args.output_asset),
         RepresentationKind.parse(args.output_kind),
         args.target_root,
@@ -75,6 +76,7 @@ def job_request(ctx: Context) -> Result:
         if args.max_attempts is not None
         else None,
         idempotency_key=args.idempotency_key,
+        after=tuple(parse_id(JobId, j) for j in dict.fromkeys(args.after)),
     )
     params = _parameters(args)
     production = ctx.open(args.production, write=True)
@@ -89,6 +91,11 @@ def job_request(ctx: Context) -> Result:
 def job_show(ctx: Context) -> Result:
     job_id = parse_id(JobId, ctx.args.job)
     return Result(views.job_view(ctx.open(ctx.args.production).job(job_id)), "job")
+
+
+def job_why(ctx: Context) -> Result:
+    job_id = parse_id(JobId, ctx.args.job)
+    return Result(views.pending_view(ctx.open(ctx.args.production).explain_pending(job_id)), "why")
 
 
 def job_list(ctx: Context) -> Result:
@@ -182,7 +189,28 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         metavar="KEY",
         help="repeating an equivalent request with this key returns the original job",
     )
+    p.add_argument(
+        "--after",
+        action="append",
+        default=[],
+        metavar="JOB",
+        help="claimable only once this job has succeeded (repeatable)",
+    )
+    p.add_argument(
+        "--input-from",
+        action="append",
+        default=[],
+        metavar="JOB",
+        help="an input bound to this job's output, resolved when the new job is claimed (repeatable; implies --after)",
+    )
     p = command(jobs, "show", "show one job", job_show)
+    p.add_argument("job", metavar="JOB", help="job id")
+    p = command(
+        jobs,
+        "why",
+        "explain why a job is still requested (dependencies, not-before, workers, queue)",
+        job_why,
+    )
     p.add_argument("job", metavar="JOB", help="job id")
     p = command(jobs, "list", "list jobs in request order, optionally filtered", job_list)
     p.add_argument("--state", metavar="S", help=f"only jobs in this state ({', '.join(STATES)})")
@@ -214,4 +242,5 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p = command(jobs, "cancel", "cancel requested or claimed jobs (no lease token needed)", job_cancel)
     p.add_argument("job", metavar="JOB", nargs="+", help="job id (several are cancelled in one transaction)")
     farm.register_job_commands(jobs)
+    job_logs.register(jobs)
     artifacts.register_job_commands(jobs)

@@ -15,6 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from postproject.cli.views import View, assertion_view, micros, tool_view
+from postproject.ids import RepresentationId
 from postproject.knowledge import ArtifactKnowledge, StalePage, describe
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import JobRequest
@@ -24,6 +25,7 @@ from postproject.regeneration import (
     RegenerationPlan,
     Reproducibility,
     Unplannable,
+    plan_bindings,
 )
 
 _NODE_TYPES = {RepresentationNode: "representation", ActivityNode: "activity", JobNode: "job"}
@@ -92,19 +94,26 @@ def reproducibility_view(report: Reproducibility) -> View:
 def request_view(request: JobRequest) -> View:
     return {
         "kind": request.kind,
-        "inputs": [str(i) for i in request.inputs],
+        "inputs": [str(i) for i in request.representation_inputs],
         "output_asset_id": str(request.output_asset_id),
         "output_kind": request.output_representation_kind.value,
         "target_root": request.target_root,
+        "regenerates": _value(request.regenerates),
     }
 
 
-def plan_view(plan: RegenerationPlan) -> View:
+def plan_view(plan: RegenerationPlan, bound: Iterable[RepresentationId] = ()) -> View:
+    """A plan; ``bound_inputs`` are the inputs another plan of the same batch regenerates
+    (enqueued together, each becomes that plan's job output)."""
     return {
         "artifact_representation_id": str(plan.artifact_id),
         "activity_id": str(plan.activity_id),
         "job": request_view(plan.job),
         "parameters": [assertion_view(a) for a in plan.parameters],
+        "superseded_inputs": [
+            {"input_id": str(s.input_id), "current_id": str(s.current_id)} for s in plan.superseded_inputs
+        ],
+        "bound_inputs": [str(i) for i in bound],
     }
 
 
@@ -114,8 +123,9 @@ def unplannable_view(item: Unplannable) -> View:
 
 def plans_view(plans: Iterable[RegenerationPlan], downstream: DownstreamRegeneration | None = None) -> View:
     """``{plans, unplannable, truncated}`` for either kind of planning."""
+    plans = tuple(plans)
     return {
-        "plans": [plan_view(p) for p in plans],
+        "plans": [plan_view(p, bound) for p, bound in zip(plans, plan_bindings(plans), strict=True)],
         "unplannable": [unplannable_view(u) for u in downstream.unplannable] if downstream else [],
         "truncated": downstream.truncated if downstream else False,
     }

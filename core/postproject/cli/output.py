@@ -49,6 +49,13 @@ class Renderer:
         _write(sys.stdout, text + "\n")
         sys.stdout.flush()
 
+    def text(self, text: str) -> None:
+        """Lines of a log for people, as they are except characters that would steer a
+        terminal (escaped), flushed at once."""
+        if text:
+            _write(sys.stdout, "\n".join(humanize.printable(line) for line in text.split("\n")))
+            sys.stdout.flush()
+
     def error(self, code: str, message: str, extra: Mapping[str, Any] | None = None) -> None:
         """The error document (JSON mode) on stdout and always one human line on stderr."""
         one_line = humanize.printable(" ".join(message.split()))

@@ -6,18 +6,23 @@ text; absent or inapplicable fields are ``null``. No view ever carries a lease s
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from postproject import values
 from postproject.clock import to_micros
+from postproject.ids import JobId
 from postproject.job_search import FailureGroup
 from postproject.model.activities import Activity, ActivityEdge
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.metadata import Assertion
+from postproject.model.pending import PendingExplanation, PendingReason
+from postproject.model.progress import JobProgress
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
 from postproject.model.workers import Worker
@@ -67,6 +72,15 @@ def job_view(job: Job) -> View:
         "attempts": [attempt_view(a) for a in job.attempts],
         "retry_of": _id(job.retry_of),
         "retried_as": _id(job.retried_as),
+        "depends_on": [str(j) for j in job.depends_on],
+        "waiting_on": [str(j) for j in job.waiting_on],
+        "blocked_by": [str(j) for j in job.blocked_by],
+        "bound_inputs": [
+            {"job_id": str(b.output.job_id), "representation_id": _id(b.resolved)} for b in job.bound_inputs
+        ],
+        "regenerates": _id(job.regenerates),
+        "progress": progress_view(job.progress),
+        "stopping": job.stopping is not None,
         "finished_at_unix_micros": micros(job.finished_at),
     }
 
@@ -82,6 +96,45 @@ def failure_group_view(group: FailureGroup) -> View:
     }
 
 
+def progress_view(progress: JobProgress | None) -> View | None:
+    """``{fraction, stage, message, updated_at}`` (``updated_at`` in Unix microseconds, also as
+    ``updated_at_unix_micros``), or None when nothing was reported."""
+    if progress is None:
+        return None
+    return {
+        "fraction": progress.fraction,
+        "stage": progress.stage,
+        "message": progress.message,
+        "updated_at": micros(progress.updated_at),
+        "updated_at_unix_micros": micros(progress.updated_at),
+    }
+
+
+def pending_view(explanation: PendingExplanation) -> View:
+    """``job why``: the job's state, whether a claim could take it now, and the reasons."""
+    return {
+        "job_id": str(explanation.job_id),
+        "state": explanation.state.value,
+        "claimable": explanation.claimable,
+        "reasons": [_reason_view(r) for r in explanation.reasons],
+    }
+
+
+def _reason_view(reason: PendingReason) -> View:
+    view: View = {"code": reason.code, "message": reason.message}
+    for field in dataclasses.fields(reason):
+        value = getattr(reason, field.name)
+        if isinstance(value, datetime):
+            view[f"{field.name}_unix_micros"] = micros(value)
+        elif isinstance(value, enum.Enum):
+            view[field.name] = value.value
+        elif isinstance(value, JobId):
+            view[field.name] = str(value)
+        else:
+            view[field.name] = value
+    return view
+
+
 def attempt_view(attempt: Attempt) -> View:
     return {
         "number": attempt.number,
@@ -92,6 +145,11 @@ def attempt_view(attempt: Attempt) -> View:
         "claimed_at_unix_micros": micros(attempt.claimed_at),
         "ended_at_unix_micros": micros(attempt.ended_at),
         "diagnostic": attempt.diagnostic,
+        "stopped_at": micros(attempt.stopped_at),
+        "stopped_at_unix_micros": micros(attempt.stopped_at),
+        "stop_by_unix_micros": micros(attempt.stop_by),
+        "stopping": attempt.stopping,
+        "progress": progress_view(attempt.progress),
     }
 
 
@@ -152,6 +210,7 @@ def representation_view(rep: Representation) -> View:
         "modified_at_unix_micros": micros(rep.modified_at),
         "fingerprints": [fingerprint_view(f) for f in rep.fingerprints],
         "created_at_unix_micros": micros(rep.created_at),
+        "superseded_by": _id(rep.superseded_by),
     }
 
 

@@ -125,6 +125,11 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         )
         parser.add_argument("--seed", default="0", metavar="S", help="varies the clips' colours (0)")
         parser.add_argument("--recipe", metavar="FILE", help="a demo recipe other than the shipped one")
+        parser.add_argument(
+            "--duration",
+            metavar="SECONDS",
+            help="length of each clip (the recipe's, 4 s); longer clips let you watch progress and cancel",
+        )
         _json_option(parser)
     run.add_argument("--fresh", action="store_true", help="delete the demo production and its media first")
     run.add_argument("--workers", default="2", metavar="N", help="worker processes, 1-8 (2)")
@@ -187,14 +192,14 @@ def worker_run(args: Any) -> int:
     return code
 
 
-OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "lease_lost")
+OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "cancelled", "requeued", "lease_lost")
 
 
 def demo_create(args: Any) -> int:
     """``demo create``."""
     ns = _namespace(args)
     assets, seed = _int("--assets", ns.assets, 1, 500), _int("--seed", ns.seed, 0, 2**32)
-    recipe = Recipe.load(Path(ns.recipe) if ns.recipe else None)
+    recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR), _overall_bar(console) as report:
         summary = create_demo(Path(ns.production), assets=assets, seed=seed, recipe=recipe, report=report)
@@ -221,7 +226,7 @@ def demo_run(args: Any) -> int:
         seed=_int("--seed", ns.seed, 0, 2**32),
         workers=_int("--workers", ns.workers, 1, 8),
     )
-    recipe = Recipe.load(Path(ns.recipe) if ns.recipe else None)
+    recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
     path = Path(ns.production)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR):
@@ -281,6 +286,24 @@ def _int(option: str, text: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise InvalidArgumentError(f"{option} must be a whole number from {low} to {high}; got {text[:40]!r}")
     return value
+
+
+MAX_CLIP_FRAMES = 10_000
+
+
+def _with_duration(recipe: Recipe, text: str | None) -> Recipe:
+    """The recipe with clips of ``--duration`` seconds (a decimal number; whole frames at its rate)."""
+    if text is None:
+        return recipe
+    longest = MAX_CLIP_FRAMES / recipe.rate
+    seconds = float(text) if re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", text, re.ASCII) else -1.0
+    frames = round(seconds * recipe.rate)
+    if not 1 <= frames <= MAX_CLIP_FRAMES:
+        raise InvalidArgumentError(
+            f"--duration must be a number of seconds from {1 / recipe.rate:.3g} to {longest:g} "
+            f"(at {recipe.rate} frames a second); got {text[:40]!r}"
+        )
+    return recipe.with_clip(size=recipe.size, frames=frames)
 
 
 def _kinds(given: list[str] | None) -> tuple[str, ...]:

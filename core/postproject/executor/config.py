@@ -51,7 +51,8 @@ class WorkerConfig:
 @dataclass(frozen=True, slots=True)
 class WorkerEvent:
     """A transition (or progress) of one job, for displays. ``action`` is one of
-    claimed, progress, succeeded, failed, released, skipped, lease_lost."""
+    claimed, progress, succeeded, failed, released, skipped, cancelled, requeued (a cancel or
+    requeue stopped the work and the worker confirmed the stop), lease_lost."""
 
     action: str
     job_id: JobId

@@ -354,13 +354,20 @@ def execute(
     output: Path,
     progress: Callable[[float], None],
     should_stop: Callable[[], bool],
+    frames: Callable[[int, int | None], None] | None = None,
 ) -> MediaInfo:
-    """Make the task's media into ``output`` (MediaError on failure, MediaStopped when stopped)."""
+    """Make the task's media into ``output`` (MediaError on failure, MediaStopped when stopped);
+    ``frames`` hears (frames done, frames in total) after every frame of a proxy."""
     if should_stop():
         raise MediaStopped(f"stopped before starting {task.label}")
     if task.job.kind == PROXY_KIND:
         return make_proxy(
-            task.source, output, PROXY_PROFILES[task.profile], progress=progress, should_stop=should_stop
+            task.source,
+            output,
+            PROXY_PROFILES[task.profile],
+            progress=progress,
+            should_stop=should_stop,
+            frames=frames,
         )
     info = make_thumbnail(task.source, output, THUMBNAIL_PROFILES[task.profile])
     progress(1.0)

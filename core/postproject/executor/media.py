@@ -148,6 +148,7 @@ def make_proxy(
     *,
     progress: Callable[[float], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    frames: Callable[[int, int | None], None] | None = None,
 ) -> MediaInfo:
     """Transcodes the first video stream of ``source`` to an H.264 proxy, and its first audio
     stream (if any) to AAC (stereo at most, the source's sample rate when AAC supports it).
@@ -158,6 +159,7 @@ def make_proxy(
         profile: target height and encoder settings.
         progress: called with strictly increasing fractions; 1.0 once ``output`` is complete.
         should_stop: polled before every frame; returning True stops the transcode.
+        frames: called after every encoded frame with (frames done, frames in total or None).
 
     Returns:
         :func:`probe` of the finished proxy.
@@ -178,7 +180,7 @@ def make_proxy(
             _atomic_output(output) as tmp,
             av.open(str(tmp), "w", format=fmt, options={"movflags": "+faststart"}) as dst,
         ):
-            _transcode(src, stream, audio, dst, profile, report, should_stop)
+            _transcode(src, stream, audio, dst, profile, report, should_stop, frames)
     report(1.0)
     return probe(output)
 
@@ -392,6 +394,7 @@ def _transcode(
     profile: ProxyProfile,
     report: _Progress,
     should_stop: Callable[[], bool] | None,
+    frames: Callable[[int, int | None], None] | None = None,
 ) -> None:
     rate = stream.average_rate or stream.guessed_rate or Fraction(24)
     options = {"crf": str(profile.crf), "preset": profile.preset}
@@ -421,6 +424,8 @@ def _transcode(
             written += 1
             if total:
                 report(min(written / total, 0.99))
+            if frames is not None:
+                frames(written, total)
     if written == 0:
         raise MediaError(f"no decodable video frames in {src.name}")
     dst.mux(out.encode(None))

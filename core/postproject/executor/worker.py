@@ -41,6 +41,7 @@ from postproject import clock as clocks
 from postproject._version import __version__
 from postproject.errors import ConflictError, ErrorCode, PostProjectError, Reason
 from postproject.executor import jobs
+from postproject.executor.attemptlog import AttemptLog, AttemptLogs
 from postproject.executor.config import (
     Budget,
     Listener,
@@ -57,7 +58,7 @@ from postproject.ids import JobId
 from postproject.leases import JobLease, LeaseState
 from postproject.lifecycle import JobState
 from postproject.model.activities import ActivitySpec
-from postproject.model.jobs import Job
+from postproject.model.jobs import AttemptOutcome, Job
 from postproject.model.refs import ActivityRef
 from postproject.model.workers import WorkerSession
 from postproject.production import Production
@@ -69,7 +70,7 @@ log = logging.getLogger(__name__)
 
 ORIGIN = f"postproject-executor {__version__}"
 IDLE_RECHECK = 5.0  # seconds an idle watching lane waits before trying to claim again anyway
-WAKE_KINDS = ("job_requested", "job_claim_released")
+WAKE_KINDS = ("job_requested", "job_claim_released", "job_succeeded")  # a success may free dependents
 
 
 class Worker:
@@ -93,6 +94,7 @@ class Worker:
         self._interval = config.renew_interval or config.lease.total_seconds() / 3
         self._session: WorkerSession | None = None
         self._lease_text = f"lease {duration_text(config.lease)}"
+        self._logs = AttemptLogs()
 
     # --- running -----------------------------------------------------------------------
 
@@ -134,6 +136,7 @@ class Worker:
             for n in range(self.config.concurrency)
         ]
         presence.start()
+        self._logs.install()
         for lane in lanes:
             lane.start()
         try:
@@ -147,6 +150,7 @@ class Worker:
             raise
         finally:
             presence.stop()
+            self._logs.uninstall()
         if self._errors:
             raise self._errors[0]
         return self.stats
@@ -193,15 +197,23 @@ class Worker:
             self.stop()
 
     def _guarded(self, production: Production, lease: JobLease) -> bool:
-        """Process one claimed job; on an unexpected error, release the claim if still held."""
+        """Process one claimed job, its log captured; on an unexpected error, release the claim
+        if still held."""
+        job = production.job(lease.job_id)
+        if job.claim is not None:
+            self._attempts[job.id] = job.claim.attempt
+        log = self._logs.begin(job.id, self._attempts.get(job.id, 1))
         try:
-            return self._process(production, lease)
+            return self._process(production, lease, job, log)
         except BaseException:
             if lease.state is LeaseState.ACTIVE:
                 with production.edit(origin=ORIGIN, message="Release job claim") as tx:
+                    tx.record_attempt_log(lease, tail=log.tail())
                     tx.release_job_lease(lease)
                     tx.commit()
             raise
+        finally:
+            self._logs.end(log)
 
     def _idle(self, production: Production, head: int) -> None:
         deadline = clocks.monotonic() + IDLE_RECHECK
@@ -265,11 +277,8 @@ class Worker:
 
     # --- one job -----------------------------------------------------------------------
 
-    def _process(self, production: Production, lease: JobLease) -> bool:
+    def _process(self, production: Production, lease: JobLease, job: Job, log: AttemptLog) -> bool:
         """Check and run one claimed job; False when it was skipped (released for others)."""
-        job = production.job(lease.job_id)
-        if job.claim is not None:
-            self._attempts[job.id] = job.claim.attempt
         try:
             task = jobs.plan(
                 production,
@@ -280,28 +289,48 @@ class Worker:
         except jobs.JobDefect as defect:
             label = jobs.label_of(production, job)
             self._emit("claimed", job.id, label, detail=self._lease_text)
-            self._fail(production, lease, label, str(defect))
+            self._fail(production, lease, label, str(defect), log)
             return True
         except jobs.NotHere as reason:
             self._skipped.add(job.id)
             self._release(
-                production, lease, jobs.label_of(production, job), f"skipped here: {reason}", "skipped"
+                production, lease, jobs.label_of(production, job), f"skipped here: {reason}", "skipped", log
             )
             return False
         self._emit("claimed", job.id, task.label, detail=self._lease_text)
-        self._work(production, lease, task)
+        self._work(production, lease, task, log)
         return True
 
-    def _work(self, production: Production, lease: JobLease, task: jobs.Task) -> None:
+    def _work(self, production: Production, lease: JobLease, task: jobs.Task, log: AttemptLog) -> None:
         label = task.label
 
         def lost(reason: str) -> None:
             self._emit("lease_lost", task.job.id, label, detail=f"{reason}; stopping without publishing")
 
         renewer = Renewer(
-            self.config.open, lease.export_token(), self.config.lease, self._interval, lost, origin=ORIGIN
-        ).start()
+            self.config.open,
+            lease.export_token(),
+            self.config.lease,
+            self._interval,
+            lost,
+            origin=ORIGIN,
+            since=task.job.updated_sequence,
+        )
+        log.write(f"{task.label}: reading {task.source}, writing into {task.directory}")
+        renewer.progress(0.0, "decode", f"reading {task.source.name}")
+        renewer.start()
+        self._record_log_path(production, lease, log, task)
+
+        def frame(done: int, total: int | None) -> None:
+            if total:
+                renewer.progress(min(done / total, 1.0), "encode", f"frame {done} of {total}")
+            else:
+                renewer.progress(None, "encode", f"frame {done}")
+
         staging: jobs.Staging | None = None
+        failure: Exception | None = None
+        output: Path | None = None
+        times = (production.clock.now(), production.clock.now())
         try:
             staging = jobs.Staging.create(task.directory)
             staged = staging.path(task)
@@ -310,40 +339,96 @@ class Worker:
                 task,
                 staged,
                 lambda fraction: self._emit("progress", task.job.id, label, fraction=fraction),
-                lambda: renewer.lost or self._stop.is_set(),
+                lambda: renewer.lost or renewer.stop_requested or self._stop.is_set(),
+                frame,
             )
-            finished = production.clock.now()
+            times = (started, production.clock.now())
+            renewer.progress(1.0, "publish", "publishing the output")
             renewer.stop()
-            if renewer.lost:
-                return
-            output = staging.publish(staged, task)
+            if not (renewer.lost or renewer.stop_requested):
+                output = staging.publish(staged, task)
         except (MediaError, jobs.NotHere) as exc:
-            renewer.stop()
-            self._after_failure(production, lease, label, exc, renewer.lost)
-            return
+            failure = exc
         finally:
             renewer.stop()
             if staging is not None:
-                staging.close()
-        self._complete(production, lease, task, output, (started, finished))
+                staging.close()  # the attempt folder and any partial output go
+        if renewer.lost or renewer.stop_requested:
+            why = renewer.why or "the claim is gone"
+            self._stopped(production, lease, label, why, log, reported=renewer.lost)
+        elif failure is not None:
+            self._after_failure(production, lease, label, failure, log)
+        elif output is not None:
+            self._complete(production, lease, task, output, times, log)
+
+    def _record_log_path(
+        self, production: Production, lease: JobLease, log: AttemptLog, task: jobs.Task
+    ) -> None:
+        """Start the full log beside the outputs and record where it is (stored state)."""
+        path = log.open(task.directory)
+        if path is None:
+            return
+
+        def record() -> None:
+            with production.edit(origin=ORIGIN, message="Record attempt log") as tx:
+                tx.record_attempt_log(lease, path=path, root=task.root)
+                tx.commit()
+
+        try:
+            patiently(record, self._stop, "recording the log's place")
+        except PostProjectError as exc:  # the work goes on; the tail is still stored at the end
+            log.write(f"could not record where this log is: {exc}")
+
+    def _stopped(
+        self,
+        production: Production,
+        lease: JobLease,
+        label: str,
+        why: str,
+        log: AttemptLog,
+        *,
+        reported: bool = False,
+    ) -> None:
+        """The work stopped because its claim ended elsewhere (partial output already removed):
+        confirm the stop a cancel or requeue asked for, or report the loss (unless ``reported``)."""
+        job_id = lease.job_id
+        log.write(f"stopped ({why}); partial output removed")
+
+        def confirm() -> AttemptOutcome:
+            with production.edit(origin=ORIGIN, message="Confirm job stopped") as tx:
+                tx.record_attempt_log(lease, tail=log.tail())
+                outcome = tx.confirm_stopped(lease)
+                tx.commit()
+            return outcome
+
+        try:
+            outcome = patiently(confirm, threading.Event(), "confirming a stop")
+        except PostProjectError as exc:
+            if not reported:
+                self._emit("lease_lost", job_id, label, detail=f"{why}; stopped without publishing ({exc})")
+            return
+        if outcome is AttemptOutcome.CANCELLED:
+            self._emit("cancelled", job_id, label, detail="stopped, partial output removed, stop confirmed")
+        elif outcome is AttemptOutcome.RELEASED:
+            self._emit("requeued", job_id, label, detail="stopped, partial output removed, stop confirmed")
+        elif not reported:
+            self._emit("lease_lost", job_id, label, detail=f"{why}; stopped without publishing")
 
     def _after_failure(
-        self, production: Production, lease: JobLease, label: str, exc: Exception, lost: bool
+        self, production: Production, lease: JobLease, label: str, exc: Exception, log: AttemptLog
     ) -> None:
-        if lost:
-            return  # already reported by the renewer; nothing to publish
         if isinstance(exc, MediaStopped):
-            self._release(production, lease, label, "stop requested", "released")
+            self._release(production, lease, label, "stop requested", "released", log)
         elif isinstance(exc, jobs.NotHere):
             self._skipped.add(lease.job_id)
-            self._release(production, lease, label, f"skipped here: {exc}", "skipped")
+            self._release(production, lease, label, f"skipped here: {exc}", "skipped", log)
         else:
             # A tool crash may pass on another attempt (while attempts remain), on another worker:
             # this one does not take the job again in this run. Bad input is never retried.
             retry = isinstance(exc, MediaError) and exc.retryable
             if retry:
                 self._skipped.add(lease.job_id)
-            self._fail(production, lease, label, f"{label} failed: {exc}", retry=retry)
+            self._fail(production, lease, label, f"{label} failed: {exc}", log, retry=retry)
 
     def _complete(
         self,
@@ -352,8 +437,10 @@ class Worker:
         task: jobs.Task,
         output: Path,
         times: tuple[datetime, datetime],
+        log: AttemptLog,
     ) -> None:
         job, config = task.job, self.config
+        log.write(f"publishing {output.name}")
 
         def publish() -> None:
             with production.edit(origin=ORIGIN, message="Complete job") as tx:
@@ -371,6 +458,7 @@ class Worker:
                 )
                 activity = tx.create_activity(spec)
                 tx.add_metadata(ActivityRef(activity), jobs.PROFILE, task.profile)
+                tx.record_attempt_log(lease, tail=log.tail())
                 tx.complete_job_lease(lease, rep, activity)
                 tx.commit()
 
@@ -380,34 +468,47 @@ class Worker:
             _remove(output)
             if exc.reason is Reason.INPUT_CHANGED:
                 self._release(
-                    production, lease, task.label, f"input changed while working: {exc}", "released"
+                    production, lease, task.label, f"input changed while working: {exc}", "released", log
                 )
             else:
-                self._emit("lease_lost", job.id, task.label, detail=f"{exc}; output discarded")
+                self._stopped(production, lease, task.label, f"{exc}; output discarded", log)
             return
         except PostProjectError as exc:
             _remove(output)
             why = f"could not publish the output of {task.label}: {exc}"
             if exc.code in (ErrorCode.STORAGE, ErrorCode.IO):  # transient: let a later attempt redo it
-                self._release(production, lease, task.label, why, "released")
+                self._release(production, lease, task.label, why, "released", log)
             else:
-                self._fail(production, lease, task.label, why)
+                self._fail(production, lease, task.label, why, log)
             return
         self._emit("succeeded", job.id, task.label, fraction=1.0, detail=str(output))
 
     # --- ending a claim without output -------------------------------------------------
 
     def _fail(
-        self, production: Production, lease: JobLease, label: str, diagnostic: str, *, retry: bool = False
+        self,
+        production: Production,
+        lease: JobLease,
+        label: str,
+        diagnostic: str,
+        log: AttemptLog,
+        *,
+        retry: bool = False,
     ) -> None:
         """Fail the job; ``retry`` for a tool crash (bad input is never retried)."""
         text = jobs.bounded(diagnostic)
+        log.write(f"failing: {text}")
         change: Callable[[Transaction], None] = lambda tx: tx.fail_job_lease(lease, text, retry=retry)  # noqa: E731
-        if self._end(production, lease, label, "Fail job", change):
+        if self._end(production, lease, label, "Fail job", change, log):
             self._emit("failed", lease.job_id, label, detail=text)
 
-    def _release(self, production: Production, lease: JobLease, label: str, why: str, action: str) -> None:
-        if self._end(production, lease, label, "Release job claim", lambda tx: tx.release_job_lease(lease)):
+    def _release(
+        self, production: Production, lease: JobLease, label: str, why: str, action: str, log: AttemptLog
+    ) -> None:
+        log.write(f"releasing: {why}")
+        if self._end(
+            production, lease, label, "Release job claim", lambda tx: tx.release_job_lease(lease), log
+        ):
             self._emit(action, lease.job_id, label, detail=why)
 
     def _end(
@@ -417,9 +518,14 @@ class Worker:
         label: str,
         message: str,
         change: Callable[[Transaction], None],
+        log: AttemptLog,
     ) -> bool:
+        """End the claim (with the attempt's log tail); a claim that ended elsewhere meanwhile
+        (cancelled, requeued) gets its stop confirmed instead."""
+
         def attempt() -> bool:
             with production.edit(origin=ORIGIN, message=message) as tx:
+                tx.record_attempt_log(lease, tail=log.tail())
                 change(tx)
                 tx.commit()
             return True
@@ -427,7 +533,7 @@ class Worker:
         try:
             return patiently(attempt, threading.Event(), message.lower()) is True
         except ConflictError as exc:
-            self._emit("lease_lost", lease.job_id, label, detail=str(exc))
+            self._stopped(production, lease, label, str(exc), log)
             return False
 
     def _emit(

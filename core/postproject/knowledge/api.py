@@ -46,17 +46,23 @@ class KnowledgeReads:
         limit: int = 100,
         cursor: str | None = None,
         source: RepresentationId | None = None,
+        *,
+        include_superseded: bool = False,
     ) -> StalePage:
         """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
 
         Candidates are activity outputs, or the provenance descendants of ``source``; a page
         may hold fewer items than ``limit`` (even none) and still have a ``next_cursor``.
+        Superseded artifacts (replaced by a regeneration) are left out unless
+        ``include_superseded``.
 
         Raises:
             NotFoundError: (not_found) ``source`` does not exist.
             InvalidArgumentError: (invalid_argument) bad limit, or a cursor from another query.
         """
-        return evaluation.stale_artifacts(self._handle, limit, cursor, source)
+        return evaluation.stale_artifacts(
+            self._handle, limit, cursor, source, include_superseded=include_superseded
+        )
 
     def reproducibility(self, representation_id: RepresentationId) -> Reproducibility:
         """Every condition missing to reproduce an artifact (no producer, ambiguous producer,
@@ -67,27 +73,41 @@ class KnowledgeReads:
         """
         return regeneration.reproducibility(self._handle, representation_id)
 
-    def plan_regeneration(self, artifact_ids: Iterable[RepresentationId]) -> tuple[RegenerationPlan, ...]:
+    def plan_regeneration(
+        self, artifact_ids: Iterable[RepresentationId], *, current_inputs: bool = False
+    ) -> tuple[RegenerationPlan, ...]:
         """Propose one requested job per distinct artifact, ordered by artifact id (read-only).
 
+        A plan repeats the producing activity's inputs and lists those that were superseded
+        in ``plan.superseded_inputs``; with ``current_inputs`` it takes each superseded input's
+        current replacement instead. Each plan's job records the artifact it regenerates.
         All or nothing: the first artifact that cannot be planned fails the call.
 
         Raises:
             InvalidArgumentError: (invalid_argument) more than 100 000 ids, or a non-id.
             NotFoundError: (not_found) an artifact does not exist.
-            ConflictError: (conflict) an artifact has no or several producing activities.
+            ConflictError: (conflict) an artifact has no or several producing activities
+                (reason ``producing_activity_missing`` / ``producing_activity_ambiguous``).
         """
-        return regeneration.plan_regeneration(self._handle, artifact_ids)
+        return regeneration.plan_regeneration(self._handle, artifact_ids, current_inputs=current_inputs)
 
-    def plan_downstream_regeneration(self, representation_id: RepresentationId) -> DownstreamRegeneration:
+    def plan_downstream_regeneration(
+        self, representation_id: RepresentationId, *, current_inputs: bool = True
+    ) -> DownstreamRegeneration:
         """Plans for every stale or diverged descendant of a changed representation, inputs first.
 
-        Descendants that cannot be planned are listed in ``unplannable`` instead of failing.
+        Superseded descendants need no plan. Plans use the current replacement of every
+        superseded input (``current_inputs=False`` repeats the recorded inputs instead);
+        enqueue them with ``transaction.enqueue_plans`` so each plan's inputs that another
+        plan regenerates are bound to that job's output. Descendants that cannot be planned
+        are listed in ``unplannable`` instead of failing.
 
         Raises:
             NotFoundError: (not_found) the representation does not exist.
         """
-        return regeneration.plan_downstream_regeneration(self._handle, representation_id)
+        return regeneration.plan_downstream_regeneration(
+            self._handle, representation_id, current_inputs=current_inputs
+        )
 
     def provenance(
         self,

@@ -5,8 +5,10 @@ producing activity is compared with the fingerprints its edges snapshotted at co
 changed output means ``diverged``, a changed input ``stale``, missing evidence
 ``indeterminate``. Inputs that have a producer are evaluated recursively (memoized per
 representation, bounded by ``max_depth`` and ``max_representations``); a non-current
-upstream makes the artifact stale (stale or diverged upstream) or indeterminate, with an
-``upstream_not_current`` reason followed by the upstream's reasons. Source media (no
+upstream makes the artifact stale (stale, diverged or superseded upstream) or indeterminate,
+with an ``upstream_not_current`` reason followed by the upstream's reasons. A representation
+that a regeneration job's output replaced is ``superseded`` whatever its edges say, with
+the replacement as its reason. Source media (no
 producer) never make an artifact indeterminate. Truncation never yields ``current``.
 
 Evaluation is read-only: one read snapshot, no file I/O, no revision. Batches (a stale
@@ -41,10 +43,12 @@ class ArtifactState(enum.Enum):
     INDETERMINATE = "indeterminate"
     STALE = "stale"
     DIVERGED = "diverged"
+    SUPERSEDED = "superseded"
 
     @property
     def severity(self) -> int:
-        """0 current < 1 indeterminate < 2 stale < 3 diverged."""
+        """0 current < 1 indeterminate < 2 stale < 3 diverged < 4 superseded (a replaced
+        artifact is superseded whatever else is true of it)."""
         return _SEVERITY[self]
 
 
@@ -53,7 +57,10 @@ _SEVERITY = {
     ArtifactState.INDETERMINATE: 1,
     ArtifactState.STALE: 2,
     ArtifactState.DIVERGED: 3,
+    ArtifactState.SUPERSEDED: 4,
 }
+# An upstream in one of these states makes its consumers stale.
+_STALE_UPSTREAM = frozenset((ArtifactState.STALE, ArtifactState.DIVERGED, ArtifactState.SUPERSEDED))
 
 
 def worst(*states: ArtifactState) -> ArtifactState:
@@ -122,6 +129,15 @@ class UpstreamNotCurrent:
 
 
 @dataclass(frozen=True, slots=True)
+class Superseded:
+    """The output of a job that regenerated the representation replaced it."""
+
+    representation_id: RepresentationId
+    superseded_by: RepresentationId
+    code: ClassVar[str] = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
 class TraversalTruncated:
     """Evaluation stopped at ``max_depth`` or ``max_representations``."""
 
@@ -136,6 +152,7 @@ Reason = (
     | ProducingActivityMissing
     | ProducingActivityAmbiguous
     | UpstreamNotCurrent
+    | Superseded
     | TraversalTruncated
 )
 
@@ -181,6 +198,8 @@ def describe(reason: Reason) -> str:
             return f"{reason.activity_count} activities produced {reason.representation_id}"
         case UpstreamNotCurrent():
             return f"upstream {reason.representation_id} is {reason.upstream_state.value}"
+        case Superseded():
+            return f"{reason.representation_id} was superseded by {reason.superseded_by}"
         case TraversalTruncated():
             return f"evaluation stopped at its {reason.limit} limit"
 
@@ -258,7 +277,7 @@ class Evaluator:
                 parent_state, parent_reasons = self._visit(parent, depth + 1, run)
                 if parent_state is ArtifactState.CURRENT:
                     continue
-                stale = parent_state in (ArtifactState.STALE, ArtifactState.DIVERGED)
+                stale = parent_state in _STALE_UPSTREAM
                 state = worst(state, ArtifactState.STALE if stale else ArtifactState.INDETERMINATE)
                 reasons.append(UpstreamNotCurrent(RepresentationId(parent), parent_state))
                 reasons.extend(parent_reasons)
@@ -274,7 +293,14 @@ class Evaluator:
         if not up.loaded(rep):
             up.load([rep])
         producers = up.producers[rep]
-        if len(producers) != 1:
+        replacement = up.replaced.get(rep)
+        if replacement is not None:
+            local = _Local(
+                ArtifactState.SUPERSEDED,
+                (Superseded(RepresentationId(rep), RepresentationId(replacement)),),
+                (),
+            )
+        elif len(producers) != 1:
             reason: Reason = (
                 ProducingActivityMissing(RepresentationId(rep))
                 if not producers
@@ -366,13 +392,19 @@ def stale_artifacts(
     limit: int = 100,
     cursor: str | None = None,
     source: RepresentationId | None = None,
+    *,
+    include_superseded: bool = False,
 ) -> StalePage:
     """See :meth:`Production.stale_artifacts`."""
     handle.check_open()
     check_limit(limit)
     if source is not None:
         _typed_rep(source)
-    params = (str(source) if source is not None else "*",)
+    if not isinstance(include_superseded, bool):
+        raise InvalidArgumentError(f"include_superseded must be a bool; got {include_superseded!r}")
+    params: tuple[str, ...] = (str(source) if source is not None else "*",)
+    if include_superseded:  # old cursors (without the flag) stay valid
+        params = (*params, "superseded")
     after = handle.after("stale", params, cursor)
     truncated = False
     with handle.engine.graph.snapshot() as graph:
@@ -385,7 +417,10 @@ def stale_artifacts(
             candidates = sorted(d for d in descendants if after is None or d > after)[: limit + 1]
         examined = candidates[:limit]
         found = evaluate_many(graph, examined)
-    items = tuple(k for k in found if k.state in (ArtifactState.STALE, ArtifactState.DIVERGED))
+    wanted = {ArtifactState.STALE, ArtifactState.DIVERGED}
+    if include_superseded:
+        wanted.add(ArtifactState.SUPERSEDED)
+    items = tuple(k for k in found if k.state in wanted)
     more = len(candidates) > limit
     next_cursor = handle.cursors.encode("stale", params, (examined[-1].hex(),)) if more else None
     return StalePage(items, next_cursor, truncated)

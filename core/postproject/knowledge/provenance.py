@@ -29,7 +29,11 @@ MAX_NODES = 5000
 
 @dataclass(frozen=True, slots=True)
 class RepresentationNode:
-    """A representation in the graph; ``availability`` is None when files were not checked."""
+    """A representation in the graph; ``availability`` is None when files were not checked.
+
+    ``superseded_by`` names the representation that replaced it (its state is then
+    ``superseded``); the replacement may lie outside the graph.
+    """
 
     id: RepresentationId
     asset_id: AssetId
@@ -39,6 +43,7 @@ class RepresentationNode:
     root: str | None
     availability: Availability | None
     state: ArtifactState
+    superseded_by: RepresentationId | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +137,15 @@ def provenance(
             )
         nodes.append(
             RepresentationNode(
-                rep.id, rep.asset_id, asset_name, rep.kind, rep.path, rep.root, availability, states[rep.id]
+                rep.id,
+                rep.asset_id,
+                asset_name,
+                rep.kind,
+                rep.path,
+                rep.root,
+                availability,
+                states[rep.id],
+                rep.superseded_by,
             )
         )
     edges: list[ProvenanceEdge] = []

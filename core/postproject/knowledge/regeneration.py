@@ -6,13 +6,19 @@ job the activity completed (the lowest job id if several) or else the activity's
 no root, and the parameters are the activity's metadata (never the job's: the activity
 records what the worker actually used). Nothing is stored and no revision is made;
 :meth:`Transaction.enqueue_plan` requests a plan and copies its parameters onto the job.
+
+A plan's job records the artifact it regenerates (``job.regenerates``). When an input of
+the producing activity has been superseded (a regeneration replaced it), the plan lists it
+in ``superseded_inputs``; with ``current_inputs=True`` the plan takes each superseded
+input's current replacement (the newest of its chain) instead. Downstream plans always do,
+so that downstream regeneration converges.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from dataclasses import dataclass
 from itertools import islice
 from typing import ClassVar, NamedTuple
@@ -34,9 +40,19 @@ from postproject.model.jobs import JobRequest
 from postproject.model.metadata import Assertion, Property
 
 PLAN_BATCH = 900  # artifacts whose facts one read gathers
+MAX_CHAIN = 1000  # supersession steps followed at most
 
 MAX_REGENERATION_PLANS = 100_000
 ACTIVITY_TARGET = 3  # metadata target_kind of activities
+
+
+@dataclass(frozen=True, slots=True)
+class SupersededInput:
+    """An input of the producing activity that was superseded, and its current replacement
+    (the newest representation of its supersession chain)."""
+
+    input_id: RepresentationId
+    current_id: RepresentationId
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +60,16 @@ class RegenerationPlan:
     """A proposed requested job that would regenerate ``artifact_id``.
 
     ``parameters`` are the producing activity's metadata assertions; enqueueing the plan
-    asserts them on the new job.
+    asserts them on the new job. ``job.regenerates`` is ``artifact_id``.
+    ``superseded_inputs`` lists the activity's inputs that were superseded (the job uses
+    their replacements when the plan was made with current inputs).
     """
 
     artifact_id: RepresentationId
     job: JobRequest
     parameters: tuple[Assertion, ...]
     activity_id: ActivityId
+    superseded_inputs: tuple[SupersededInput, ...] = ()
 
 
 class Unplannable(NamedTuple):
@@ -63,12 +82,30 @@ class Unplannable(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class DownstreamRegeneration:
-    """Plans for the stale descendants of a changed representation, inputs before outputs."""
+    """Plans for the stale descendants of a changed representation, inputs before outputs.
+
+    ``bindings[i]`` lists the inputs of ``plans[i]`` that earlier plans regenerate: enqueued
+    together (``transaction.enqueue_plans``), those become the output of that plan's job.
+    """
 
     source_id: RepresentationId
     plans: tuple[RegenerationPlan, ...]
     unplannable: tuple[Unplannable, ...]
     truncated: bool
+
+    @property
+    def bindings(self) -> tuple[tuple[RepresentationId, ...], ...]:
+        return plan_bindings(self.plans)
+
+
+def plan_bindings(plans: Sequence[RegenerationPlan]) -> tuple[tuple[RepresentationId, ...], ...]:
+    """For each plan, the inputs of its job that another plan of ``plans`` regenerates (sorted):
+    enqueued together, each becomes the output of that plan's job."""
+    regenerated = {plan.artifact_id for plan in plans}
+    return tuple(
+        tuple(i for i in plan.job.representation_inputs if i in regenerated and i != plan.artifact_id)
+        for plan in plans
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,22 +157,24 @@ class Reproducibility:
 
 
 def plan_regeneration(
-    handle: ProductionHandle, artifact_ids: Iterable[RepresentationId]
+    handle: ProductionHandle, artifact_ids: Iterable[RepresentationId], *, current_inputs: bool = False
 ) -> tuple[RegenerationPlan, ...]:
     """See :meth:`Production.plan_regeneration`."""
     handle.check_open()
+    _flag("current_inputs", current_inputs)
     ids = _artifact_ids(artifact_ids)
     with handle.engine.graph.snapshot() as graph:
-        plans, _ = _plan(graph, [i.bytes for i in ids], strict=True)
+        plans, _ = _plan(graph, [i.bytes for i in ids], strict=True, current_inputs=current_inputs)
     return tuple(plans)
 
 
 def plan_downstream_regeneration(
-    handle: ProductionHandle, representation_id: RepresentationId
+    handle: ProductionHandle, representation_id: RepresentationId, *, current_inputs: bool = True
 ) -> DownstreamRegeneration:
     """See :meth:`Production.plan_downstream_regeneration`."""
     handle.check_open()
     _typed_rep(representation_id)
+    _flag("current_inputs", current_inputs)
     source = representation_id.bytes
     with handle.engine.graph.snapshot() as graph:
         if not graph.exists(source):
@@ -153,7 +192,7 @@ def plan_downstream_regeneration(
                     unplannable[rep.bytes] = Unplannable(
                         rep, reason.code, f"artifact {rep} has {reason.activity_count} producing activities"
                     )
-        plans, failures = _plan(graph, wanted, strict=False)
+        plans, failures = _plan(graph, wanted, strict=False, current_inputs=current_inputs)
     unplannable.update((f.artifact_id.bytes, f) for f in failures)
     rank = {rep: i for i, rep in enumerate(order)}
     return DownstreamRegeneration(
@@ -211,18 +250,40 @@ def _artifact_ids(artifact_ids: object) -> list[RepresentationId]:
     return sorted(set(found), key=lambda rep: rep.int)
 
 
+def current_replacements(graph: GraphFacts, reps: Iterable[bytes]) -> dict[bytes, bytes]:
+    """For each superseded one of ``reps``: the newest representation of its supersession chain."""
+    known = dict(graph.supersessions(sorted(set(reps))))
+    firsts = dict(known)
+    pending = set(known.values()) - known.keys()
+    for _ in range(MAX_CHAIN):
+        if not pending:
+            break
+        step = dict(graph.supersessions(sorted(pending)))
+        known.update(step)
+        pending = set(step.values()) - known.keys()
+    heads: dict[bytes, bytes] = {}
+    for rep, head in firsts.items():
+        seen = {rep}
+        while head in known and head not in seen:
+            seen.add(head)
+            head = known[head]
+        heads[rep] = head
+    return heads
+
+
 def _plan(
-    graph: GraphFacts, ids: list[bytes], *, strict: bool
+    graph: GraphFacts, ids: list[bytes], *, strict: bool, current_inputs: bool = False
 ) -> tuple[list[RegenerationPlan], list[Unplannable]]:
     """Plans for ``ids`` in order; strict raises the first failure, else failures are collected."""
     plans: list[RegenerationPlan] = []
     failures: list[Unplannable] = []
     for part in iter_chunks(ids, PLAN_BATCH):
         facts = graph.plan_facts(part)
+        heads = current_replacements(graph, [i for inputs in facts.inputs.values() for i in inputs])
         parameters: dict[bytes, tuple[Assertion, ...]] = {}
         for rep in part:
             try:
-                plans.append(_one(facts, rep, parameters))
+                plans.append(_one(facts, rep, parameters, heads, current_inputs))
             except (NotFoundError, ConflictError) as error:
                 if strict:
                     raise
@@ -231,7 +292,13 @@ def _plan(
     return plans, failures
 
 
-def _one(facts: PlanFacts, rep: bytes, cache: dict[bytes, tuple[Assertion, ...]]) -> RegenerationPlan:
+def _one(
+    facts: PlanFacts,
+    rep: bytes,
+    cache: dict[bytes, tuple[Assertion, ...]],
+    heads: dict[bytes, bytes],
+    current_inputs: bool,
+) -> RegenerationPlan:
     artifact = RepresentationId(rep)
     found = facts.representations.get(rep)
     if found is None:
@@ -244,12 +311,19 @@ def _one(facts: PlanFacts, rep: bytes, cache: dict[bytes, tuple[Assertion, ...]]
         )
     activity = producers[0]
     kind, root = facts.completed_jobs.get(activity, (facts.activity_kinds[activity], None))
+    inputs = facts.inputs[activity]
+    superseded = tuple(
+        SupersededInput(RepresentationId(i), RepresentationId(heads[i])) for i in inputs if i in heads
+    )
+    if current_inputs:
+        inputs = sorted({heads.get(i, i) for i in inputs})
     request = JobRequest(
         kind,
-        tuple(RepresentationId(r) for r in facts.inputs[activity]),
+        tuple(RepresentationId(r) for r in inputs),
         AssetId(found[0]),
         RepresentationKind.from_code(found[1]),
         root,
+        regenerates=artifact,
     )
     parameters = cache.get(activity)
     if parameters is None:
@@ -258,7 +332,7 @@ def _one(facts: PlanFacts, rep: bytes, cache: dict[bytes, tuple[Assertion, ...]]
             for vocabulary, name, value in facts.parameters[activity]
         )
         cache[activity] = parameters
-    return RegenerationPlan(artifact, request, parameters, ActivityId(activity))
+    return RegenerationPlan(artifact, request, parameters, ActivityId(activity), superseded)
 
 
 def _topological(nodes: list[bytes], pairs: list[tuple[bytes, bytes]]) -> list[bytes]:
@@ -281,6 +355,11 @@ def _topological(nodes: list[bytes], pairs: list[tuple[bytes, bytes]]) -> list[b
             if waiting[child] == 0:
                 heapq.heappush(ready, child)
     return order
+
+
+def _flag(field: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise InvalidArgumentError(f"{field} must be a bool; got {value!r}")
 
 
 def _typed_rep(value: object, field: str = "representation_id") -> None:

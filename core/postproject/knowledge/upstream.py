@@ -12,7 +12,8 @@ from postproject.engine import EdgeFacts, Fingerprints, GraphFacts
 class Upstream:
     """``producers[rep]`` lists the activities that output ``rep``; for a representation with
     exactly one producer, ``outputs[rep]`` holds its output edges and ``inputs[rep]`` the
-    producer's input edges; ``current[rep]`` holds its recorded fingerprints.
+    producer's input edges; ``current[rep]`` holds its recorded fingerprints;
+    ``replaced[rep]`` the representation that superseded it, when one did.
     """
 
     graph: GraphFacts
@@ -20,6 +21,7 @@ class Upstream:
     outputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
     inputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
     current: dict[bytes, Fingerprints] = field(default_factory=dict)
+    replaced: dict[bytes, bytes] = field(default_factory=dict)
     _activity_inputs: dict[bytes, tuple[EdgeFacts, ...]] = field(default_factory=dict)
     _loaded: set[bytes] = field(default_factory=set)
 
@@ -56,6 +58,7 @@ class Upstream:
         for rep, algorithm, version, value in self.graph.fingerprints(need):
             fingerprints[rep][(algorithm, version)] = value
         self.current.update(fingerprints)
+        self.replaced.update(self.graph.supersessions(wanted))
         self._loaded.update(wanted)
         return list(upstream)
 

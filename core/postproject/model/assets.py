@@ -84,6 +84,8 @@ class Representation:
     """One file realising an asset.
 
     ``path`` is relative to the media root ``root`` when a root is named, else absolute.
+    ``superseded_by`` is the representation that replaced it: the output of a job that
+    regenerated it (None while it has not been replaced).
     """
 
     id: RepresentationId
@@ -95,6 +97,7 @@ class Representation:
     modified_at: datetime
     fingerprints: tuple[Fingerprint, ...]
     created_at: datetime
+    superseded_by: RepresentationId | None = None
 
 
 @dataclass(frozen=True, slots=True)

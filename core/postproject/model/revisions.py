@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, overload
 
 from postproject.errors import InvalidArgumentError
 from postproject.ids import ProductionId, RevisionId
-from postproject.lifecycle import JOB_EVENT_KINDS
+from postproject.lifecycle import HISTORY_EVENT_KINDS
 
 EVENT_KINDS: frozenset[str] = frozenset(
     {
@@ -22,7 +22,7 @@ EVENT_KINDS: frozenset[str] = frozenset(
         "activity_input_added",
         "activity_output_added",
     }
-    | JOB_EVENT_KINDS
+    | HISTORY_EVENT_KINDS
 )
 
 

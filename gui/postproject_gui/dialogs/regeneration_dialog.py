@@ -78,7 +78,7 @@ def plan_record(plan: RegenerationPlan, rows: Rows) -> tuple[tuple[str, ...], tu
     artifact = rows.get(plan.artifact_id)
     asset = artifact.asset_name if artifact is not None and artifact.asset_id == job.output_asset_id else None
     output = f"{asset or short_id(job.output_asset_id)} · {job.output_representation_kind.value}"
-    inputs = "\n".join(representation_text(i, rows) for i in job.inputs) or "none"
+    inputs = "\n".join(representation_text(i, rows) for i in job.representation_inputs) or "none"
     parameters, parameters_tip = parameters_text(plan)
     cells = (
         representation_text(plan.artifact_id, rows, with_path=True),
@@ -91,7 +91,7 @@ def plan_record(plan: RegenerationPlan, rows: Rows) -> tuple[tuple[str, ...], tu
     tips = (
         f"Replaces representation {plan.artifact_id}",
         f"{job.kind}\nRepeats activity {plan.activity_id}",
-        "\n".join(f"{representation_text(i, rows, with_path=True)}\n  {i}" for i in job.inputs)
+        "\n".join(f"{representation_text(i, rows, with_path=True)}\n  {i}" for i in job.representation_inputs)
         or "No inputs",
         f"A new {job.output_representation_kind.value} of asset {job.output_asset_id}",
         "The media root the output is written under"

@@ -327,7 +327,7 @@ class RequestJobDialog(QDialog):
             raise ValueError(exc.message) from None
         return RequestSpec(
             request.kind,
-            tuple(request.inputs),
+            tuple(request.representation_inputs),
             request.output_asset_id,
             request.output_representation_kind,
             request.target_root,

@@ -166,7 +166,7 @@ def _named(
     wanted: dict[RepresentationId, None] = {}
     for plan in plans:
         wanted[plan.artifact_id] = None
-        wanted.update(dict.fromkeys(plan.job.inputs))
+        wanted.update(dict.fromkeys(plan.job.representation_inputs))
     wanted.update(dict.fromkeys(u.artifact_id for u in unplannable))
     ids = list(wanted)[:MAX_NAMED]
     rows = read_rows(production, ids, check_files=False)

@@ -94,6 +94,20 @@ class Graph:
             )
         return found
 
+    def supersessions(self, reps: Sequence[bytes]) -> list[tuple[bytes, bytes]]:
+        """(representation, the representation that superseded it) for those of ``reps`` that
+        were superseded, by representation."""
+        found: list[tuple[bytes, bytes]] = []
+        for part in chunks(sorted(set(reps))):
+            found.extend(
+                self.all(
+                    f"SELECT id, superseded_by FROM representations WHERE id IN ({_marks(len(part))}) "
+                    "AND superseded_by IS NOT NULL ORDER BY id",
+                    part,
+                )
+            )
+        return found
+
     def exists(self, rep: bytes) -> bool:
         return bool(self.all("SELECT 1 FROM representations WHERE id = ?", (rep,)))
 

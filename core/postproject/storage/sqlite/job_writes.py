@@ -24,6 +24,10 @@ CLAIMED = JobState.CLAIMED.code
 REQUESTED = JobState.REQUESTED.code
 
 
+class _Unchanged(Exception):
+    """A guarded statement matched no row: undo the operation's earlier statements."""
+
+
 def _codes(action: Action) -> str:
     """The SQL list of stored state codes an action may start from (from the lifecycle table)."""
     return ",".join(str(state.code) for state in sorted(sources(action), key=lambda s: s.code))
@@ -39,13 +43,23 @@ _SET_CLAIM = """state = 2, claim_secret_hash = :secret, claim_tool_name = :tool_
 # Claimable: requested and not held back by not_before, or claimed with a lease that expired
 # at or before now. (available_at only orders the queue: a request from a host whose clock runs
 # ahead is claimable at once.)
+# A requested job that waits on a dependency (waiting > 0) is not claimable.
 _READY = "(not_before IS NULL OR not_before <= :now)"
-_CLAIMABLE = f"((state = {REQUESTED} AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= :now))"
+_CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= :now))"
 # Held by a lease: claimed by this secret and not expired.
 _HELD = "state = 2 AND claim_secret_hash = :secret AND claim_expires_at > :now"
 _END_ATTEMPT = (
-    "UPDATE job_attempts SET outcome = :outcome, ended_at = :now, diagnostic = :diagnostic "
-    "WHERE job_id = :id AND outcome IS NULL"
+    "UPDATE job_attempts SET outcome = :outcome, ended_at = :now, diagnostic = :diagnostic, "
+    "stopped_at = CASE WHEN :stopped THEN :now END WHERE job_id = :id AND outcome IS NULL"
+)
+# A cancel or requeue ends the running attempt at once and asks its holder to stop: with a
+# live lease the holder has until the lease's expiry (stop_by) to confirm; an expired
+# claim's attempt is lost. Runs before the job's update, which clears the claim.
+_STOP_ATTEMPT = (
+    "UPDATE job_attempts SET ended_at = :now, diagnostic = NULL, "
+    "stop_by = (SELECT claim_expires_at FROM jobs WHERE id = :id AND state = 2 AND claim_expires_at > :now), "
+    "outcome = CASE WHEN (SELECT claim_expires_at FROM jobs WHERE id = :id AND state = 2) > :now "
+    f"THEN :outcome ELSE {AttemptOutcome.LOST.code} END WHERE job_id = :id AND outcome IS NULL"
 )
 
 
@@ -72,10 +86,18 @@ class JobWrites:
         raise NotImplementedError
 
     def insert_job(
-        self, job_id: bytes, request: JobRequest, now: int, not_before: int | None, digest: bytes | None
+        self,
+        job_id: bytes,
+        request: JobRequest,
+        now: int,
+        not_before: int | None,
+        digest: bytes | None,
+        waiting: int = 0,
     ) -> bool:
-        """Insert a requested job; False when an input, the output asset or the target root is absent."""
-        inputs = [rep.bytes for rep in request.inputs]
+        """Insert a requested job (with its dependencies); False when an input, the output asset
+        or the target root is absent."""
+        inputs = [rep.bytes for rep in request.representation_inputs]
+        dependencies = request.dependencies
         values: tuple[Any, ...] = (
             job_id,
             request.kind,
@@ -92,13 +114,16 @@ class JobWrites:
             request.max_attempts,
             request.idempotency_key,
             digest,
+            len(dependencies),
+            waiting,
+            request.regenerates.bytes if request.regenerates is not None else None,
         )
         columns = (
             "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, "
             "requested_at, requested_sequence, updated_sequence, priority, not_before, available_at, "
-            "max_attempts, idempotency_key, request_digest) "
+            "max_attempts, idempotency_key, request_digest, dependencies, waiting, regenerates) "
         )
-        marks = "?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+        marks = "?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
         if len(inputs) > CHUNK:
             if self.missing("representations", inputs):
                 return False
@@ -111,6 +136,22 @@ class JobWrites:
             )
             sql = columns + f"SELECT {marks} WHERE {check}"
             params = (*values, *inputs, len(inputs)) if inputs else values
+        if not dependencies:
+            return self._insert(sql, params)
+        bound = {b.job_id for b in request.bound_outputs}
+        with self._atomic():
+            if not self._insert(sql, params):
+                return False
+            try:
+                self.conn.executemany(
+                    "INSERT INTO job_dependencies (job_id, upstream_id, binds_output) VALUES (?, ?, ?)",
+                    [(job_id, upstream.bytes, int(upstream in bound)) for upstream in dependencies],
+                )
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path) from exc
+        return True
+
+    def _insert(self, sql: str, params: Sequence[Any]) -> bool:
         try:
             cursor = self.conn.execute(sql, params)
         except sqlite3.IntegrityError as exc:
@@ -120,6 +161,45 @@ class JobWrites:
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
         return cursor.rowcount == 1
+
+    def job_states(self, job_ids: Sequence[bytes]) -> dict[bytes, int]:
+        """The stored state code of each of ``job_ids`` that exists."""
+        found: dict[bytes, int] = {}
+        for start in range(0, len(job_ids), CHUNK):
+            part = job_ids[start : start + CHUNK]
+            found.update(
+                self._all(f"SELECT id, state FROM jobs WHERE id IN ({','.join('?' * len(part))})", part)
+            )
+        return found
+
+    def dependency_rows(self, job_id: bytes) -> list[Any]:
+        """The dependency rows (``rows.DEPENDENCY_COLUMNS``) of one job, by upstream id."""
+        return self._all(
+            f"SELECT {rows.DEPENDENCY_COLUMNS} FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id "
+            "WHERE d.job_id = ? ORDER BY d.upstream_id",
+            (job_id,),
+        )
+
+    def move_dependents(self, old: bytes, new: bytes) -> int:
+        """Make every job that depends on ``old`` depend on ``new`` instead (its output binding
+        too); how many moved. Waiting counts do not change: neither job has succeeded."""
+        return self._exec(
+            "UPDATE job_dependencies SET upstream_id = ? WHERE upstream_id = ?", (new, old)
+        ).rowcount
+
+    def supersede(self, rep_id: bytes, replacement: bytes) -> bytes | None:
+        """Record that ``replacement`` supersedes ``rep_id`` or, when that was superseded
+        already, the newest representation of its chain; the id superseded (None when
+        ``rep_id`` does not exist)."""
+        row = self._one(
+            "WITH RECURSIVE chain(id, next, depth) AS (SELECT id, superseded_by, 0 FROM representations "
+            "WHERE id = :rep UNION ALL SELECT r.id, r.superseded_by, c.depth + 1 FROM chain c "
+            "JOIN representations r ON r.id = c.next WHERE c.depth < 10000) "
+            "UPDATE representations SET superseded_by = :replacement WHERE id = "
+            "(SELECT id FROM chain WHERE next IS NULL) AND id <> :replacement RETURNING id",
+            {"rep": rep_id, "replacement": replacement},
+        )
+        return bytes(row[0]) if row is not None else None
 
     def idempotent_job(self, key: str) -> tuple[bytes, bytes] | None:
         """(job id, request digest) of the job requested with ``key``, if any."""
@@ -131,13 +211,20 @@ class JobWrites:
         """The stored claim of a job, or None when the job does not exist."""
         row = self._one(
             "SELECT state, claim_secret_hash, claim_expires_at, claim_sequence, output_asset_id, output_kind, inputs, "
-            "attempts, max_attempts, claim_attempt "
+            "attempts, max_attempts, claim_attempt, regenerates, dependencies "
             "FROM jobs WHERE id = ?",
             (job_id,),
         )
         if row is None:
             return None
-        state, secret, expires, claim_sequence, asset, kind, inputs, attempts, max_attempts, attempt = row
+        (state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt, regenerates,
+         dependencies) = row  # fmt: skip
+        inputs = rows.split_ids(blob)
+        if dependencies:  # the inputs its bindings resolved to when it was claimed
+            resolved = [r[0] for r in self._all(
+                "SELECT resolved_id FROM job_dependencies WHERE job_id = ? AND resolved_id IS NOT NULL", (job_id,)
+            )]  # fmt: skip
+            inputs = sorted(set(inputs).union(resolved))
         return LeaseRow(
             state,
             secret,
@@ -145,10 +232,11 @@ class JobWrites:
             claim_sequence,
             asset,
             kind,
-            rows.split_ids(inputs),
+            inputs,
             attempts,
             max_attempts,
             attempt,
+            regenerates,
         )
 
     def output_facts(self, rep_id: bytes) -> OutputFacts | None:
@@ -231,7 +319,7 @@ class JobWrites:
         if kinds is None:
             candidates = [
                 "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready "
-                f"WHERE state = 1 AND {_READY} ORDER BY priority DESC, available_at, id LIMIT 1)",
+                f"WHERE state = 1 AND waiting = 0 AND {_READY} ORDER BY priority DESC, available_at, id LIMIT 1)",
                 "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
                 "WHERE state = 2 AND claim_expires_at <= :now ORDER BY claim_expires_at LIMIT 1)",
             ]
@@ -241,7 +329,7 @@ class JobWrites:
                 params[f"k{index}"] = kind
                 candidates.append(
                     "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready_kind "
-                    f"WHERE state = 1 AND kind = :k{index} AND {_READY} "
+                    f"WHERE state = 1 AND waiting = 0 AND kind = :k{index} AND {_READY} "
                     "ORDER BY priority DESC, available_at, id LIMIT 1)"
                 )
             marks = ",".join(f":k{i}" for i in range(len(kinds)))
@@ -274,8 +362,13 @@ class JobWrites:
         params: dict[str, Any],
         outcome: AttemptOutcome,
         diagnostic: str | None = None,
+        also: str | None = None,
+        *,
+        by_holder: bool = True,
     ) -> bool:
-        """One guarded UPDATE of the job that clears its claim, and the end of its attempt."""
+        """One guarded UPDATE of the job that clears its claim, the end of its attempt
+        (``stopped_at`` set when the holder ended it itself) and ``also`` (a statement on
+        ``:id``), as one step."""
         with self._atomic():
             cursor = self._exec(
                 f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
@@ -285,8 +378,29 @@ class JobWrites:
                 return False
             self._exec(
                 _END_ATTEMPT,
-                {"id": job_id, "now": params["now"], "outcome": outcome.code, "diagnostic": diagnostic},
+                {
+                    "id": job_id,
+                    "now": params["now"],
+                    "outcome": outcome.code,
+                    "diagnostic": diagnostic,
+                    "stopped": by_holder,
+                },
             )
+            if also is not None:
+                self._exec(also, {"id": job_id})
+        return True
+
+    def _stop_claim(self, job_id: bytes, set_job: str, where: str, now: int, outcome: AttemptOutcome) -> bool:
+        """End a job's claim without its holder: its attempt ends ``outcome`` and waits for the
+        holder's confirmation (or ``lost`` when the lease already expired)."""
+        with self._atomic():
+            self._exec(_STOP_ATTEMPT, {"id": job_id, "now": now, "outcome": outcome.code})
+            cursor = self._exec(
+                f"UPDATE jobs SET {set_job}, {_CLEAR_CLAIM}, updated_sequence = :seq WHERE id = :id AND {where}",
+                {"id": job_id, "seq": self.sequence, "now": now},
+            )
+            if cursor.rowcount != 1:
+                raise _Unchanged
         return True
 
     def release(self, job_id: bytes, secret: bytes, now: int) -> bool:
@@ -316,6 +430,7 @@ class JobWrites:
         )
 
     def succeed(self, job_id: bytes, secret: bytes, now: int, activity_id: bytes, rep_id: bytes) -> bool:
+        """Mark the held job succeeded; every job that depends on it waits on one job fewer."""
         return self._end_claim(
             job_id,
             f"state = {JobState.SUCCEEDED.code}, completion_activity_id = :activity, "
@@ -323,32 +438,37 @@ class JobWrites:
             f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
             {"secret": secret, "now": now, "activity": activity_id, "rep": rep_id},
             AttemptOutcome.SUCCEEDED,
+            also="UPDATE jobs SET waiting = waiting - 1 WHERE id IN "
+            "(SELECT job_id FROM job_dependencies WHERE upstream_id = :id)",
         )
 
     def cancel(self, job_id: bytes, now: int) -> bool:
-        with self._atomic():
-            cursor = self._exec(
-                f"UPDATE jobs SET state = {JobState.CANCELLED.code}, {_CLEAR_CLAIM}, updated_sequence = ?, "
-                f"finished_at = ? WHERE id = ? AND state IN ({_codes(Action.CANCEL)})",
-                (self.sequence, now, job_id),
+        """Cancel a requested or claimed job; a running attempt ends ``cancelled`` and waits
+        for its holder to confirm the stop (``lost`` when its lease already expired)."""
+        try:
+            return self._stop_claim(
+                job_id,
+                f"state = {JobState.CANCELLED.code}, finished_at = :now",
+                f"state IN ({_codes(Action.CANCEL)})",
+                now,
+                AttemptOutcome.CANCELLED,
             )
-            if cursor.rowcount != 1:
-                return False
-            self._exec(
-                _END_ATTEMPT,
-                {"id": job_id, "now": now, "outcome": AttemptOutcome.CANCELLED.code, "diagnostic": None},
-            )
-        return True
+        except _Unchanged:
+            return False
 
     def requeue(self, job_id: bytes, now: int) -> bool:
-        """Return a claimed job (expired or not) to requested, fencing its lease."""
-        return self._end_claim(
-            job_id,
-            f"state = {REQUESTED}, available_at = :now",
-            f"state IN ({_codes(Action.REQUEUE)})",
-            {"now": now},
-            AttemptOutcome.RELEASED,
-        )
+        """Return a claimed job (expired or not) to requested, fencing its lease; its attempt
+        ends ``released`` and waits for its holder to confirm the stop (``lost`` if expired)."""
+        try:
+            return self._stop_claim(
+                job_id,
+                f"state = {REQUESTED}, available_at = :now",
+                f"state IN ({_codes(Action.REQUEUE)})",
+                now,
+                AttemptOutcome.RELEASED,
+            )
+        except _Unchanged:
+            return False
 
     def set_priority(self, job_id: bytes, priority: int) -> bool:
         cursor = self._exec(
@@ -386,6 +506,7 @@ class JobWrites:
             "state = 2 AND claim_attempt = :attempt AND claim_expires_at <= :now",
             {"now": now, "attempt": attempt, "diagnostic": diagnostic},
             AttemptOutcome.LOST,
+            by_holder=False,
         )
 
     def link_retry(self, original: bytes, retry: bytes) -> None:

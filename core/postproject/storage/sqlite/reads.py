@@ -12,8 +12,8 @@ from typing import Any
 
 from postproject.engine import JobKey, JobQuery, WorkerRow
 from postproject.errors import NotFoundError, UnsupportedError
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
-from postproject.lifecycle import JOB_EVENT_KINDS, JobState
+from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
+from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Attempt, Job
@@ -33,6 +33,7 @@ class Reader:
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0
+        self._production: ProductionId | None = None
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
@@ -51,11 +52,11 @@ class Reader:
 
     # One statement is its own consistent read: no BEGIN/COMMIT around it (inside an
     # outer snapshot it still runs in that transaction).
-    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         with self._lock, translated(self.path):
             return self.conn.execute(sql, params).fetchall()
 
-    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with self._lock, translated(self.path):
             cursor = self.conn.execute(sql, params)
             row = cursor.fetchone()
@@ -193,8 +194,14 @@ class Reader:
                 raise NotFoundError(f"job {job_id} does not exist")
             return self._with_attempts([row])[0]
 
+    @property
+    def production_id(self) -> ProductionId:
+        if self._production is None:
+            self._production = ProductionId(self.production_row()[0])
+        return self._production
+
     def _with_attempts(self, found: Sequence[Any]) -> list[Job]:
-        """Jobs from rows, each with its attempts (one query for the whole page)."""
+        """Jobs from rows, each with its attempts and dependencies (one query each for the page)."""
         attempted = [r[0] for r in found if r[rows.ATTEMPT_COUNT]]
         by_job: dict[bytes, list[Attempt]] = {}
         for start in range(0, len(attempted), 500):
@@ -205,7 +212,58 @@ class Reader:
                 part,
             ):
                 by_job.setdefault(row[0], []).append(rows.attempt(row))
-        return [rows.job(r, by_job.get(r[0], ())) for r in found]
+        dependent = [r[0] for r in found if r[rows.DEPENDENCY_COUNT]]
+        deps = self.dependencies(dependent) if dependent else {}
+        production = self.production_id if found else None
+        return [rows.job(r, by_job.get(r[0], ()), deps.get(r[0], ()), production) for r in found]
+
+    def dependencies(self, job_ids: Sequence[bytes]) -> dict[bytes, list[Any]]:
+        """The dependency rows (``rows.DEPENDENCY_COLUMNS``) of jobs, by upstream id."""
+        found: dict[bytes, list[Any]] = {}
+        for start in range(0, len(job_ids), 500):
+            part = job_ids[start : start + 500]
+            for row in self._all(
+                f"SELECT {rows.DEPENDENCY_COLUMNS} FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id "
+                f"WHERE d.job_id IN ({','.join('?' * len(part))}) ORDER BY d.job_id, d.upstream_id",
+                part,
+            ):
+                found.setdefault(row[0], []).append(row)
+        return found
+
+    def jobs_ahead(self, job_id: JobId, now: int, cap: int) -> int | None:
+        """How many claimable jobs of the same kind a claim takes before this requested one
+        (claim order: priority desc, availability, id), counting at most ``cap``; None when
+        the job is not requested, waits on a dependency or is not claimable before ``now``."""
+        with self.snapshot():
+            row = self._one(
+                "SELECT kind, priority, available_at FROM jobs WHERE id = ? AND state = 1 AND waiting = 0 "
+                "AND (not_before IS NULL OR not_before <= ?)",
+                (job_id.bytes, now),
+            )
+            if row is None:
+                return None
+            kind, priority, available = row
+            # Three range seeks on the claim index (each bounded by the cap): higher priority;
+            # the same priority, available earlier; the same priority and time, a lower id.
+            probe = (
+                "SELECT count(*) FROM (SELECT 1 FROM jobs INDEXED BY jobs_ready_kind WHERE state = 1 AND "
+                "waiting = 0 AND kind = :kind AND {} AND (not_before IS NULL OR not_before <= :now) LIMIT :cap)"
+            )
+            terms = (
+                "priority > :priority",
+                "priority = :priority AND available_at < :available",
+                "priority = :priority AND available_at = :available AND id < :id",
+            )
+            params = {
+                "kind": kind,
+                "priority": priority,
+                "available": available,
+                "id": job_id.bytes,
+                "now": now,
+                "cap": cap,
+            }
+            found = self._one(f"SELECT ({'), ('.join(probe.format(t) for t in terms)})", params)
+            return min(cap, sum(int(n) for n in found))
 
     def jobs(
         self,
@@ -327,9 +385,33 @@ class Reader:
         )
         return [(row[0], rows.attempt(row)) for row in found]
 
+    # --- progress and attempt logs -------------------------------------------------------
+
+    def progress_token(self) -> int:
+        """The progress signal: moves (at most once per attempt per second) when progress is reported."""
+        return int(self._one("SELECT token FROM progress_signal WHERE id = 1")[0])
+
+    def attempt_log(
+        self, job_id: JobId, number: int | None
+    ) -> tuple[int, str | None, str | None, str | None, int | None] | None:
+        """(attempt number, log root, log path, tail, tail recorded at) of an attempt (the
+        newest with ``number`` None), or None when the job has no such attempt."""
+        if number is None:
+            sql = "SELECT max(number) FROM job_attempts WHERE job_id = ?"
+            found = self._one(sql, (job_id.bytes,))
+            if found is None or found[0] is None:
+                return None
+            number = int(found[0])
+        return self._one(  # type: ignore[no-any-return]
+            "SELECT a.number, l.root_name, l.path, l.tail, l.tail_at FROM job_attempts a "
+            "LEFT JOIN job_attempt_logs l ON l.job_id = a.job_id AND l.number = a.number "
+            "WHERE a.job_id = ? AND a.number = ?",
+            (job_id.bytes, number),
+        )
+
     def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
         """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
-        kinds = ",".join(f"'{kind}'" for kind in sorted(JOB_EVENT_KINDS))
+        kinds = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))
         return self._all(
             "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
             f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({kinds}) "

@@ -9,7 +9,7 @@ from pathlib import PurePath
 from typing import Any
 
 from postproject.clock import from_micros
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
+from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
 from postproject.lifecycle import JobState
 from postproject.model.activities import Activity, ActivityEdge, EdgeSnapshot
 from postproject.model.assets import (
@@ -20,7 +20,17 @@ from postproject.model.assets import (
     RepresentationKind,
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import Attempt, AttemptOutcome, Job, JobClaim, JobCompletion, JobFailure
+from postproject.model.jobs import (
+    Attempt,
+    AttemptOutcome,
+    BoundInput,
+    Job,
+    JobClaim,
+    JobCompletion,
+    JobFailure,
+    JobOutput,
+)
+from postproject.model.progress import JobProgress
 from postproject.model.revisions import Revision, RevisionEvent
 
 Row = sqlite3.Row | tuple[Any, ...]
@@ -30,14 +40,37 @@ JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, 
     j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
     j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs,
     (SELECT w.name FROM workers w WHERE w.id = j.claim_worker_id), j.claim_attempt, j.priority,
-    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts, j.finished_at"""
+    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts, j.dependencies, j.regenerates,
+    j.finished_at"""
 ATTEMPT_COUNT = 25  # the position of j.attempts in JOB_COLUMNS
+DEPENDENCY_COUNT = 26  # the position of j.dependencies in JOB_COLUMNS
+# (dependent, upstream, upstream state, binds its output, resolution) of a set of jobs
+DEPENDENCY_COLUMNS = "d.job_id, d.upstream_id, u.state, d.binds_output, d.resolved_id"
 ATTEMPT_COLUMNS = """a.job_id, a.number, a.outcome, a.agent_name, (SELECT w.name FROM workers w WHERE w.id = a.worker_id),
-    a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic"""
+    a.tool_name, a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
+    a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at, a.stop_by, a.stopped_at"""
 
 
 def attempt(row: Row) -> Attempt:
-    _, number, outcome, agent, worker, tool_name, tool_version, tool_uri, claimed, ended, diagnostic = row
+    (
+        _,
+        number,
+        outcome,
+        agent,
+        worker,
+        tool_name,
+        tool_version,
+        tool_uri,
+        claimed,
+        ended,
+        diagnostic,
+        fraction,
+        stage,
+        message,
+        progress_at,
+        stop_by,
+        stopped_at,
+    ) = row
     return Attempt(
         number=number,
         outcome=AttemptOutcome.from_code(outcome) if outcome is not None else None,
@@ -47,6 +80,11 @@ def attempt(row: Row) -> Attempt:
         claimed_at=from_micros(claimed),
         ended_at=from_micros(ended) if ended is not None else None,
         diagnostic=diagnostic,
+        progress=JobProgress(fraction, stage, message, from_micros(progress_at))
+        if progress_at is not None
+        else None,
+        stop_by=from_micros(stop_by) if stop_by is not None else None,
+        stopped_at=from_micros(stopped_at) if stopped_at is not None else None,
     )
 
 
@@ -55,7 +93,17 @@ def split_ids(blob: bytes) -> list[bytes]:
     return [blob[i : i + 16] for i in range(0, len(blob), 16)]
 
 
-def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
+WAITING = frozenset((JobState.REQUESTED.code, JobState.CLAIMED.code))
+BLOCKING = frozenset((JobState.FAILED.code, JobState.CANCELLED.code))
+
+
+def job(
+    row: Row,
+    attempts: Sequence[Attempt] = (),
+    dependencies: Sequence[Row] = (),
+    production: ProductionId | None = None,
+) -> Job:
+    """A job from its row, its attempts and its dependency rows (``DEPENDENCY_COLUMNS``)."""
     (
         id_,
         kind,
@@ -83,9 +131,16 @@ def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
         retry_of,
         retried_as,
         _,
+        _,
+        regenerates,
         finished_at,
     ) = row
     state_value = JobState.from_code(state)
+    input_ids = split_ids(inputs)
+    resolved = [d[4] for d in dependencies if d[4] is not None]
+    if resolved:
+        input_ids = sorted(set(input_ids).union(resolved))
+    pending = state_value is JobState.REQUESTED
     claim = None
     if state_value is JobState.CLAIMED:
         claim = JobClaim(
@@ -99,7 +154,7 @@ def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
     return Job(
         id=JobId(id_),
         kind=kind,
-        inputs=tuple(RepresentationId(raw) for raw in split_ids(inputs)),
+        inputs=tuple(RepresentationId(raw) for raw in input_ids),
         output_asset_id=AssetId(asset),
         output_representation_kind=RepresentationKind.from_code(out_kind),
         target_root=root,
@@ -117,6 +172,16 @@ def job(row: Row, attempts: Sequence[Attempt] = ()) -> Job:
         attempts=tuple(attempts),
         retry_of=JobId(retry_of) if retry_of is not None else None,
         retried_as=JobId(retried_as) if retried_as is not None else None,
+        depends_on=tuple(JobId(d[1]) for d in dependencies),
+        waiting_on=tuple(JobId(d[1]) for d in dependencies if pending and d[2] in WAITING),
+        blocked_by=tuple(JobId(d[1]) for d in dependencies if pending and d[2] in BLOCKING),
+        bound_inputs=tuple(
+            BoundInput(JobOutput(JobId(d[1])), RepresentationId(d[4]) if d[4] is not None else None)
+            for d in dependencies
+            if d[3]
+        ),
+        regenerates=RepresentationId(regenerates) if regenerates is not None else None,
+        production_id=production,
         finished_at=from_micros(finished_at) if finished_at is not None else None,
     )
 
@@ -131,7 +196,7 @@ def asset(row: Row) -> Asset:
 REPRESENTATION_COLUMNS = """r.id, r.asset_id, r.kind, r.path, r.root_name, r.size, r.mtime, r.created_at,
     (SELECT json_group_array(json_array(algorithm, version, hex(value))) FROM
         (SELECT algorithm, version, value FROM representation_fingerprints
-         WHERE representation_id = r.id ORDER BY algorithm, version))"""
+         WHERE representation_id = r.id ORDER BY algorithm, version)), r.superseded_by"""
 
 
 def representation(row: Row) -> Representation:
@@ -145,6 +210,7 @@ def representation(row: Row) -> Representation:
         modified_at=from_micros(row[6]),
         created_at=from_micros(row[7]),
         fingerprints=fingerprints(row[8]),
+        superseded_by=RepresentationId(row[9]) if row[9] is not None else None,
     )
 
 

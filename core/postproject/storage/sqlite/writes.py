@@ -4,7 +4,7 @@ The revision sequence is allocated when the write lock is taken: nobody else can
 while we hold it, and a rollback writes nothing, so numbers stay gap-free. Rows written by
 the edit carry that sequence; events are staged in memory (a failed operation drops its
 own) and written with the revision row at commit. Job and lease statements live in
-:mod:`.job_writes`.
+:mod:`.job_writes`, progress, stop confirmations and attempt logs in :mod:`.progress_writes`.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ from postproject.model.revisions import RevisionEvent
 from postproject.storage.sqlite import connection, rows
 from postproject.storage.sqlite.errors import translate, translated
 from postproject.storage.sqlite.job_writes import JobWrites
+from postproject.storage.sqlite.progress_writes import ProgressWrites
 
 CHUNK = 500  # ids per IN (...) list
 EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, below SQLite's 32766)
 
 
-class WriteSession(JobWrites):
+class WriteSession(JobWrites, ProgressWrites):
     """The statements of one edit over the production's write connection."""
 
     def __init__(
@@ -300,9 +301,11 @@ class WriteSession(JobWrites):
     # --- reads inside the edit ------------------------------------------------------------
 
     def job(self, job_id: bytes) -> Job | None:
-        """A job as this edit sees it (without its attempts)."""
+        """A job as this edit sees it (with its dependencies, without its attempts)."""
         row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id,))
-        return rows.job(row) if row is not None else None
+        if row is None:
+            return None
+        return rows.job(row, (), self.dependency_rows(job_id) if row[rows.DEPENDENCY_COUNT] else ())
 
     def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
         """(vocabulary, property, value JSON) of an object, in order."""

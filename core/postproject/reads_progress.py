@@ -1,0 +1,89 @@
+"""Progress and attempt logs as a production sees them (:class:`AttemptReads` is part of ``Production``).
+
+Progress is not in the revision feed. Followers watch the progress signal instead: a
+counter that moves at most once per running attempt per second when progress is reported
+(:meth:`AttemptReads.progress_token`, :meth:`AttemptReads.wait_for_progress`), then re-read
+the jobs they show (``job.progress``).
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path, PurePath
+
+from postproject import clock as clocks
+from postproject.errors import InvalidArgumentError, NotFoundError
+from postproject.handle import ProductionHandle
+from postproject.ids import JobId
+from postproject.model.progress import AttemptLog
+
+MAX_WAIT = 60.0
+
+
+class AttemptReads:
+    """The progress signal and attempt logs (part of :class:`Production`)."""
+
+    _handle: ProductionHandle
+
+    def progress_token(self) -> int:
+        """The progress signal's current value: it moves when a progress report signals (at
+        most once per running attempt per second); compare it with an earlier value."""
+        self._handle.check_open()
+        return self._handle.reads.progress_token()
+
+    def wait_for_progress(
+        self, after_token: int, timeout: float | timedelta, *, stop: threading.Event | None = None
+    ) -> int:
+        """Block until the progress signal differs from ``after_token`` (or ``timeout`` passes,
+        or ``stop`` is set); returns the current token. Another process's report is noticed
+        within a few tens of milliseconds (the engine's change notifications)."""
+        seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_WAIT:
+            raise InvalidArgumentError(f"timeout must be between 0 and 60 seconds; got {timeout!r}")
+        engine = self._handle.engine
+        deadline = clocks.monotonic() + seconds
+        while True:
+            change = engine.change_token()
+            token = self.progress_token()
+            remaining = deadline - clocks.monotonic()
+            if token != after_token or remaining <= 0 or (stop is not None and stop.is_set()):
+                return token
+            engine.wait_for_change(change, min(remaining, 0.05))
+
+    def attempt_log(self, job_id: JobId, attempt: int | None = None) -> AttemptLog:
+        """The log of a job's attempt ``attempt`` (its newest when None): where the full log
+        lives and the stored tail (None while the attempt runs).
+
+        Raises:
+            NotFoundError: (not_found) no such job, or the job has no such attempt.
+        """
+        self._handle.check_open()
+        if type(job_id) is not JobId:
+            raise InvalidArgumentError(f"job_id must be a JobId; got {type(job_id).__name__}")
+        if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1):
+            raise InvalidArgumentError(f"attempt must be a positive int; got {attempt!r}")
+        row = self._handle.reads.attempt_log(job_id, attempt)
+        if row is None:
+            self._handle.reads.job(job_id)  # not_found for a job that does not exist
+            if attempt is None:
+                raise NotFoundError(f"job {job_id} has no attempts yet")
+            raise NotFoundError(f"job {job_id} has no attempt {attempt}")
+        number, root, path, tail, tail_at = row
+        return AttemptLog(
+            number,
+            root,
+            PurePath(path) if path is not None else None,
+            tail,
+            clocks.from_micros(tail_at) if tail_at is not None else None,
+        )
+
+    def log_file(self, log: AttemptLog) -> Path | None:
+        """The attempt's full log on this machine (None when no path was recorded or its media
+        root has no directory here). The file may be gone or on another machine."""
+        if log.path is None:
+            return None
+        if log.root is None:
+            return Path(log.path)
+        base = self._handle.root_path(log.root)
+        return base / log.path if base is not None else None

@@ -1,0 +1,118 @@
+"""Issue 15 with real processes: a worker reports progress while PyAV encodes, a cancel (or
+requeue) from another process stops it promptly, it removes its partial output and confirms
+the stop; each attempt's log is kept beside the outputs and its tail stored with the attempt."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from postproject import JobId, JobState, Production
+from postproject.executor.attemptlog import LOGS
+from postproject.executor.testclip import generate_test_clip
+from postproject.model.jobs import AttemptOutcome, Job
+from postproject.model.progress import MAX_LOG_TAIL_BYTES
+from tests.executor.conftest import Studio
+from tests.executor.test_worker_process import Running, spawn, wait_for
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+__all__ = ["spawn"]  # the fixture, shared with test_worker_process
+
+STOP_BOUND = 10.0  # seconds: generous for a loaded CI machine (the benchmark measures the real figure)
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The ``postproject`` command line in its own process."""
+    return subprocess.run(
+        [sys.executable, "-m", "postproject", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], timeout: float = 60) -> Job:
+    deadline = time.monotonic() + timeout
+    while True:
+        with Production.open(path, read_only=True) as production:
+            job = production.job(job_id)
+        if until(job) or time.monotonic() > deadline:
+            return job
+        time.sleep(0.02)
+
+
+def long_job(studio: Studio, tmp_path: Path, name: str = "long") -> JobId:
+    clip = tmp_path / f"{name}.mov"
+    generate_test_clip(clip, name=name.upper(), frames=2400, size=(320, 180))
+    asset, original = studio.add_original(name, clip)
+    return studio.request(profile="proxy-1080p", inputs=(original,), asset=asset)
+
+
+def encoding(job: Job) -> bool:
+    return job.progress is not None and job.progress.stage == "encode" and (job.progress.fraction or 0) > 0
+
+
+@pytest.mark.parametrize("command", ["cancel", "requeue"])
+def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
+    studio: Studio, tmp_path: Path, spawn: Callable[..., Running], command: str
+) -> None:
+    job_id = long_job(studio, tmp_path)
+    studio.production.close()
+    worker = spawn(studio.path, "--once", "--lease", "30s", "--agent-name", "stopper")
+    wait_for(worker.lines, f"claimed job {job_id}")
+    job = poll(studio.path, job_id, encoding)
+    assert encoding(job), f"no encode progress reported: {job.progress}"
+    assert job.progress is not None and job.progress.message is not None and "frame" in job.progress.message
+
+    asked = time.monotonic()
+    done = cli("job", command, str(studio.path), str(job_id))
+    assert done.returncode == 0, done.stderr
+    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None, timeout=STOP_BOUND)
+    took = time.monotonic() - asked
+    attempt = stopped.attempts[0]
+    assert attempt.stopped_at is not None, f"the worker did not confirm within {STOP_BOUND} s"
+    assert took < STOP_BOUND
+    expected = AttemptOutcome.CANCELLED if command == "cancel" else AttemptOutcome.RELEASED
+    assert attempt.outcome is expected and not attempt.stopping
+    assert stopped.state is (JobState.CANCELLED if command == "cancel" else JobState.REQUESTED)
+    assert worker.proc.wait(30) == 0
+    text = "".join(worker.lines.queue)
+    assert f"{'cancelled' if command == 'cancel' else 'requeued'} job {job_id}" in text
+    # no output, no partial file, no staging folder: only the attempt's log beside the outputs
+    assert [p.name for p in studio.proxies.iterdir()] == [LOGS]
+    log_file = studio.proxies / LOGS / str(job_id) / "attempt-1.log"
+    with Production.open(studio.path, read_only=True) as production:
+        log = production.attempt_log(job_id, 1)
+        assert production.log_file(log) == log_file
+    assert log.tail is not None and "stopped (" in log.tail and "partial output removed" in log.tail
+    assert "stopped (" in log_file.read_text()
+
+
+def test_the_attempt_log_keeps_ffmpeg_and_stray_bytes_and_its_tail_stays_valid(
+    studio: Studio, tmp_path: Path, spawn: Callable[..., Running]
+) -> None:
+    if sys.platform == "darwin":  # pragma: no cover - APFS refuses names that are not UTF-8
+        pytest.skip("file names must be UTF-8 here")
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/out-\xff\xfe"))  # a folder name that is not UTF-8
+    odd.mkdir()
+    clip = tmp_path / "short.mov"
+    generate_test_clip(clip, name="SHORT", frames=24, size=(320, 180))
+    asset, original = studio.add_original("short", clip)
+    job_id = studio.request(profile="proxy-720p", inputs=(original,), asset=asset)
+    studio.production.close()
+    worker = spawn(studio.path, "--once", "--agent-name", "bytes", "--root-map", f"proxies={odd}")
+    assert worker.proc.wait(120) == 0
+    with Production.open(studio.path, read_only=True, root_map={"proxies": odd}) as production:
+        job = production.job(job_id)
+        assert job.state is JobState.SUCCEEDED
+        log = production.attempt_log(job_id)
+        log_file = production.log_file(log)
+    assert log.tail is not None and len(log.tail.encode("utf-8")) <= MAX_LOG_TAIL_BYTES
+    log.tail.encode("utf-8")  # valid: no lone surrogate
+    assert "out-\ufffd\ufffd" in log.tail, "the stray bytes became U+FFFD"
+    assert "libav.libx264" in log.tail, "FFmpeg's messages are in the log"
+    assert log_file is not None and b"out-\xff\xfe" in log_file.read_bytes(), "the file keeps the bytes"
+    assert job.attempts[0].stopped_at == job.attempts[0].ended_at
