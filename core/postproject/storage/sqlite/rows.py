@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
+from postproject import files
 from postproject.clock import from_micros
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
 from postproject.lifecycle import JobState
@@ -204,7 +205,7 @@ def representation(row: Row) -> Representation:
         id=RepresentationId(row[0]),
         asset_id=AssetId(row[1]),
         kind=RepresentationKind.from_code(row[2]),
-        path=PurePath(row[3]),
+        path=PurePath(files.decode_path(row[3])),
         root=row[4],
         size=row[5],
         modified_at=from_micros(row[6]),
