@@ -32,6 +32,7 @@ from postproject.ids import (
     RepresentationId,
     RevisionId,
 )
+from postproject.job_search import FailureGroup
 from postproject.knowledge import ArtifactKnowledge, ArtifactState, StalePage
 from postproject.leases import InputChangedError, JobLease, LeaseState
 from postproject.lifecycle import TRANSITIONS, Action, JobState, Transition
@@ -127,6 +128,7 @@ __all__ = [
     "DownstreamRegeneration",
     "EdgeSnapshot",
     "ErrorCode",
+    "FailureGroup",
     "FakeClock",
     "Fingerprint",
     "I64Value",

@@ -139,6 +139,40 @@ class Neighbourhood:
     truncated: bool
 
 
+@dataclass(frozen=True, slots=True)
+class JobQuery:
+    """A search over every job (``Reads.search_jobs``): filters, text terms and one sort.
+
+    Every filter narrows (AND). Times are Unix microseconds: ``*_after`` is inclusive,
+    ``*_before`` exclusive. ``finished_*`` matches only jobs in a final state (their
+    ``finished_at``, set by the transition that ended them). Every term must match (AND); a
+    term matches a job when it is a case-insensitive substring (any length >= 1; ASCII case
+    folding is enough) of the job's kind, its output asset's name, the agent name or the
+    registered worker name of any of its attempts, or its failure diagnostic; or when,
+    without a leading "…" and dashes, it is 6+ hex digits that end the job id's hex (32:
+    the whole id). Adapters index each of these (a job transition must not pay a full-text
+    write: only failures and asset creation do). ``sort`` is one of :data:`JOB_SORTS`; ties
+    break by job id in the same direction.
+    """
+
+    state: int | None = None
+    kind: str | None = None
+    terms: tuple[str, ...] = ()
+    requested_after: int | None = None
+    requested_before: int | None = None
+    finished_after: int | None = None
+    finished_before: int | None = None
+    sort: str = "requested"
+    descending: bool = False
+
+
+# The sort keys of JobQuery and the column each orders by (then by id): "requested" orders by
+# id alone (ids are time-ordered UUIDv7, so this is request order).
+JOB_SORTS: dict[str, str] = {"requested": "id", "kind": "kind", "state": "state", "priority": "priority"}
+
+JobKey = tuple[str | int | None, bytes]  # (sort column value, job id); None value for "requested"
+
+
 RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]
 HistoryRow = tuple[int, int, str, str | None, str | None]
 
@@ -185,6 +219,19 @@ class Reads(ProgressReads, Protocol):
         *,
         descending: bool = False,
     ) -> list[Job]: ...
+    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
+        """Up to ``limit`` jobs matching ``query``, ordered by (sort column, id), ascending or
+        (``query.descending``) descending, strictly after the keyset position ``after`` (the
+        last row of the previous page, ``(value, id)``; the value is ignored for "requested").
+        Never capped: a page is found through indexes (trigram full-text for ``terms``), not
+        by reading a bounded window of jobs."""
+        ...
+
+    def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:
+        """Failed jobs (of ``kind``) grouped by exact diagnostic: ``(diagnostic, count, newest
+        job id, newest finished_at)``, most frequent first, at most ``limit`` groups."""
+        ...
+
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int
     ) -> list[Job]: ...

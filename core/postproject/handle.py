@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from postproject import clock as clocks
+from postproject import files
 from postproject.engine import Engine, Reads, WriteSession
 from postproject.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
 from postproject.ids import ProductionId
@@ -143,7 +144,7 @@ class ProductionHandle:
         if root is None:
             # abspath, not resolve(): no filesystem walk, and the path stays the one given.
             absolute = Path(os.path.abspath(given))
-            return str(absolute), absolute
+            return files.encode_path(str(absolute)), absolute
         names.root_name("media root", root)
         base = (root_path or self.root_path)(root)
         if base is None:
@@ -163,7 +164,7 @@ class ProductionHandle:
             raise InvalidArgumentError(
                 f"representation path {given} leaves media root {root!r} ({base}) through a symbolic link"
             )
-        return relative.as_posix(), absolute
+        return files.encode_path(relative.as_posix()), absolute
 
     def resolve(self, representation: Representation) -> Path | None:
         """The representation's file on this machine (None when its root is not mapped)."""

@@ -16,12 +16,13 @@ from pathlib import Path
 from types import TracebackType
 
 from postproject import clock as clocks
-from postproject import storage
+from postproject import job_search, storage
 from postproject import values as metadata_values
 from postproject.engine import Engine
 from postproject.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
 from postproject.handle import ProductionHandle, register, sample
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
+from postproject.job_search import FailureGroup
 from postproject.knowledge.api import KnowledgeReads
 from postproject.lifecycle import JobState
 from postproject.model import names
@@ -309,11 +310,24 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         kind: str | None = None,
         *,
         newest_first: bool = False,
+        search: str | None = None,
+        requested_after: datetime | None = None,
+        requested_before: datetime | None = None,
+        finished_after: datetime | None = None,
+        finished_before: datetime | None = None,
+        sort: str = "requested",
+        descending: bool | None = None,
     ) -> Page[Job]:
-        """A keyset page of jobs in id order (ids are time-ordered, so this is request order).
+        """A keyset page of jobs, by default in id order (ids are time-ordered: request order).
 
-        Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. Cursors are
-        bound to this production and these filters.
+        Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
+        finds jobs over the whole store (indexed): each whitespace-separated term is a
+        case-insensitive substring of the job's kind, output asset name, an agent or worker of
+        its attempts, or its failure diagnostic, or the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound
+        when it was requested or reached a final state (``*_after`` inclusive, ``*_before``
+        exclusive). ``sort`` is "requested", "kind", "state" or "priority" (ties by id);
+        ``descending`` (default ``newest_first``) reverses it. Cursors are bound to this
+        production and these options.
         """
         self._check_open()
         check_limit(limit)
@@ -321,14 +335,48 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             raise InvalidArgumentError(f"state must be a JobState; got {state!r}")
         if kind is not None:
             names.namespaced("job kind", kind)
+        reverse = newest_first if descending is None else descending
+        plain = (
+            sort == "requested"
+            and not (search and search.strip())
+            and not any(
+                bound is not None
+                for bound in (requested_after, requested_before, finished_after, finished_before)
+            )
+        )
+        if not plain:
+            q = job_search.query(
+                state,
+                kind,
+                search=search,
+                requested_after=requested_after,
+                requested_before=requested_before,
+                finished_after=finished_after,
+                finished_before=finished_before,
+                sort=sort,
+                descending=reverse,
+            )
+            return job_search.page(self._handle, q, limit, cursor)
+        if search is not None:
+            job_search.terms(search)  # validated even when blank
         params = (
             str(state.code) if state else "0",
             kind or "*",
-            "desc" if newest_first else "asc",
+            "desc" if reverse else "asc",
         )
         after = self._handle.after("jobs", params, cursor)
-        items = self._handle.reads.jobs(state, kind, after, limit + 1, descending=newest_first)
+        items = self._handle.reads.jobs(state, kind, after, limit + 1, descending=reverse)
         return self._handle.page("jobs", params, items, limit, lambda j: j.id.bytes)
+
+    def failure_groups(self, kind: str | None = None, limit: int = 100) -> tuple[FailureGroup, ...]:
+        """Failed jobs grouped by reason (a normalised first line of the diagnostic), largest
+        first: ``group.summary()`` reads "37 failed: unsupported profile #". List a group's
+        jobs with ``jobs(state=JobState.FAILED, search=group.search)``."""
+        self._check_open()
+        check_limit(limit)
+        if kind is not None:
+            names.namespaced("job kind", kind)
+        return job_search.failure_groups(self._handle, kind, limit)
 
     def claims_expiring(
         self,

@@ -125,6 +125,7 @@ def views(path: Path) -> dict[str, list[str]]:
         "provenance": ["--view", f"provenance:{chain_end}"],
         "dashboard": ["--view", "dashboard"],
         "workers": ["--view", "workers"],
+        "search": ["--search", "proxy"],
     }
 
 

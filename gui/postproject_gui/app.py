@@ -87,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", default="30s", metavar="DUR", help="give up after DUR (250ms, 30s, 5m); default 30s"
     )
     shot.add_argument("--size", default="1440x900", metavar="WxH", help="window size; default 1440x900")
+    shot.add_argument(
+        "--search",
+        default="",
+        metavar="TEXT",
+        help="search every job for TEXT first (the job table's search)",
+    )
     return parser
 
 
@@ -289,7 +295,7 @@ async def _snapshot(window: object, args: argparse.Namespace) -> int:
 
     assert isinstance(window, MainWindow)
     options = SnapshotOptions(
-        args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout, args.size
+        args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout, args.size, args.search
     )
     try:
         document = await take(window, args.production, options)

@@ -91,7 +91,7 @@ def matching_rows(production: Production, flt: JobFilter, now: datetime) -> Iter
     while True:
         page = reads.jobs_page(production, names, query, cursor, PAGE)
         for row in page.rows:
-            if flt.matches(row, now):
+            if flt.matches(row, now, text=flt.client_side):
                 yield row
         if page.next_cursor is None:
             return

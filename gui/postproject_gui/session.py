@@ -20,7 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from postproject import JobId, NotFoundError, PostProjectError, Revision
+from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.knowledge_session import KnowledgeSession
 from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
@@ -62,6 +62,7 @@ class MonitorSession(QObject):
     live_changed = Signal(bool)
     revisions_arrived = Signal(list)
     feed_stalled = Signal(float)
+    failure_groups_changed = Signal(tuple)
 
     def __init__(
         self, service: ProductionService, presenter: ErrorPresenter, parent: QObject | None = None
@@ -80,6 +81,8 @@ class MonitorSession(QObject):
         self._watcher: FeedWatcher | None = None
         self._filter = JobFilter()
         self._counts: JobCounts | None = None
+        self._failed_seen: tuple[str | None, int] | None = None
+        self.failure_groups: tuple[FailureGroup, ...] = ()
         self._outlook: ClaimOutlook | None = None
         self._kinds: tuple[str, ...] = ()
         self._detail_id: JobId | None = None
@@ -323,10 +326,18 @@ class MonitorSession(QObject):
     async def _reload_counts(self) -> None:
         self._counts = await self.service.counts(self._filter.kind)
         self.counts_changed.emit(self._counts)
+        failed = (self._filter.kind, self._counts.by_state.get(JobState.FAILED, 0))
+        if failed != self._failed_seen:  # a failure came or went: regroup (rides the feed)
+            self._failed_seen = failed
+            self.spawn(self._regroup_failures(), "Grouping failures")  # beside the table's updates
         self._outlook = await self.service.claim_outlook()
         self.outlook_changed.emit(self._outlook)
         self._bring_in_due()
         self._arm_boundary()
+
+    async def _regroup_failures(self) -> None:
+        self.failure_groups = await self.service.failure_groups(self._filter.kind)
+        self.failure_groups_changed.emit(self.failure_groups)
 
     async def _counted(self, work: Coroutine[Any, Any, None]) -> None:
         """Run a read that the view waits for (``busy`` is true meanwhile)."""

@@ -5,6 +5,7 @@ the job table's columns. Stored with QSettings (organisation "PostProject", appl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
@@ -103,3 +104,17 @@ class Settings:
 
     def set_text(self, key: str, value: str) -> None:
         self._set(key, value)
+
+    # --- saved job filters -------------------------------------------------------------
+
+    def saved_filters(self) -> dict[str, str]:
+        """Named job filters the user saved (name -> the filter as JSON text)."""
+        text = self._get("jobs/saved_filters")
+        try:
+            data = json.loads(text) if isinstance(text, str) and text else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def set_saved_filters(self, filters: dict[str, str]) -> None:
+        self._set("jobs/saved_filters", json.dumps(filters, sort_keys=True))

@@ -14,6 +14,7 @@ Workers tab: the Jobs document plus ``workers``, each with ``name`` and ``state`
 attempts of the selected worker). Snapshots never change the production: no loss sweep.
 
 Every document says the window ``size`` it was rendered at ([width, height]; ``--size``).
+``--search TEXT`` runs the job table's store-wide search first (the rows are its matches).
 Writers may keep committing while a snapshot waits: once the view has reached revision N it
 stops following the feed, so the picture and the JSON are of one revision (N or later).
 """
@@ -63,6 +64,7 @@ class SnapshotOptions:
     until_revision: int | None = None
     timeout: timedelta = timedelta(seconds=30)
     size: tuple[int, int] = SIZE
+    search: str = ""  # the job table's store-wide search (``--search``)
 
     @property
     def job_id(self) -> JobId | None:
@@ -166,9 +168,11 @@ def _apply_filter(session: MonitorSession, options: SnapshotOptions) -> None:
     if options.tab == "artifacts":
         return  # "stale" is the Artifacts tab's filter
     if options.state == "stuck":
-        session.set_filter(JobFilter(stuck=True))
+        session.set_filter(JobFilter(stuck=True, text=options.search))
     elif options.state is not None:
-        session.set_filter(JobFilter(state=JobState(options.state)))
+        session.set_filter(JobFilter(state=JobState(options.state), text=options.search))
+    elif options.search:
+        session.set_filter(JobFilter(text=options.search))
 
 
 async def _artifacts(
@@ -395,6 +399,9 @@ def _filter(flt: JobFilter) -> dict[str, Any]:
         "text": flt.text,
         "stuck": flt.stuck,
         "newest_first": flt.newest_first,
+        "sort": flt.sort,
+        "requested_within": flt.requested_within,
+        "finished_within": flt.finished_within,
     }
 
 

@@ -246,11 +246,6 @@ def test_non_utf8_bytes_in_names_are_invalid_argument(cli: Cli, scene: Scene, ar
     assert "UTF-8" in outcome.json["error"]["message"]
 
 
-@pytest.mark.xfail(
-    reason="storage binds representation paths as strict UTF-8 text; the lead's storage rewrite must "
-    "store surrogate-escaped file names so they round-trip (issue 17, item 7)",
-    strict=True,
-)
 def test_a_file_whose_name_is_not_utf8_is_registrable(cli: Cli, scene: Scene, tmp_path: Path) -> None:
     raw = os.fsencode(tmp_path) + b"/caf\xe9.mov"  # a Latin-1 file name from an old file server
     with open(raw, "wb") as handle:

@@ -37,6 +37,7 @@ JOB_KEYS = {
     "regenerates",
     "progress",
     "stopping",
+    "finished_at_unix_micros",
 }
 PROGRESS_KEYS = {"fraction", "stage", "message", "updated_at", "updated_at_unix_micros"}
 RECEIPT_KEYS = {"production_id", "revision"}

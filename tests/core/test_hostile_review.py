@@ -217,3 +217,21 @@ def test_two_processes_opening_an_old_schema_migrate_it_once(tmp_path: Path) -> 
     check = sqlite3.connect(old)
     assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
     check.close()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "/media/A001.mov",
+        "relative/caf\u00e9.mov",
+        "/media/caf\udce9.mov",
+        "\x01starts-with-the-marker.mov",
+        "\x01",
+    ],
+)
+def test_every_file_name_round_trips_through_storage(name: str) -> None:
+    from postproject import files
+
+    stored = files.encode_path(name)
+    stored.encode("utf-8")  # storable as text
+    assert files.decode_path(stored) == name

@@ -149,17 +149,6 @@ def test_a_stale_page_is_ignored(model: JobTableModel) -> None:
     assert model.rowCount() == 0 and model.loading
 
 
-def test_text_search_reads_on_until_enough_rows_match(model: JobTableModel) -> None:
-    rows = [make_job() for _ in range(30)]
-    needle = rows[25]
-    loader = FakeLoader(model, rows, size=5)
-    model.reset(JobFilter(text=str(needle.id)[-10:]))
-    while model.loading:
-        loader.serve()
-    assert [model.row(i).id for i in range(model.rowCount())] == [needle.id]
-    assert model.scanned == 30 and model.exhausted
-
-
 def test_stuck_and_expiring_claims_are_marked_with_a_fake_clock(
     qtbot: Any, open_session: SessionFactory, builder: ProductionBuilder, clock: FakeClock
 ) -> None:

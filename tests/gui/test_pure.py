@@ -128,7 +128,9 @@ def test_filter_goes_to_the_store_and_matches_live_rows() -> None:
     assert not stuck.matches(make_job(JobState.CLAIMED, expires_in=600), NOW)
     assert JobFilter().with_(state=JobState.FAILED).with_(stuck=True).state is None
     assert JobFilter(text="RENDER-07").matches(make_job(JobState.CLAIMED, expires_in=5), NOW)
-    assert JobFilter(text="nomatch").client_side and not JobFilter(state=JobState.FAILED).client_side
+    assert not JobFilter(text="nomatch").client_side  # the store searches
+    assert JobFilter(stuck=True, text="nomatch").client_side  # stuck claims are searched as read
+    assert JobFilter(text="render-07").store_query(NOW).search == "render-07"
     assert JobFilter(state=JobState.FAILED, text="x").describe() == 'failed · "x"'
 
 

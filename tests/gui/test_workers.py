@@ -209,8 +209,10 @@ def test_claimed_by_names_the_worker_and_priority_is_a_column(
     priority = next(c for c in COLUMNS if c.key == "priority")
     assert not priority.visible and session.table.index(row, column("priority")).data() == "0"
     assert window.table.isColumnHidden(column("priority"))
-    session.set_filter(JobFilter(text="render-01"))  # the search knows workers too
-    wait_for(qtbot, lambda: not session.busy and session.table.rowCount() == 1)
+    session.set_filter(JobFilter(text="render-01"))  # the search knows workers too: every job
+    # that ran there (the store searches attempts), the running one and the one that failed
+    wait_for(qtbot, lambda: not session.busy and session.table.rowCount() == 2)
+    assert job in {session.table.row(i).id for i in range(2)}
 
 
 # --- actions -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -75,7 +76,21 @@ def _sweep_block(data: Mapping[str, Any], now: int) -> str:
     return f"finalized {count} lost claim{'s' if count != 1 else ''}\n"
 
 
-BLOCKS: dict[str, Block] = {"worker": _worker_block, "sweep": _sweep_block}
+def _failures_block(data: Mapping[str, Any], now: int) -> str:
+    groups = data.get("groups", [])
+    if not groups:
+        return "no failed jobs\n"
+    lines = []
+    for g in groups:
+        lines.append(f"{g['count']} failed: {g['reason']}\n")
+        if g["search"]:
+            lines.append(
+                f"    list them: postproject job list PROD --state failed --search {shlex.quote(g['search'])}\n"
+            )
+    return "".join(lines)
+
+
+BLOCKS: dict[str, Block] = {"worker": _worker_block, "sweep": _sweep_block, "failures": _failures_block}
 
 TABLES: dict[str, list[Column]] = {
     "worker": [

@@ -6,6 +6,7 @@ import argparse
 from datetime import datetime, timedelta
 
 from postproject import clock as clocks
+from postproject import job_search
 from postproject.cli import artifacts, farm, job_leases, job_logs, views
 from postproject.cli.common import (
     Context,
@@ -101,8 +102,39 @@ def job_list(ctx: Context) -> Result:
     args = ctx.args
     state = JobState(choice("--state", args.state, STATES)) if args.state is not None else None
     limit = parse_int("--limit", args.limit)
-    page = ctx.open(args.production).jobs(limit=limit, cursor=args.cursor, state=state, kind=args.kind)
+    now = (ctx.clock or clocks.SystemClock()).now()
+    times = {
+        name: parse_when(f"--{name.replace('_', '-')}", text, now) if text is not None else None
+        for name, text in (
+            ("requested_after", args.requested_after),
+            ("requested_before", args.requested_before),
+            ("finished_after", args.finished_after),
+            ("finished_before", args.finished_before),
+        )
+    }
+    sort = choice("--sort", args.sort, job_search.SORTS)
+    page = ctx.open(args.production).jobs(
+        limit=limit,
+        cursor=args.cursor,
+        state=state,
+        kind=args.kind,
+        search=args.search,
+        sort=sort,
+        descending=args.desc,
+        requested_after=times["requested_after"],
+        requested_before=times["requested_before"],
+        finished_after=times["finished_after"],
+        finished_before=times["finished_before"],
+    )
     return Result(views.paged(page, views.job_view), "page:job")
+
+
+def job_failures(ctx: Context) -> Result:
+    limit = parse_int("--limit", ctx.args.limit)
+    groups = ctx.open(ctx.args.production).failure_groups(ctx.args.kind, limit=limit)
+    return Result(
+        {"kind": ctx.args.kind, "groups": [views.failure_group_view(g) for g in groups]}, "failures"
+    )
 
 
 def job_counts(ctx: Context) -> Result:
@@ -183,7 +215,27 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p = command(jobs, "list", "list jobs in request order, optionally filtered", job_list)
     p.add_argument("--state", metavar="S", help=f"only jobs in this state ({', '.join(STATES)})")
     p.add_argument("--kind", metavar="K", help="only jobs of this kind")
+    p.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="only jobs whose kind, output asset, agent, worker, diagnostic or id tail contains every word of TEXT",
+    )
+    for name, what in (("requested", "requested"), ("finished", "finished (succeeded, failed or cancelled)")):
+        p.add_argument(
+            f"--{name}-after", metavar="WHEN", help=f"only jobs {what} at or after WHEN (ISO 8601)"
+        )
+        p.add_argument(f"--{name}-before", metavar="WHEN", help=f"only jobs {what} before WHEN (ISO 8601)")
+    p.add_argument(
+        "--sort",
+        default="requested",
+        metavar="COLUMN",
+        help=f"order by {', '.join(job_search.SORTS)} (default requested; ties by id)",
+    )
+    p.add_argument("--desc", action="store_true", help="descending order (newest first for requested)")
     add_limit(p)
+    p = command(jobs, "failures", "failed jobs grouped by reason, largest group first", job_failures)
+    p.add_argument("--kind", metavar="K", help="only jobs of this kind")
+    p.add_argument("--limit", default="50", metavar="N", help="groups to show (default 50)")
     p = command(jobs, "counts", "count jobs in each state", job_counts)
     p.add_argument("--kind", metavar="K", help="only jobs of this kind")
     job_leases.register(jobs)

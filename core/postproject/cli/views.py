@@ -15,6 +15,7 @@ from typing import Any
 from postproject import values
 from postproject.clock import to_micros
 from postproject.ids import JobId
+from postproject.job_search import FailureGroup
 from postproject.model.activities import Activity, ActivityEdge
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.identity import AgentIdentity, ToolIdentity
@@ -80,6 +81,18 @@ def job_view(job: Job) -> View:
         "regenerates": _id(job.regenerates),
         "progress": progress_view(job.progress),
         "stopping": job.stopping is not None,
+        "finished_at_unix_micros": micros(job.finished_at),
+    }
+
+
+def failure_group_view(group: FailureGroup) -> View:
+    return {
+        "reason": group.reason,
+        "count": group.count,
+        "search": group.search,
+        "example": group.example,
+        "latest_job_id": str(group.latest_job),
+        "latest_at_unix_micros": micros(group.latest_at),
     }
 
 

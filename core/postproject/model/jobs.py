@@ -345,6 +345,7 @@ class Job:
     bound_inputs: tuple[BoundInput, ...] = ()
     regenerates: RepresentationId | None = None
     production_id: ProductionId | None = None
+    finished_at: datetime | None = None  # when it reached a final state
 
     @property
     def progress(self) -> JobProgress | None:

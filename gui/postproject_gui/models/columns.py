@@ -1,9 +1,10 @@
-"""The job table's columns, declared once (no Qt): title, width, text, tooltip, and whether
-the store can sort by it.
+"""The job table's columns, declared once (no Qt): title, width, text, tooltip, and which
+store sort a header click asks for.
 
-The store pages jobs by id, and ids are UUIDv7 (time-ordered), so the only honest sorts are
-newest-first and oldest-first: the Age, Requested and Job ID columns map to those. Other
-columns do not sort; sorting a partly loaded million-row table client-side would lie.
+The store pages jobs by a keyset over indexes: by id (ids are UUIDv7, time-ordered, so the
+Age, Requested and Job ID columns sort newest-first or oldest-first), and by kind, state or
+priority (ties by id). Other columns do not sort; sorting a partly loaded million-row table
+client-side would lie.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class Column:
     tip: Callable[[JobRow, datetime], str] | None = None
     visible: bool = True  # shown by default
     sorts_by_id: bool = False  # clicking it toggles newest-first/oldest-first
+    sort: str | None = None  # the store sort (kind, state, priority) a click asks for
     ascending_is_newest: bool = False  # for sorts_by_id: what an ascending click means
     time_dependent: bool = False  # its text changes as time passes
     mono: bool = False
@@ -124,7 +126,16 @@ CLAIMED = frozenset({JobState.CLAIMED})
 FAILED = frozenset({JobState.FAILED})
 
 COLUMNS: tuple[Column, ...] = (
-    Column("state", "State", 152, _state, _state_tip, time_dependent=True, description="Lifecycle state"),
+    Column(
+        "state",
+        "State",
+        152,
+        _state,
+        _state_tip,
+        time_dependent=True,
+        sort="state",
+        description="Lifecycle state",
+    ),
     Column(
         "id",
         "Job",
@@ -141,6 +152,7 @@ COLUMNS: tuple[Column, ...] = (
         150,
         lambda r, n: r.job.kind.partition(":")[2],  # the namespace rarely tells jobs apart
         lambda r, n: r.job.kind,
+        sort="kind",
         description="Job kind (its name; hover for the namespaced kind)",
     ),
     Column(
@@ -227,8 +239,17 @@ COLUMNS: tuple[Column, ...] = (
         lambda r, n: str(r.job.priority),
         _priority_tip,
         visible=False,
+        sort="priority",
         align_right=True,
         description="Priority: higher is claimed first",
+    ),
+    Column(
+        "finished",
+        "Finished",
+        140,
+        lambda r, n: timefmt.stamp(r.job.finished_at) if r.job.finished_at else "",
+        visible=False,
+        description="When it succeeded, failed or was cancelled",
     ),
 )
 
@@ -250,8 +271,24 @@ def relevant(col: Column, state: JobState | None, stuck: bool) -> bool:
 
 
 def newest_first_for(index: int, ascending: bool) -> bool | None:
-    """The store order a header click asks for (None: the column does not sort)."""
+    """The store order a header click on an id column asks for (None: not an id column)."""
     col = COLUMNS[index]
     if not col.sorts_by_id:
         return None
     return ascending if col.ascending_is_newest else not ascending
+
+
+def sort_for(index: int, ascending: bool) -> tuple[str, bool] | None:
+    """(store sort, descending) a header click asks for (None: the column does not sort)."""
+    newest = newest_first_for(index, ascending)
+    if newest is not None:
+        return "requested", newest
+    col = COLUMNS[index]
+    return (col.sort, not ascending) if col.sort is not None else None
+
+
+def sorted_column(sort: str, descending: bool) -> tuple[int, bool]:
+    """(column, ascending indicator) that shows a store sort."""
+    if sort == "requested":
+        return column("age"), descending
+    return next(i for i, c in enumerate(COLUMNS) if c.sort == sort), not descending

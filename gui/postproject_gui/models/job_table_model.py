@@ -231,7 +231,11 @@ class JobTableModel(QAbstractTableModel):
         if not self._scan.is_current(generation):
             return
         now = self._now()
-        fresh = [r for r in page.rows if r.id not in self._rows and self._filter.matches(r, now)]
+        fresh = [
+            r
+            for r in page.rows
+            if r.id not in self._rows and self._filter.matches(r, now, text=self._filter.client_side)
+        ]
         if fresh and self._tail:
             fresh.reverse()  # read from the end: the page is in reverse order
             self.beginInsertRows(QModelIndex(), 0, len(fresh) - 1)
@@ -354,7 +358,13 @@ class JobTableModel(QAbstractTableModel):
         if role == DISPLAY:
             return col.title
         if role == TOOLTIP:
-            sorting = " (click to sort newest or oldest first)" if col.sorts_by_id else ""
+            sorting = (
+                " (click to sort newest or oldest first)"
+                if col.sorts_by_id
+                else " (click to sort by it, across every job)"
+                if col.sort
+                else ""
+            )
             return (col.description or col.title) + sorting
         if role == ALIGNMENT:
             return ALIGN_RIGHT if col.align_right else ALIGN_LEFT

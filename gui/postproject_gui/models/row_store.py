@@ -8,23 +8,63 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from functools import total_ordering
+from typing import Any
 
 from postproject import JobId
 from postproject.clock import to_micros
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.services.types import JobRow
 
-Key = tuple[int, ...]
+Key = tuple[Any, ...]
 END = 2**130  # sorts after every real key
+
+
+@total_ordering
+class _Reversed:
+    """A text that sorts in reverse (a descending sort by kind)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Reversed) and self.text == other.text
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return self.text > other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _column(row: JobRow, sort: str) -> int | str:
+    job = row.job
+    if sort == "kind":
+        return job.kind  # code-point order is the store's (UTF-8 byte) order
+    if sort == "state":
+        return job.state.code
+    return job.priority
 
 
 def sort_key(flt: JobFilter) -> Callable[[JobRow], Key]:
     """The key in which the store returns rows for ``flt`` (ascending list order)."""
     if flt.stuck:
         return _expiry_key
-    if flt.newest_first:
-        return lambda row: (-row.job.id.int,)
-    return lambda row: (row.job.id.int,)
+    sort, descending = flt.sort, flt.newest_first
+    if sort == "requested":
+        if descending:
+            return lambda row: (-row.job.id.int,)
+        return lambda row: (row.job.id.int,)
+    if descending:
+
+        def down(row: JobRow) -> Key:
+            value = _column(row, sort)
+            return (_Reversed(value) if isinstance(value, str) else -value, -row.job.id.int)
+
+        return down
+    return lambda row: (_column(row, sort), row.job.id.int)
 
 
 def _expiry_key(row: JobRow) -> Key:

@@ -21,6 +21,7 @@ from postproject import (
     ActivityId,
     Clock,
     ConflictError,
+    FailureGroup,
     JobId,
     Production,
     RegenerationPlan,
@@ -177,6 +178,10 @@ class ProductionService:
 
     async def kinds(self) -> tuple[str, ...]:
         return await self._read(reads.kinds)
+
+    async def failure_groups(self, kind: str | None = None) -> tuple[FailureGroup, ...]:
+        """Failed jobs grouped by reason, largest first (read off the GUI thread)."""
+        return await self._read(reads.failure_groups, kind)
 
     async def revisions(self, count: int = 20, before: int | None = None) -> tuple[RevisionSummary, ...]:
         """Revision headers with event counts, newest first (before sequence ``before``)."""

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from postproject import (
     AssetId,
+    FailureGroup,
     Job,
     JobId,
     JobRef,
@@ -110,9 +111,21 @@ def jobs_page(
         )
     else:
         page = production.jobs(
-            limit=limit, cursor=cursor, state=query.state, kind=query.kind, newest_first=query.newest_first
+            limit=limit,
+            cursor=cursor,
+            state=query.state,
+            kind=query.kind,
+            newest_first=query.newest_first,
+            search=query.search or None,
+            sort=query.sort,
+            requested_after=query.requested_after,
+            finished_after=query.finished_after,
         )
     return JobPage(tuple(row(production, names, j) for j in page.items), page.next_cursor)
+
+
+def failure_groups(production: Production, kind: str | None) -> tuple[FailureGroup, ...]:
+    return production.failure_groups(kind, limit=200)
 
 
 def jobs_by_id(production: Production, names: NameCache, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:

@@ -74,6 +74,10 @@ class StoreQuery:
     kind: str | None = None
     newest_first: bool = True
     claims_before: datetime | None = None
+    search: str = ""  # the store's text search (every term, anywhere in the job)
+    sort: str = "requested"
+    requested_after: datetime | None = None
+    finished_after: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

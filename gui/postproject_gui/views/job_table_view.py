@@ -47,7 +47,7 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import JobId, JobState
-from postproject_gui.models.columns import COLUMNS, column, newest_first_for, relevant
+from postproject_gui.models.columns import COLUMNS, column, relevant, sort_for, sorted_column
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.types import JobRow
 
@@ -84,11 +84,11 @@ class CellDelegate(QStyledItemDelegate):
 
 
 class JobTableView(QTableView):
-    """Signals: current_job_changed(str job id or ""), order_requested(bool newest first),
+    """Signals: current_job_changed(str job id or ""), order_requested(str sort, bool descending),
     selection_changed_rows(int number of selected rows)."""
 
     current_job_changed = Signal(str)
-    order_requested = Signal(bool)
+    order_requested = Signal(str, bool)
     selection_changed_rows = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -155,7 +155,7 @@ class JobTableView(QTableView):
         )
         model.status_changed.connect(self.viewport().update)
         model.reset_done.connect(lambda: self.current_job_changed.emit(""))
-        self.show_order(model.filter.newest_first, model.filter.stuck)
+        self.show_order(model.filter.newest_first, model.filter.stuck, model.filter.sort)
 
     def table_model(self) -> JobTableModel:
         model = self.model()
@@ -172,7 +172,7 @@ class JobTableView(QTableView):
         col = COLUMNS[index]
         metrics = QFontMetrics(self.horizontalHeader().font())
         bold = metrics.horizontalAdvance(col.title) * 1.1  # the header is bold
-        needed = int(bold) + (34 if col.sorts_by_id else 18)
+        needed = int(bold) + (34 if col.sorts_by_id or col.sort else 18)
         if col.key == "age":
             needed = max(needed, QFontMetrics(self.font()).horizontalAdvance("999d") + 20)
         return max(col.width, needed)
@@ -317,13 +317,15 @@ class JobTableView(QTableView):
 
     # --- header: columns and order -----------------------------------------------------
 
-    def apply_filter(self, newest_first: bool, state: JobState | None, stuck: bool) -> None:
+    def apply_filter(
+        self, newest_first: bool, state: JobState | None, stuck: bool, sort: str = "requested"
+    ) -> None:
         """Show the order, and hide the columns that are necessarily empty for this listing
         (no lease on failed jobs, no diagnostic on claimed ones); the user's own choice of
         columns is kept apart and comes back with the next listing."""
         self._listing = (state, stuck)
         self._apply_visibility()
-        self.show_order(newest_first, stuck)
+        self.show_order(newest_first, stuck, sort)
         self.horizontalScrollBar().setValue(0)  # a new list starts at its left edge: State in view
         self.scrollToTop()
 
@@ -345,27 +347,27 @@ class JobTableView(QTableView):
         (self._user_hidden.discard if shown else self._user_hidden.add)(index)
         self._apply_visibility()
 
-    def show_order(self, newest_first: bool, stuck: bool) -> None:
+    def show_order(self, newest_first: bool, stuck: bool, sort: str = "requested") -> None:
         header = self.horizontalHeader()
-        age = column("age")
         if stuck:
             header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        else:
-            header.setSortIndicator(
-                age, Qt.SortOrder.AscendingOrder if newest_first else Qt.SortOrder.DescendingOrder
-            )
+            return
+        section, ascending = sorted_column(sort, newest_first)
+        header.setSortIndicator(
+            section, Qt.SortOrder.AscendingOrder if ascending else Qt.SortOrder.DescendingOrder
+        )
 
     def _header_clicked(self, section: int) -> None:
-        model = self.table_model()
-        if model.filter.stuck:
-            self.show_order(model.filter.newest_first, True)
+        flt = self.table_model().filter
+        if flt.stuck:
+            self.show_order(flt.newest_first, True)
             return
         order = self.horizontalHeader().sortIndicatorOrder()
-        newest = newest_first_for(section, order is Qt.SortOrder.AscendingOrder)
-        if newest is None:  # the store cannot sort by this column: keep the indicator where it was
-            self.show_order(model.filter.newest_first, False)
+        wanted = sort_for(section, order is Qt.SortOrder.AscendingOrder)
+        if wanted is None:  # the store cannot sort by this column: keep the indicator where it was
+            self.show_order(flt.newest_first, False, flt.sort)
             return
-        self.order_requested.emit(newest)
+        self.order_requested.emit(*wanted)
 
     def _header_menu(self, pos: QPoint) -> None:
         menu = QMenu(self)

@@ -1,4 +1,5 @@
-"""The Jobs tab: the filter row over the job table and the detail panel, what the filter row
+"""The Jobs tab: the filter row over the job table and the detail panel (and, in the Producer
+workspace, the failure groups below them), what the filter row
 says is shown, and selecting jobs once they are listed (after a request or an enqueue)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 from postproject import JobId
 from postproject_gui.session import MonitorSession
 from postproject_gui.theme import Theme
+from postproject_gui.views.failure_groups import FailureGroupsPanel
 from postproject_gui.views.filter_bar import FilterBar
 from postproject_gui.views.job_detail_panel import JobDetailPanel
 from postproject_gui.views.job_table_view import JobTableView
@@ -34,8 +36,18 @@ class JobsPage(QWidget):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes([960, 440])
         self.splitter.setChildrenCollapsible(False)
+        self.failures = FailureGroupsPanel(self)
+        self.failures.setVisible(False)  # the Producer workspace shows it
+        self.vertical = QSplitter(Qt.Orientation.Vertical, self)
+        self.vertical.setObjectName("jobsVerticalSplitter")
+        self.vertical.addWidget(self.splitter)
+        self.vertical.addWidget(self.failures)
+        self.vertical.setStretchFactor(0, 4)
+        self.vertical.setStretchFactor(1, 1)
+        self.vertical.setSizes([600, 130])
+        self.vertical.setChildrenCollapsible(False)
         layout.addWidget(self.filters)
-        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.vertical, 1)
         self._pending: set[JobId] = set()
 
     def show_status(self, session: MonitorSession | None, muted: str) -> None:
@@ -74,7 +86,8 @@ def shown_text(session: MonitorSession) -> str:
     table, flt, counts = session.table, session.filter, session.counts
     shown = table.rowCount()
     total: int | None = None
-    if counts is not None and not flt.client_side and not flt.stuck:
+    searching = bool(flt.needle or flt.requested_within or flt.finished_within)
+    if counts is not None and not searching and not flt.stuck:
         total = counts.by_state.get(flt.state, 0) if flt.state else counts.total
     text = f"{shown:,} of {total:,} shown" if total is not None else f"{shown:,} shown"
     if flt.client_side:

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from postproject import Clock, JobId, JobState
+from postproject import Clock, FailureGroup, JobId, JobState
 from postproject_gui import theme as themes
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
@@ -133,6 +133,9 @@ class MainWindow(QMainWindow):
         self.workspaces.switched.connect(
             lambda key: self.status.message(f"Workspace: {self.workspaces.current.title}")
         )
+        self.workspaces.switched.connect(self._show_failure_groups)
+        self._show_failure_groups(self.workspaces.current.key)
+        self.filters.attach_settings(settings)
         self._refresh_recent()
         self._restore_layout()
         if settings.text("workspace/current"):
@@ -201,8 +204,11 @@ class MainWindow(QMainWindow):
             lambda text: self.knowledge.show_job_graph(JobId.parse(text))
         )
         self.filters.filter_requested.connect(self._set_filter)
+        self.jobs_page.failures.group_chosen.connect(self._list_failure_group)
         self.table.order_requested.connect(
-            lambda newest: self._set_filter(self._filter().with_(newest_first=newest))
+            lambda sort, descending: self._set_filter(
+                self._filter().with_(sort=sort, newest_first=descending)
+            )
         )
         self.table.current_job_changed.connect(self._current_changed)
         self.table.selection_changed_rows.connect(lambda _n: self._selection_changed())
@@ -262,6 +268,7 @@ class MainWindow(QMainWindow):
         session.counts_changed.connect(self._counts_changed)
         session.outlook_changed.connect(self._outlook_changed)
         session.kinds_changed.connect(self.filters.set_kinds)
+        session.failure_groups_changed.connect(self.jobs_page.failures.set_groups)
         session.filter_changed.connect(self._filter_changed)
         session.detail_loaded.connect(self._detail_loaded)
         session.detail_missing.connect(self.detail.show_missing)
@@ -366,6 +373,15 @@ class MainWindow(QMainWindow):
         if self.session is not None:
             self.session.set_filter(flt)
 
+    def _show_failure_groups(self, workspace: str) -> None:
+        """The Failure groups panel belongs to the Producer workspace."""
+        self.jobs_page.failures.setVisible(workspace == "producer")
+
+    def _list_failure_group(self, group: FailureGroup) -> None:
+        """A failure group lists its jobs: failed, with the group's search, in the table."""
+        self.tabs.setCurrentIndex(JOBS)
+        self._set_filter(JobFilter(state=JobState.FAILED, kind=self._filter().kind, text=group.search))
+
     def _summary_filter(self, flt: JobFilter) -> None:
         """A job count card lists its jobs: in the Jobs tab."""
         self.tabs.setCurrentIndex(JOBS)
@@ -378,7 +394,7 @@ class MainWindow(QMainWindow):
     def _filter_changed(self, flt: JobFilter) -> None:
         self.summary.set_filter(flt)
         self.filters.set_filter(flt)
-        self.table.apply_filter(flt.newest_first, flt.state, flt.stuck)
+        self.table.apply_filter(flt.newest_first, flt.state, flt.stuck, flt.sort)
         self._table_status()
         if self.detail.mode == "production":
             self._show_overview()

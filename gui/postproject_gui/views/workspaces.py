@@ -20,7 +20,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QToolBar
 
-from postproject import JobState
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.settings import Settings
 
@@ -67,31 +66,15 @@ WORKSPACES = (PRODUCER, EDITOR, SUPERVISOR)
 
 
 def filter_to_text(flt: JobFilter) -> str:
-    return json.dumps(
-        {
-            "state": flt.state.value if flt.state else None,
-            "kind": flt.kind,
-            "text": flt.text,
-            "stuck": flt.stuck,
-            "newest_first": flt.newest_first,
-        }
-    )
+    return json.dumps(flt.to_json())
 
 
 def filter_from_text(text: str | None, default: JobFilter) -> JobFilter:
     try:
         data = json.loads(text) if text else None
-        if not isinstance(data, dict):
-            return default
-        return JobFilter(
-            state=JobState(data["state"]) if data.get("state") else None,
-            kind=data.get("kind") or None,
-            text=str(data.get("text") or ""),
-            stuck=bool(data.get("stuck")),
-            newest_first=bool(data.get("newest_first", True)),
-        )
-    except (ValueError, KeyError, TypeError):
+    except ValueError:
         return default
+    return JobFilter.from_json(data) or default
 
 
 @dataclass(frozen=True, slots=True)

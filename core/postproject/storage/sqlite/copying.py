@@ -11,7 +11,16 @@ from postproject.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translated
 
-DERIVED = frozenset({"job_counts"})  # maintained by triggers from the jobs rows
+DERIVED = frozenset({"job_counts", "job_agents"})  # maintained by triggers from the jobs and attempts rows
+# Full-text indexes (virtual tables and their shadow tables): never copied, rebuilt from the
+# rows (asset_search by its trigger on assets, job_diagnostics after the import).
+SEARCH_INDEXES = ("asset_search", "job_diagnostics")
+
+
+def _search_index(table: str) -> bool:
+    return any(table == name or table.startswith(f"{name}_") for name in SEARCH_INDEXES)
+
+
 BATCH = 1000
 
 
@@ -29,7 +38,7 @@ def export(conn: sqlite3.Connection, path: Path, *, derived: bool) -> Iterator[T
     """Every table as neutral rows, read in one snapshot by the caller."""
     with translated(path):
         for table in tables(conn):
-            if table in DERIVED and not derived:
+            if (table in DERIVED and not derived) or _search_index(table):
                 continue
             columns = tuple(row[1] for row in conn.execute(f'PRAGMA table_info("{table}")'))
             order = ", ".join(f'"{c}"' for c in columns)
@@ -52,7 +61,7 @@ def load(conn: sqlite3.Connection, path: Path, dumps: Iterable[TableDump]) -> No
         if "progress_signal" in known:  # a one-row counter, like job_clock: the copy brings its value
             conn.execute("DELETE FROM progress_signal")
         for dump in dumps:
-            if dump.name in DERIVED:
+            if dump.name in DERIVED or _search_index(dump.name):
                 continue
             if dump.name not in known:
                 raise UnsupportedError(
@@ -72,6 +81,11 @@ def load(conn: sqlite3.Connection, path: Path, dumps: Iterable[TableDump]) -> No
                     batch = []
             if batch:
                 conn.executemany(f'INSERT INTO "{dump.name}" ({names}) VALUES ({marks})', batch)
+        if "job_diagnostics" in known:  # its trigger fires on a failure, not on an insert
+            conn.execute(
+                "INSERT INTO job_diagnostics (job, body) "
+                "SELECT id, failure_diagnostic FROM jobs WHERE failure_diagnostic IS NOT NULL"
+            )
 
 
 def begin(conn: sqlite3.Connection, path: Path) -> None:

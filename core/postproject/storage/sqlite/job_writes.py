@@ -417,7 +417,7 @@ class JobWrites:
         set_job = (
             f"state = {REQUESTED}, available_at = :now"
             if retry
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic, finished_at = :now"
         )
         action = Action.RETRY if retry else Action.FAIL
         return self._end_claim(
@@ -434,7 +434,7 @@ class JobWrites:
         return self._end_claim(
             job_id,
             f"state = {JobState.SUCCEEDED.code}, completion_activity_id = :activity, "
-            "completion_representation_id = :rep",
+            "completion_representation_id = :rep, finished_at = :now",
             f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
             {"secret": secret, "now": now, "activity": activity_id, "rep": rep_id},
             AttemptOutcome.SUCCEEDED,
@@ -448,7 +448,7 @@ class JobWrites:
         try:
             return self._stop_claim(
                 job_id,
-                f"state = {JobState.CANCELLED.code}",
+                f"state = {JobState.CANCELLED.code}, finished_at = :now",
                 f"state IN ({_codes(Action.CANCEL)})",
                 now,
                 AttemptOutcome.CANCELLED,
@@ -498,7 +498,7 @@ class JobWrites:
         set_job = (
             f"state = {REQUESTED}, available_at = :now"
             if diagnostic is None
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = :diagnostic, finished_at = :now"
         )
         return self._end_claim(
             job_id,

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from postproject.engine import WorkerRow
+from postproject.engine import JobKey, JobQuery, WorkerRow
 from postproject.errors import NotFoundError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
@@ -18,7 +18,7 @@ from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Attempt, Job
 from postproject.model.revisions import Revision
-from postproject.storage.sqlite import rows
+from postproject.storage.sqlite import rows, search
 from postproject.storage.sqlite.errors import translated
 
 MAX_LIST = 100_000
@@ -292,6 +292,15 @@ class Reader:
         )
         with self.snapshot():
             return self._with_attempts(self._all(sql, [*params, limit]))
+
+    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
+        sql, params = search.job_search(query, after, limit)
+        with self.snapshot():
+            return self._with_attempts(self._all(sql, params))
+
+    def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:
+        sql, params = search.failure_diagnostics(kind, limit)
+        return [(text, count, job, finished) for text, count, job, finished in self._all(sql, params)]
 
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
+from postproject import files
 from postproject.clock import from_micros
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
 from postproject.lifecycle import JobState
@@ -40,7 +41,8 @@ JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, 
     j.claimed_at, j.claim_expires_at, j.completion_activity_id, j.completion_representation_id,
     j.failure_diagnostic, j.requested_at, j.updated_sequence, j.inputs,
     (SELECT w.name FROM workers w WHERE w.id = j.claim_worker_id), j.claim_attempt, j.priority,
-    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts, j.dependencies, j.regenerates"""
+    j.not_before, j.max_attempts, j.retry_of, j.retried_as, j.attempts, j.dependencies, j.regenerates,
+    j.finished_at"""
 ATTEMPT_COUNT = 25  # the position of j.attempts in JOB_COLUMNS
 DEPENDENCY_COUNT = 26  # the position of j.dependencies in JOB_COLUMNS
 # (dependent, upstream, upstream state, binds its output, resolution) of a set of jobs
@@ -132,6 +134,7 @@ def job(
         _,
         _,
         regenerates,
+        finished_at,
     ) = row
     state_value = JobState.from_code(state)
     input_ids = split_ids(inputs)
@@ -180,6 +183,7 @@ def job(
         ),
         regenerates=RepresentationId(regenerates) if regenerates is not None else None,
         production_id=production,
+        finished_at=from_micros(finished_at) if finished_at is not None else None,
     )
 
 
@@ -201,7 +205,7 @@ def representation(row: Row) -> Representation:
         id=RepresentationId(row[0]),
         asset_id=AssetId(row[1]),
         kind=RepresentationKind.from_code(row[2]),
-        path=PurePath(row[3]),
+        path=PurePath(files.decode_path(row[3])),
         root=row[4],
         size=row[5],
         modified_at=from_micros(row[6]),

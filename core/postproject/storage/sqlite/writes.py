@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from postproject import files
 from postproject.engine import WorkerFacts
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
@@ -174,7 +175,8 @@ class WriteSession(JobWrites, ProgressWrites):
 
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
         """(stored path, root name) of a representation as this edit sees it, or None."""
-        return self._one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))  # type: ignore[no-any-return]
+        row = self._one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))
+        return (files.decode_path(row[0]), row[1]) if row is not None else None
 
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self._exec(

@@ -1,0 +1,104 @@
+"""The SQL of job search (``Reads.search_jobs``): terms, time ranges and a keyset over (sort
+column, id). ``migrations/0005_job_search.sql`` says where each term is looked up."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from postproject.engine import JOB_SORTS, JobKey, JobQuery
+from postproject.storage.sqlite import rows
+
+TRIGRAM = 3  # shorter terms cannot use a trigram index: they scan the small tables with LIKE
+TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _term(term: str) -> tuple[str, list[Any]]:
+    """One term: the job's kind, output asset name, an agent or worker of its attempts, a
+    diagnostic, or its id (whole, or a tail of 6+ hex digits) contains it."""
+    like = _like(term)
+    fts = len(term) >= TRIGRAM
+    parts = [
+        "j.kind IN (SELECT kind FROM job_counts WHERE kind LIKE ? ESCAPE '\\')",
+        "j.output_asset_id IN (SELECT asset FROM asset_search WHERE "
+        + ("asset_search MATCH ?)" if fts else "name LIKE ? ESCAPE '\\')"),
+        "j.id IN (SELECT job_id FROM job_attempts WHERE agent_name IN "
+        "(SELECT name FROM job_agents WHERE name LIKE ? ESCAPE '\\'))",
+        "j.id IN (SELECT job_id FROM job_attempts WHERE worker_id IN "
+        "(SELECT id FROM workers WHERE name LIKE ? ESCAPE '\\'))",
+        "j.id IN (SELECT job FROM job_diagnostics WHERE "
+        + ("job_diagnostics MATCH ?)" if fts else "body LIKE ? ESCAPE '\\')"),
+    ]
+    params: list[Any] = [like, _phrase(term) if fts else like, like, like, _phrase(term) if fts else like]
+    digits = term.lower().lstrip("…").replace("-", "")
+    if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
+        if len(digits) == 32:
+            parts.append("j.id = ?")
+            params.append(bytes.fromhex(digits))
+        else:
+            parts.append("(substr(j.id, 14) = ? AND lower(hex(j.id)) LIKE ?)")
+            params.extend([bytes.fromhex(digits[-TAIL_HEX:]), f"%{digits}"])
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, list[Any]]:
+    """The statement and parameters of one page of ``query``."""
+    where: list[str] = []
+    params: list[Any] = []
+    if query.state is not None:
+        where.append("j.state = ?")
+        params.append(query.state)
+    if query.kind is not None:
+        where.append("j.kind = ?")
+        params.append(query.kind)
+    for term in query.terms:
+        clause, values = _term(term)
+        where.append(clause)
+        params.extend(values)
+    for column, low, high in (
+        ("requested_at", query.requested_after, query.requested_before),
+        ("finished_at", query.finished_after, query.finished_before),
+    ):
+        if low is not None:
+            where.append(f"j.{column} >= ?")
+            params.append(low)
+        if high is not None:
+            where.append(f"j.{column} < ?")
+            params.append(high)
+    column = JOB_SORTS[query.sort]
+    direction = "DESC" if query.descending else "ASC"
+    compare = "<" if query.descending else ">"
+    if after is not None:
+        if column == "id":
+            where.append(f"j.id {compare} ?")
+            params.append(after[1])
+        else:
+            where.append(f"(j.{column}, j.id) {compare} (?, ?)")
+            params.extend(after)
+    order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    sql = (
+        f"SELECT {rows.JOB_COLUMNS} FROM jobs j"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + f" ORDER BY {order} LIMIT ?"
+    )
+    params.append(limit)
+    return sql, params
+
+
+def failure_diagnostics(kind: str | None, limit: int) -> tuple[str, list[Any]]:
+    sql = (
+        "SELECT failure_diagnostic, count(*), max(id), max(finished_at) FROM jobs WHERE state = 4"
+        + (" AND kind = ?" if kind is not None else "")
+        + " GROUP BY failure_diagnostic ORDER BY count(*) DESC, failure_diagnostic LIMIT ?"
+    )
+    return sql, [*([kind] if kind is not None else []), limit]
