@@ -18,7 +18,16 @@ from postproject.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.types import Id
 
-DERIVED = frozenset({"job_counts"})  # maintained by triggers from the jobs rows
+DERIVED = frozenset({"job_counts", "job_agents"})  # maintained by triggers from the jobs and attempts rows
+# Search indexes (and SQLite's FTS5 shadow tables): never copied, rebuilt from the rows
+# (asset_search by its trigger on assets, job_diagnostics after the import).
+SEARCH_INDEXES = ("asset_search", "job_diagnostics")
+
+
+def _search_index(table: str) -> bool:
+    return any(table == name or table.startswith(f"{name}_") for name in SEARCH_INDEXES)
+
+
 TABLES = (
     "production",
     "job_clock",
@@ -38,6 +47,7 @@ TABLES = (
     "job_dependencies",
     "job_attempts",
     "job_attempt_logs",
+    "job_agents",
 )
 BATCH = 1000
 
@@ -95,7 +105,7 @@ def load(conn: Connection, where: str, dumps: Iterable[TableDump]) -> None:
         "DELETE FROM progress_signal"
     )  # a one-row counter, like job_clock: the copy brings its value
     for dump in dumps:
-        if dump.name in DERIVED:
+        if dump.name in DERIVED or _search_index(dump.name):
             continue
         if dump.name not in TABLES:
             raise UnsupportedError(f"the destination's schema has no table {dump.name!r}; upgrade it first")
@@ -120,6 +130,9 @@ def load(conn: Connection, where: str, dumps: Iterable[TableDump]) -> None:
                     batch = []
             if batch:
                 cursor.executemany(statement, batch)
+    conn.execute(  # its trigger fires on a failure, not on an insert
+        "INSERT INTO job_diagnostics (job, body) SELECT id, failure_diagnostic FROM jobs WHERE failure_diagnostic IS NOT NULL"
+    )
     # A source older than schema 4 has no progress signal: it starts at 0.
     conn.execute("INSERT INTO progress_signal (id, token) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
     # Identities continue after the copied ids, as SQLite's rowids do.

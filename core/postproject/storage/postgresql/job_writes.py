@@ -391,7 +391,7 @@ class JobWrites(Pipeline):
         set_job = (
             f"state = {REQUESTED}, available_at = %(now)s"
             if retry
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = %(diagnostic)s"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = %(diagnostic)s, finished_at = %(now)s"
         )
         action = Action.RETRY if retry else Action.FAIL
         return self._end_claim(
@@ -408,7 +408,7 @@ class JobWrites(Pipeline):
         return self._end_claim(
             job_id,
             f"state = {JobState.SUCCEEDED.code}, completion_activity_id = %(activity)s, "
-            "completion_representation_id = %(rep)s",
+            "completion_representation_id = %(rep)s, finished_at = %(now)s",
             f"{_HELD} AND state IN ({_codes(Action.COMPLETE)})",
             {"secret": secret, "now": now, "activity": Id(activity_id), "rep": Id(rep_id)},
             AttemptOutcome.SUCCEEDED,
@@ -444,7 +444,7 @@ class JobWrites(Pipeline):
         for its holder to confirm the stop (``lost`` when its lease already expired)."""
         return self._stop_claim(
             job_id,
-            f"state = {JobState.CANCELLED.code}",
+            f"state = {JobState.CANCELLED.code}, finished_at = %(now)s",
             f"state IN ({_codes(Action.CANCEL)})",
             now,
             AttemptOutcome.CANCELLED,
@@ -492,7 +492,7 @@ class JobWrites(Pipeline):
         set_job = (
             f"state = {REQUESTED}, available_at = %(now)s"
             if diagnostic is None
-            else f"state = {JobState.FAILED.code}, failure_diagnostic = %(failure)s"
+            else f"state = {JobState.FAILED.code}, failure_diagnostic = %(failure)s, finished_at = %(now)s"
         )
         return self._end_claim(
             job_id,

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from postproject.engine import WorkerRow
+from postproject.engine import JobKey, JobQuery, WorkerRow
 from postproject.errors import NotFoundError, Reason, StorageError, UnsupportedError
 from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
@@ -24,7 +24,7 @@ from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.jobs import Attempt, Job
 from postproject.model.revisions import Revision
-from postproject.storage.postgresql import rows
+from postproject.storage.postgresql import rows, search
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.types import Id
@@ -303,6 +303,15 @@ class Reader:
             + f" ORDER BY j.id {'DESC' if descending else 'ASC'} LIMIT %s"
         )
         return self.with_attempts(self.all(sql, [*params, limit]))
+
+    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
+        sql, params = search.job_search(query, after, limit, JOBS_WITH_ATTEMPTS)
+        with self.snapshot():
+            return self.with_attempts(self.all(sql, params))
+
+    def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:
+        sql, params = search.failure_diagnostics(kind, limit)
+        return [(text, count, bytes(job), finished) for text, count, job, finished in self.all(sql, params)]
 
     def claims_expiring(
         self, before: int, kind: str | None, after: tuple[int, bytes] | None, limit: int

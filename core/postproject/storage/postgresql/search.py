@@ -1,0 +1,100 @@
+"""The SQL of job search (``Reads.search_jobs``), as SQLite's (:mod:`postproject.storage.sqlite.search`).
+
+Terms match case-insensitively with ``ILIKE``; asset names and diagnostics through their GIN
+trigram indexes (``migrations/0005_job_search.sql``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from postproject.engine import JOB_SORTS, JobKey, JobQuery
+from postproject.storage.postgresql.types import Id
+
+TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _term(term: str) -> tuple[str, list[Any]]:
+    """One term: the job's kind, output asset name, an agent or worker of its attempts, a
+    diagnostic, or its id (whole, or a tail of 6+ hex digits) contains it."""
+    like = _like(term)
+    parts = [
+        "j.kind IN (SELECT kind FROM job_counts WHERE kind ILIKE %s)",
+        "j.output_asset_id IN (SELECT asset FROM asset_search WHERE name ILIKE %s)",
+        "j.id IN (SELECT job_id FROM job_attempts WHERE agent_name IN "
+        "(SELECT name FROM job_agents WHERE name ILIKE %s))",
+        "j.id IN (SELECT job_id FROM job_attempts WHERE worker_id IN "
+        "(SELECT id FROM workers WHERE name ILIKE %s))",
+        "j.id IN (SELECT job FROM job_diagnostics WHERE body ILIKE %s)",
+    ]
+    params: list[Any] = [like] * 5
+    digits = term.lower().lstrip("…").replace("-", "")
+    if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
+        if len(digits) == 32:
+            parts.append("j.id = %s")
+            params.append(Id(bytes.fromhex(digits)))
+        else:
+            parts.append("(substring(uuid_send(j.id) FROM 14) = %s AND replace(j.id::text, '-', '') LIKE %s)")
+            params.extend([bytes.fromhex(digits[-TAIL_HEX:]), f"%{digits}"])
+    return "(" + " OR ".join(parts) + ")", params
+
+
+def job_search(query: JobQuery, after: JobKey | None, limit: int, columns: str) -> tuple[str, list[Any]]:
+    """The statement and parameters of one page of ``query`` (``columns``: what a job row reads)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if query.state is not None:
+        where.append("j.state = %s")
+        params.append(query.state)
+    if query.kind is not None:
+        where.append("j.kind = %s")
+        params.append(query.kind)
+    for term in query.terms:
+        clause, values = _term(term)
+        where.append(clause)
+        params.extend(values)
+    for column, low, high in (
+        ("requested_at", query.requested_after, query.requested_before),
+        ("finished_at", query.finished_after, query.finished_before),
+    ):
+        if low is not None:
+            where.append(f"j.{column} >= %s")
+            params.append(low)
+        if high is not None:
+            where.append(f"j.{column} < %s")
+            params.append(high)
+    column = JOB_SORTS[query.sort]
+    direction = "DESC" if query.descending else "ASC"
+    compare = "<" if query.descending else ">"
+    if after is not None:
+        if column == "id":
+            where.append(f"j.id {compare} %s")
+            params.append(Id(after[1]))
+        else:
+            where.append(f"(j.{column}, j.id) {compare} (%s, %s)")
+            params.extend([after[0], Id(after[1])])
+    order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    sql = (
+        f"SELECT {columns} FROM jobs j"
+        + (f" WHERE {' AND '.join(where)}" if where else "")
+        + f" ORDER BY {order} LIMIT %s"
+    )
+    params.append(limit)
+    return sql, params
+
+
+def failure_diagnostics(kind: str | None, limit: int) -> tuple[str, list[Any]]:
+    sql = (
+        "SELECT failure_diagnostic, count(*), (array_agg(id ORDER BY id DESC))[1], max(finished_at) "
+        "FROM jobs WHERE state = 4"
+        + (" AND kind = %s" if kind is not None else "")
+        + ' GROUP BY failure_diagnostic ORDER BY count(*) DESC, failure_diagnostic COLLATE "C" LIMIT %s'
+    )
+    return sql, [*([kind] if kind is not None else []), limit]
