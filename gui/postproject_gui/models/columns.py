@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from postproject import JobState
-from postproject_gui import timefmt
+from postproject_gui import progress_text, timefmt
 from postproject_gui.services.types import JobRow
 from postproject_gui.states import STATE_LOOKS
 
@@ -122,6 +122,7 @@ class Column:
 
 CLAIMED = frozenset({JobState.CLAIMED})
 FAILED = frozenset({JobState.FAILED})
+CLAIMED_OR_STOPPING = frozenset({JobState.CLAIMED, JobState.CANCELLED, JobState.REQUESTED})
 
 COLUMNS: tuple[Column, ...] = (
     Column("state", "State", 152, _state, _state_tip, time_dependent=True, description="Lifecycle state"),
@@ -169,6 +170,16 @@ COLUMNS: tuple[Column, ...] = (
         time_dependent=True,
         states=CLAIMED,
         description="Lease countdown",
+    ),
+    Column(
+        "progress",
+        "Progress",
+        176,
+        lambda r, n: progress_text.progress_text(r.job, n),
+        lambda r, n: progress_text.progress_tip(r.job, n),
+        time_dependent=True,
+        states=CLAIMED_OR_STOPPING,
+        description="Progress of the running attempt: fraction, stage, time left",
     ),
     Column(
         "age",
