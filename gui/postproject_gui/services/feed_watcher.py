@@ -129,6 +129,7 @@ class FeedWatcher(QObject):
                 try:
                     if production is None:
                         production = Production.open(self._path, read_only=True, clock=self._clock)
+                        progress = self._progress_probe(production)  # the baseline, before "live"
                         self._post(None, after, live=True)  # readable: live before the first wait ends
                     changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH, stop=self._stop)
                     self._probed = self._timer()
