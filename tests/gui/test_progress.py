@@ -100,7 +100,7 @@ def test_progress_texts_and_the_model_role(qtmodeltester: ModelTester, farm: Far
 
 
 def test_live_progress_log_and_cancelling_in_the_window(
-    qtbot: Any, make_window: WindowFactory, farm: Farm
+    qtbot: Any, qtmodeltester: ModelTester, make_window: WindowFactory, farm: Farm
 ) -> None:
     window: MainWindow = make_window(farm.production.path, farm.clock)
     window.tabs.setCurrentIndex(JOBS)
@@ -125,6 +125,7 @@ def test_live_progress_log_and_cancelling_in_the_window(
     workers = window.workers.model
     wait_for(qtbot, lambda: workers.row_of("render-01") is not None, timeout=8000)
     wait_for(qtbot, lambda: "40% · encode" in str(workers.data(workers.index(0, 4))), timeout=8000)
+    qtmodeltester.check(workers)
 
     farm.report(0.75, "publish")
     wait_for(qtbot, lambda: "75% · publish" in str(workers.data(workers.index(0, 4))), timeout=8000)
