@@ -140,7 +140,8 @@ def views(path: Path) -> dict[str, list[str]]:
     with Production.open(path, read_only=True) as production:
         failed = production.jobs(state=JobState.FAILED, newest_first=True, limit=1).items[0].id
         stuck = production.claims_expiring(limit=1).items[0].id
-        live = production.jobs(state=JobState.CLAIMED, newest_first=True, limit=1).items[0].id
+        claimed = production.jobs(state=JobState.CLAIMED, newest_first=True, limit=20).items
+        live = next(j.id for j in claimed if j.progress is not None)  # one that reports progress
         stale = production.stale_artifacts(limit=1000).items
         chain_end = next(k.representation_id for k in stale if k.reasons[0].code == "upstream_not_current")
     return {

@@ -1,5 +1,5 @@
-"""Draws a progress cell: a small bar of the fraction done (``PROGRESS_ROLE``) before the
-cell's text (``42% · encode · 1m 05s left``). Cells without a fraction draw only their text."""
+"""Draws a progress cell: a small bar of the fraction done (``PROGRESS_ROLE``), in the row's
+state colour, before the cell's text (``42% · encode · 1m 05s left``). Cells without a fraction draw only their text."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from postproject_gui.models import roles
+from postproject_gui.models.columns import column
+
+STATE_COLUMN = column("state")  # the bar takes the row's state colour (claimed, or stuck amber)
 
 BAR_WIDTH = 52
 BAR_HEIGHT = 6
@@ -54,7 +57,10 @@ class ProgressDelegate(QStyledItemDelegate):
         bar = QRectF(rect.x(), rect.center().y() - BAR_HEIGHT / 2 + 0.5, BAR_WIDTH, BAR_HEIGHT)
         track = QColor(opt.palette.color(QPalette.ColorRole.Text))
         track.setAlphaF(0.15)
-        fill = QColor(opt.palette.color(QPalette.ColorRole.Highlight))
+        state = index.siblingAtColumn(STATE_COLUMN).data(Qt.ItemDataRole.ForegroundRole)
+        fill = (
+            QColor(state) if isinstance(state, QColor) else QColor(opt.palette.color(QPalette.ColorRole.Link))
+        )
         if opt.state & QStyle.StateFlag.State_Selected:
             fill = QColor(opt.palette.color(QPalette.ColorRole.HighlightedText))
         paint_bar(painter, bar, value, track, fill)
