@@ -73,7 +73,7 @@ def test_preview_lists_each_job_and_enqueue_requests_exactly_those(
         "proxies",
         "profile = proxy-720p",
     )
-    assert by_kind["render-review"][3] == "output of step 1 (new A001_C002_proxy.mov (proxy))"
+    assert by_kind["render-review"][3] == "output of step 1 (new proxy)"
     assert by_kind["render-review"][6] == "lut = show-lut-v3\nburn_in = true"
     assert by_kind["render-review"][5] == "—"
     dialog.grab().save(str(tmp_path / "dialog.png"))

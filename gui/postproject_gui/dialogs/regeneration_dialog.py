@@ -108,7 +108,9 @@ def plan_record(
 
     def input_text(rep_id: RepresentationId) -> str:
         if rep_id in steps and rep_id != plan.artifact_id:
-            return f"output of step {steps[rep_id]} (new {representation_text(rep_id, rows)})"
+            row = rows.get(rep_id)
+            kind = row.representation.kind.value if row is not None else "artifact"
+            return f"output of step {steps[rep_id]} (new {kind})"
         if rep_id in superseded:
             return f"{representation_text(rep_id, rows)} — superseded"
         return representation_text(rep_id, rows)
