@@ -174,7 +174,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "progress",
         "Progress",
-        176,
+        236,
         lambda r, n: progress_text.progress_text(r.job, n),
         lambda r, n: progress_text.progress_tip(r.job, n),
         time_dependent=True,
