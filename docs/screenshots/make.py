@@ -87,7 +87,6 @@ def live_workers(path: Path) -> Iterator[None]:
                 )
             )
             tx.commit()
-        report_progress(production, path, running[1:])
 
         def beat() -> None:  # its own connection: a production belongs to the thread that opened it
             with Production.open(path) as own:
@@ -100,6 +99,7 @@ def live_workers(path: Path) -> Iterator[None]:
         thread = threading.Thread(target=beat, daemon=True)
         thread.start()
         time.sleep(OFFLINE_AFTER.total_seconds() + 1)  # render-03 is offline, its lease ran out
+        report_progress(production, path, running[1:])
         with production.edit() as tx:
             tx.heartbeat(two)
             tx.heartbeat(four)
@@ -111,13 +111,12 @@ def live_workers(path: Path) -> Iterator[None]:
             thread.join()
 
 
-PROGRESS = ((0.62, "encode", "frame 149 of 240"), (0.18, "decode", "frame 43 of 240"), (0.91, "encode", None))
+PROGRESS = ((0.34, "encode", "frame 82 of 240"), (0.12, "decode", "frame 29 of 240"), (0.27, "encode", None))
 
 
 def report_progress(production: Production, path: Path, leases: list[JobLease]) -> None:
-    """The running attempts report progress a few seconds after their claims (so time left
+    """The running attempts report progress (half a minute after their claims, so time left
     can be told), and each records its log file, as the reference executor does."""
-    time.sleep(3)
     logs = path.parent / "logs"
     logs.mkdir(exist_ok=True)
     for number, (lease, (fraction, stage, message)) in enumerate(zip(leases, PROGRESS, strict=False)):

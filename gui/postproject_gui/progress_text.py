@@ -31,14 +31,16 @@ def started_at(job: Job) -> datetime | None:
 
 
 def time_left(job: Job, now: datetime) -> timedelta | None:
-    """Time left for the running attempt at ``now`` (None when it cannot be told)."""
+    """Time left for the running attempt at ``now``: the estimate at its last report less the
+    time since (None when it cannot be told, or the estimate has run out)."""
     progress, start = job.progress, started_at(job)
     if progress is None or start is None:
         return None
     remaining = progress.remaining(start)
     if remaining is None:
         return None
-    return max(remaining - max(now - progress.updated_at, timedelta(0)), timedelta(0))
+    left = remaining - max(now - progress.updated_at, timedelta(0))
+    return left if left > timedelta(0) else None  # past the estimate: no honest figure
 
 
 def fraction(job: Job) -> float | None:

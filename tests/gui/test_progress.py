@@ -79,6 +79,7 @@ def test_progress_texts_and_the_model_role(qtmodeltester: ModelTester, farm: Far
     assert progress_text.progress_text(job, now) == "25% · encode · 30s left"
     assert "encode frame" in progress_text.progress_tip(job, now)
     assert progress_text.progress_text(job, now + timedelta(seconds=10)) == "25% · encode · 20s left"
+    assert progress_text.progress_text(job, now + timedelta(seconds=40)) == "25% · encode"  # estimate ran out
 
     model = JobTableModel(farm.clock.now)
     qtmodeltester.check(model)
