@@ -57,7 +57,7 @@ class ProgressDelegate(QStyledItemDelegate):
         bar = QRectF(rect.x(), rect.center().y() - BAR_HEIGHT / 2 + 0.5, BAR_WIDTH, BAR_HEIGHT)
         track = QColor(opt.palette.color(QPalette.ColorRole.Text))
         track.setAlphaF(0.15)
-        state = index.siblingAtColumn(STATE_COLUMN).data(Qt.ItemDataRole.ForegroundRole)
+        state = index.sibling(index.row(), STATE_COLUMN).data(Qt.ItemDataRole.ForegroundRole)
         fill = (
             QColor(state) if isinstance(state, QColor) else QColor(opt.palette.color(QPalette.ColorRole.Link))
         )
