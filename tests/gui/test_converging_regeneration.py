@@ -104,6 +104,7 @@ def test_regenerate_stale_downstream_then_the_workers_run_leaves_nothing_stale(
     (dialog,) = previewed
     steps = [dialog.plan_model.record(r)[0] for r in range(dialog.plan_model.rowCount())]
     assert steps == ["1", "2 ← 1"]  # the thumbnail waits for the new proxy
+    dialog.deleteLater()
     (thumb,) = [j for j in requested if j.waiting_on]
     (proxy,) = [j for j in requested if not j.waiting_on]
     assert thumb.waiting_on == (proxy.id,) and [b.output.job_id for b in thumb.bound_inputs] == [proxy.id]

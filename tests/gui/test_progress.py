@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from pytestqt.modeltest import ModelTester
+from shiboken6 import Shiboken
 
 from postproject import (
     AgentIdentity,
@@ -98,6 +99,8 @@ def test_progress_texts_and_the_model_role(qtmodeltester: ModelTester, farm: Far
     model.apply_changes({farm.job: row(production, NameCache(), stopping)})
     assert model.index(model.row_of(farm.job) or 0, column("state")).data() == "Cancelling…"
     assert model.index(model.row_of(farm.job) or 0, PROGRESS).data() == "cancelling…"
+    model.shutdown()
+    Shiboken.delete(model)  # on the GUI thread, not whenever (and wherever) the collector runs
 
 
 def test_live_progress_log_and_cancelling_in_the_window(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from shiboken6 import Shiboken
 
 from postproject import ArtifactState, Production
 from postproject_gui.artifact_states import KNOWLEDGE_LOOKS, KnowledgeGlyph
@@ -47,6 +48,7 @@ def test_superseded_artifact_is_faded_with_an_arrow_to_its_replacement_and_can_b
     assert str(chain.proxy) not in scene.nodes
     scene.set_show_superseded(True)
     assert str(chain.proxy) in scene.nodes and len(scene.supersessions) == 1
+    Shiboken.delete(scene)  # on the GUI thread, not whenever (and wherever) the collector runs
 
 
 def test_superseded_has_its_own_look_in_the_legend() -> None:
