@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from postproject import AgentIdentity, JobState, Production, ToolIdentity
+from postproject import AgentIdentity, JobLease, JobState, Production, ToolIdentity
 from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER
 
 HERE = Path(__file__).resolve().parent
@@ -65,6 +65,7 @@ def live_workers(path: Path) -> Iterator[None]:
             two = tx.register_worker("render-02", capacity=2, host="render-02.farm")
             four = tx.register_worker("render-04", capacity=1, host="render-04.farm")
             tx.commit()
+        running = []
         for job, session, agent in zip(
             waiting, (four, two, two), ("render-04/7781", "render-02/5120", "render-02/5120"), strict=False
         ):
@@ -73,14 +74,17 @@ def live_workers(path: Path) -> Iterator[None]:
                     job.id, NODE, timedelta(minutes=10), AgentIdentity(agent), worker=session
                 )
                 tx.commit()
+            running.append(lease)
             if session is four and job is waiting[0]:
                 with production.edit(origin="postproject-worker 0.1.0", message="Release job claim") as tx:
                     tx.release_job_lease(lease)  # skipped here: its input is on another site
                     tx.commit()
         rest = production.jobs(state=JobState.REQUESTED, limit=1).items
         with production.edit(origin="postproject-worker 0.1.0", message="Claim job") as tx:
-            tx.claim_job_lease(
-                rest[0].id, NODE, timedelta(minutes=10), AgentIdentity("render-04/7781"), worker=four
+            running.append(
+                tx.claim_job_lease(
+                    rest[0].id, NODE, timedelta(minutes=10), AgentIdentity("render-04/7781"), worker=four
+                )
             )
             tx.commit()
 
@@ -95,6 +99,7 @@ def live_workers(path: Path) -> Iterator[None]:
         thread = threading.Thread(target=beat, daemon=True)
         thread.start()
         time.sleep(OFFLINE_AFTER.total_seconds() + 1)  # render-03 is offline, its lease ran out
+        report_progress(production, path, running[1:])
         with production.edit() as tx:
             tx.heartbeat(two)
             tx.heartbeat(four)
@@ -106,12 +111,36 @@ def live_workers(path: Path) -> Iterator[None]:
             thread.join()
 
 
+PROGRESS = ((0.34, "encode", "frame 82 of 240"), (0.12, "decode", "frame 29 of 240"), (0.27, "encode", None))
+
+
+def report_progress(production: Production, path: Path, leases: list[JobLease]) -> None:
+    """The running attempts report progress (half a minute after their claims, so time left
+    can be told), and each records its log file, as the reference executor does."""
+    logs = path.parent / "logs"
+    logs.mkdir(exist_ok=True)
+    for number, (lease, (fraction, stage, message)) in enumerate(zip(leases, PROGRESS, strict=False)):
+        log = logs / f"attempt-{number}.log"
+        frames = int(fraction * 240)
+        log.write_text(
+            "postproject-worker 0.1.0: claimed, profile proxy-720p\n"
+            "probe: 1920x1080 24 fps, 240 frames, prores\n"
+            + "".join(f"encode: frame {f} of 240\n" for f in range(0, frames, 24)),
+            encoding="utf-8",
+        )
+        with production.edit() as tx:
+            tx.report_progress(lease, fraction=fraction, stage=stage, message=message)
+            tx.record_attempt_log(lease, path=log)
+            tx.commit()
+
+
 def views(path: Path) -> dict[str, list[str]]:
     """The snapshot arguments of each picture, with ids read through the core."""
     with Production.open(path, read_only=True) as production:
         failed = production.jobs(state=JobState.FAILED, newest_first=True, limit=1).items[0].id
         stuck = production.claims_expiring(limit=1).items[0].id
-        live = production.jobs(state=JobState.CLAIMED, newest_first=True, limit=1).items[0].id
+        claimed = production.jobs(state=JobState.CLAIMED, newest_first=True, limit=20).items
+        live = next(j.id for j in claimed if j.progress is not None)  # one that reports progress
         stale = production.stale_artifacts(limit=1000).items
         chain_end = next(k.representation_id for k in stale if k.reasons[0].code == "upstream_not_current")
     return {

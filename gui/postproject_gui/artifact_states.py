@@ -4,7 +4,9 @@ The counterpart of :mod:`postproject_gui.states` for representations. Every stat
 label, a text glyph (for plain-text outputs and snapshots), a painted glyph shape and a
 colour per theme, so state is never shown by colour alone. The shapes differ from the job
 glyphs on purpose: a tick (current), a circular arrow (stale: regenerate it), a diamond
-(diverged: the file itself changed) and a dotted ring (indeterminate: not enough evidence).
+(diverged: the file itself changed), a dotted ring (indeterminate: not enough evidence) and
+a faded ring with an arrow leaving it (superseded: a regeneration replaced it; the graph
+draws an arrow to the replacement).
 
 Reason texts come from :func:`postproject.knowledge.describe`, with the raw representation
 ids it mentions replaced by readable labels when the caller knows them.
@@ -29,6 +31,7 @@ class KnowledgeGlyph(enum.Enum):
     REFRESH = "refresh"  # stale
     DIAMOND = "diamond"  # diverged
     DOTTED = "dotted"  # indeterminate
+    SUPERSEDED = "superseded"  # superseded: a faded ring with an arrow leaving it (to its replacement)
     SOURCE = "source"  # source media: a small square
     ONLINE = "online"  # a filled dot
     OFFLINE = "offline"  # a ring with a bar
@@ -59,7 +62,7 @@ KNOWLEDGE_LOOKS: dict[ArtifactState, ArtifactLook] = {
         "Indeterminate", "?", KnowledgeGlyph.DOTTED, "Not enough evidence to tell (see the reasons)"
     ),
     ArtifactState.SUPERSEDED: ArtifactLook(
-        "Superseded", "⤳", KnowledgeGlyph.DOTTED, "A regeneration replaced it: use its replacement"
+        "Superseded", "⤳", KnowledgeGlyph.SUPERSEDED, "A regeneration replaced it: use its replacement"
     ),
 }
 SOURCE_LOOK = ArtifactLook("Source", "▪", KnowledgeGlyph.SOURCE, "Source media: no activity produced it")

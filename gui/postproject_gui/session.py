@@ -88,6 +88,8 @@ class MonitorSession(QObject):
         self._detail_id: JobId | None = None
         self._detail: JobDetail | None = None
         self._dirty: set[JobId] = set()
+        self._progress_reading = False
+        self._progress_again = False
         self._feed_head = 0
         self._applied = -1
         self._updating = False
@@ -207,6 +209,7 @@ class MonitorSession(QObject):
         watcher.jobs_changed.connect(self._on_jobs_changed)
         watcher.head_changed.connect(self._on_head)
         watcher.live_changed.connect(self._on_live)
+        watcher.progress_moved.connect(self._on_progress)
         self._watcher = watcher
         watcher.start()
         self._liveness.start()
@@ -386,6 +389,47 @@ class MonitorSession(QObject):
     def _on_jobs_changed(self, ids: frozenset[JobId]) -> None:
         self._dirty |= ids
         self._kick()
+
+    def _on_progress(self, _token: int) -> None:
+        """A running attempt reported progress (not a revision): re-read the claimed (or
+        stopping) rows shown, the job shown in the detail, and the workers."""
+        if self._held or self.info is None:
+            return
+        if self._progress_reading:
+            self._progress_again = True
+            return
+        self._progress_reading = True
+        self.spawn(self._refresh_progress(), "Updating progress")
+        self.workers.on_progress()
+
+    def running_ids(self) -> set[JobId]:
+        """The jobs shown whose progress can move: claimed ones and unconfirmed stops."""
+        ids = {
+            r.id for r in self.table.rows() if r.job.state is JobState.CLAIMED or r.job.stopping is not None
+        }
+        detail = self._detail
+        if detail is not None and (detail.job.state is JobState.CLAIMED or detail.job.stopping is not None):
+            ids.add(detail.job.id)
+        return ids
+
+    async def _refresh_progress(self) -> None:
+        try:
+            while True:
+                self._progress_again = False
+                ids = self.running_ids()
+                if ids:
+                    rows = await self.service.jobs(ids)
+                    if self._held:
+                        return
+                    self.table.apply_changes(
+                        {k: v for k, v in rows.items() if self.table.row_of(k) is not None}
+                    )
+                    if self._detail_id is not None and self._detail_id in ids:
+                        await self._read_detail(self._detail_id)
+                if not self._progress_again:
+                    break
+        finally:
+            self._progress_reading = False
 
     def _on_head(self, head: int) -> None:
         self._feed_head = max(self._feed_head, head)

@@ -147,6 +147,8 @@ def claim_health(job: Job, now: datetime, lease_start: datetime | None = None) -
 def state_text(job: Job, now: datetime, lease_start: datetime | None = None) -> str:
     """``Claimed · stuck``-style label for a job's state and claim health."""
     label = STATE_LOOKS[job.state].label
+    if job.stopping is not None:  # a cancel or requeue its worker has not confirmed yet
+        return "Cancelling…" if job.state is JobState.CANCELLED else f"{label} · stopping…"
     health = claim_health(job, now, lease_start)
     if health is ClaimHealth.STUCK:
         return f"{label} · stuck"

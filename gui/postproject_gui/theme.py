@@ -351,6 +351,18 @@ def paint_artifact_glyph(painter: QPainter, glyph: KnowledgeGlyph, colour: QColo
         painter.setPen(pen)
         painter.drawEllipse(circle)
         _dot(painter, colour, c, s * 0.08)
+    elif glyph is KnowledgeGlyph.SUPERSEDED:
+        faded = QColor(colour)
+        faded.setAlphaF(0.55)
+        pen.setColor(faded)
+        painter.setPen(pen)
+        painter.drawArc(circle.translated(-r * 0.35, 0), 40 * 16, 280 * 16)
+        pen.setColor(colour)
+        painter.setPen(pen)
+        painter.drawLine(QPointF(x - r * 0.2, y), QPointF(x + r * 1.05, y))
+        painter.drawPolyline(
+            polygon((x + r * 0.55, y - r * 0.5), (x + r * 1.05, y), (x + r * 0.55, y + r * 0.5))
+        )
     elif glyph is KnowledgeGlyph.SOURCE:
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)

@@ -135,6 +135,16 @@ class WorkerWatch(QObject):
             elif not self._soon.isActive():
                 self._soon.start(int(wait * 1000) + 1)
 
+    def on_progress(self) -> None:
+        """A running job reported progress: read again (throttled) while workers are shown."""
+        if not self._wanted:
+            return
+        wait = MIN_GAP_SECONDS - (monotonic() - self._last_read)
+        if wait <= 0:
+            self.refresh()
+        elif not self._soon.isActive():
+            self._soon.start(int(wait * 1000) + 1)
+
     def refresh(self) -> None:
         """Read the workers now (or right after the read in flight)."""
         if self._stopped or not self._started:

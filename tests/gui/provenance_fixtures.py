@@ -256,3 +256,29 @@ def change_original_elsewhere(chain: Chain) -> None:
         text=True,
         timeout=60,
     )
+
+
+def supersede_proxy(chain: Chain) -> RepresentationId:
+    """Change the original, regenerate the proxy through its plan (``enqueue_plans``), claim
+    and complete that job: the new proxy supersedes the old one. Returns the new proxy."""
+    chain.change_original()
+    production = chain.production
+    plans = production.plan_regeneration([chain.proxy])
+    with production.edit() as tx:
+        (job,) = tx.enqueue_plans(plans)
+        tx.commit()
+    with production.edit() as tx:
+        lease = tx.claim_job_lease(job, FFMPEG, timedelta(minutes=5), AgentIdentity("render-07"))
+        tx.commit()
+    out = chain.media / "proxies" / "A001_C002_proxy_v2.mov"
+    out.write_bytes(b"proxy made from v2" * 16)
+    with lease, production.edit() as tx:
+        rep = tx.add_representation(chain.asset, RepresentationKind.PROXY, out.name, root="proxies")
+        activity = tx.create_activity(
+            ActivitySpec(PROXY_KIND, inputs=(chain.original,), outputs=(rep,), tool=FFMPEG)
+        )
+        tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
+        tx.complete_job_lease(lease, rep, activity)
+        tx.commit()
+    assert production.representation(chain.proxy).superseded_by == rep
+    return rep

@@ -137,16 +137,23 @@ def test_plan_and_enqueue_request_exactly_the_previewed_jobs_and_select_them(
     production = chain.production
     new = production.jobs(state=JobState.REQUESTED).items
     assert len(new) == 2
-    for plan, job in zip(plans, sorted(new, key=lambda j: j.id.int), strict=True):
+    # Requested as one DAG (enqueue_plans): an input another plan regenerates is bound to
+    # that plan's job output, and the job waits for that job.
+    by_artifact = {j.regenerates: j for j in new}
+    for plan in plans:
+        job = by_artifact[plan.artifact_id]
+        upstream = [by_artifact[i].id for i in plan.job.inputs if i in by_artifact]
+        assert [b.output.job_id for b in job.bound_inputs] == upstream
+        assert list(job.waiting_on) == upstream
         assert (
             job.kind,
-            job.inputs,
+            tuple(i for i in job.inputs),
             job.output_asset_id,
             job.output_representation_kind,
             job.target_root,
         ) == (
             plan.job.kind,
-            tuple(plan.job.inputs),
+            tuple(i for i in plan.job.inputs if i not in by_artifact),
             plan.job.output_asset_id,
             plan.job.output_representation_kind,
             plan.job.target_root,

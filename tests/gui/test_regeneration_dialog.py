@@ -61,8 +61,11 @@ def test_preview_lists_each_job_and_enqueue_requests_exactly_those(
     assert dialog.anyway.isHidden()
     assert dialog.enqueue.text() == "Enqueue 3 jobs"
     records = [dialog.plan_model.record(i) for i in range(dialog.plan_model.rowCount())]
-    by_kind = {r[1]: r for r in records}
+    by_kind = {r[2]: r for r in records}
+    steps = {r[2]: r[0] for r in records}  # dependency order, and the step each waits for
+    assert steps["generate-proxy"] == "1" and steps["render-review"] == "2 ← 1"
     assert by_kind["generate-proxy"] == (
+        "1",
         "A001_C002 · proxy\nproxies:A001_C002_proxy.mov",
         "generate-proxy",
         "A001_C002.mov (original)",
@@ -70,9 +73,9 @@ def test_preview_lists_each_job_and_enqueue_requests_exactly_those(
         "proxies",
         "profile = proxy-720p",
     )
-    assert by_kind["render-review"][2] == "A001_C002_proxy.mov (proxy)"
-    assert by_kind["render-review"][5] == "lut = show-lut-v3\nburn_in = true"
-    assert by_kind["render-review"][4] == "—"
+    assert by_kind["render-review"][3] == "output of step 1 (new proxy)"
+    assert by_kind["render-review"][6] == "lut = show-lut-v3\nburn_in = true"
+    assert by_kind["render-review"][5] == "—"
     dialog.grab().save(str(tmp_path / "dialog.png"))
     assert not QImage(str(tmp_path / "dialog.png")).isNull()
 
@@ -165,3 +168,17 @@ def test_nothing_plannable_never_enqueues(
     assert RegenerationDialog.ask(None, (), unplannable) is None
     assert not seen[0].enqueue.isEnabled()
     assert seen[0].summary.text().startswith("Nothing can be planned.")
+
+
+def test_preview_orders_jobs_upstream_first_whatever_order_they_come_in(qtbot: QtBot, chain: Chain) -> None:
+    chain.change_original()
+    downstream = chain.production.plan_downstream_regeneration(chain.original)
+    backwards = tuple(reversed(downstream.plans))
+    dialog = RegenerationDialog(backwards, rows=rows_for(chain))
+    qtbot.addWidget(dialog)
+    order = [p.artifact_id for p in dialog.plans]
+    assert order.index(chain.proxy) < order.index(chain.render)
+    assert dialog.selected_plans() == dialog.plans
+    render = dialog.plan_model.record(order.index(chain.render))
+    assert render[0] == f"{order.index(chain.render) + 1} ← {order.index(chain.proxy) + 1}"
+    assert "output of step" in render[3]

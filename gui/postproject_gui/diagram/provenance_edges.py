@@ -169,3 +169,41 @@ def gap_point(points: tuple[Point, ...], column_left: float) -> tuple[float, flo
             return (x0 + x1) / 2, (y0 + y1) / 2
     (x0, y0), (x1, y1) = points[0], points[-1]
     return (x0 + x1) / 2, (y0 + y1) / 2
+
+
+class SupersessionItem(QGraphicsItem):
+    """A dashed arrow from a superseded artifact to its replacement: out of the old node's
+    right side, round through the gap beside the column, into the replacement's right side
+    (both usually sit in one column: they were made from the same inputs)."""
+
+    def __init__(self, source: QRectF, target: QRectF, style: GraphStyle) -> None:
+        super().__init__()
+        self.style = style
+        start = QPointF(source.right(), source.center().y())
+        end = QPointF(target.right(), target.center().y())
+        bulge = max(start.x(), end.x()) + 26
+        path = QPainterPath(start)
+        path.cubicTo(QPointF(bulge, start.y()), QPointF(bulge, end.y()), end)
+        self.path = path
+        self.end = end
+        self._bounds = path.boundingRect().adjusted(-8, -8, 8, 8)
+        self.setZValue(-1)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setToolTip("superseded by (a regeneration replaced it)")
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        colour = self.style.muted
+        pen = QPen(colour, 1.3)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self.path)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        x, y = self.end.x(), self.end.y()
+        painter.drawPolygon(polygon((x, y), (x + 7, y - 3.5), (x + 7, y + 3.5)))  # points left, into the node

@@ -18,6 +18,7 @@ Signals (narrow and typed; ids are the canonical UUID text):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +42,7 @@ LAYER_GAP = 96.0
 NODE_GAP = 16.0
 MARGIN = 24.0
 BANNER_SPACE = 34.0
+SUPERSEDED_OPACITY = 0.45  # superseded artifacts are drawn faded
 Knowledge = Mapping[RepresentationId, ArtifactKnowledge]
 
 
@@ -69,6 +71,9 @@ class ProvenanceScene(QGraphicsScene):
         self.nodes: dict[str, items.NodeItem] = {}
         self.edges: dict[tuple[str, str], edges_.EdgeItem] = {}
         self.banner: edges_.BannerItem | None = None
+        self.supersessions: list[edges_.SupersessionItem] = []
+        self._show_superseded = True
+        self._full: ProvenanceGraph | None = None  # the graph as given (before hiding superseded)
         self._selected = ""
         self._quiet = False  # while rebuilding or selecting: selectionChanged is handled once after
         self.setBackgroundBrush(self._style.background)
@@ -100,6 +105,8 @@ class ProvenanceScene(QGraphicsScene):
             node_item.style = self._style
         for edge in self.edges.values():
             edge.style = self._style
+        for arrow in self.supersessions:
+            arrow.style = self._style
         if self.banner is not None:
             self.banner.style = self._style
         if self._graph is not None:
@@ -107,12 +114,45 @@ class ProvenanceScene(QGraphicsScene):
                 self._restyle(node)
         self.update()
 
+    @property
+    def show_superseded(self) -> bool:
+        return self._show_superseded
+
+    def set_show_superseded(self, show: bool) -> None:
+        """Draw superseded artifacts (faded, with an arrow to their replacement) or hide them."""
+        if show == self._show_superseded:
+            return
+        self._show_superseded = show
+        if self._full is not None:
+            self.show_graph(self._full, self._knowledge)
+
+    def _visible(self, graph: ProvenanceGraph) -> ProvenanceGraph:
+        """``graph`` without its superseded artifacts (and their edges) when they are hidden;
+        the focus always stays."""
+        self._full = graph
+        if self._show_superseded:
+            return graph
+        hidden = {
+            n.id
+            for n in graph.nodes
+            if isinstance(n, RepresentationNode) and n.superseded_by is not None and n.id != graph.focus
+        }
+        if not hidden:
+            return graph
+        return dataclasses.replace(
+            graph,
+            nodes=tuple(n for n in graph.nodes if n.id not in hidden),
+            edges=tuple(e for e in graph.edges if e.source not in hidden and e.target not in hidden),
+        )
+
     def show_graph(self, graph: ProvenanceGraph, knowledge: Knowledge | None = None) -> None:
         """Replace the drawing with ``graph`` (knowledge adds reasons to representation nodes)."""
+        graph = self._visible(graph)
         had_selection = bool(self._selected)
         self._quiet = True
         try:
             self.nodes, self.edges, self.banner, self._selected = {}, {}, None, ""
+            self.supersessions = []
             self.clear()
             self._set_values(graph, knowledge)
             self._place(graph)
@@ -125,7 +165,7 @@ class ProvenanceScene(QGraphicsScene):
     def clear_graph(self) -> None:
         """Show nothing (the production was closed)."""
         self.show_graph(ProvenanceGraph(RepresentationId(bytes(16)), (), (), False))
-        self._graph = None
+        self._graph = self._full = None
 
     def update_graph(self, graph: ProvenanceGraph, knowledge: Knowledge | None = None) -> bool:
         """Apply a newer graph; True when the nodes had to be laid out again (see module doc)."""
@@ -133,6 +173,7 @@ class ProvenanceScene(QGraphicsScene):
         if old is None or old.focus != graph.focus:
             self.show_graph(graph, knowledge)
             return True
+        graph = self._visible(graph)
         old_knowledge = self._knowledge
         self._set_values(graph, knowledge)
         if _shape(old) == _shape(graph):
@@ -143,6 +184,7 @@ class ProvenanceScene(QGraphicsScene):
                     rep is not None and old_knowledge.get(rep) != self._knowledge.get(rep)
                 ):
                     self._restyle(node)
+            self._add_supersessions(graph)
             self._set_banner(graph)
             return False
         self.relayout_started.emit()
@@ -255,6 +297,7 @@ class ProvenanceScene(QGraphicsScene):
             item.setPos(position.x, position.y)
             self._restyle(node)
         self._add_edges(graph, layout)
+        self._add_supersessions(graph)
         self._set_banner(graph)
         top = -BANNER_SPACE if graph.truncated else 0.0
         self.setSceneRect(
@@ -282,6 +325,7 @@ class ProvenanceScene(QGraphicsScene):
                 node, self._knowledge.get(node.id), node.id in self._produced
             )
             colour = self._palette.source if look is looks.SOURCE_LOOK else self._palette.knowledge(state)
+            item.setOpacity(SUPERSEDED_OPACITY if node.superseded_by is not None else 1.0)
             item.set_values(
                 asset=node.asset_name or "unnamed asset",
                 kind=node.kind.value,
@@ -322,6 +366,25 @@ class ProvenanceScene(QGraphicsScene):
             self.edges[key] = item
             self.addItem(item)
         self._place_labels(layout)
+
+    def _add_supersessions(self, graph: ProvenanceGraph) -> None:
+        """A dashed arrow from each superseded artifact to its replacement when both are drawn."""
+        for item in self.supersessions:
+            self.removeItem(item)
+        self.supersessions = []
+        for node in graph.nodes:
+            if not isinstance(node, RepresentationNode) or node.superseded_by is None:
+                continue
+            source, target = self.nodes.get(str(node.id)), self.nodes.get(str(node.superseded_by))
+            if source is None or target is None:
+                continue
+            arrow = edges_.SupersessionItem(
+                source.mapRectToScene(QRectF(0, 0, *items.REP_SIZE)),
+                target.mapRectToScene(QRectF(0, 0, *items.REP_SIZE)),
+                self._style,
+            )
+            self.supersessions.append(arrow)
+            self.addItem(arrow)
 
     def _place_labels(self, layout: GraphLayout) -> None:
         """Role labels in the gap before the target's column, pushed apart where they would touch."""

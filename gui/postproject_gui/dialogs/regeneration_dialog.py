@@ -5,8 +5,12 @@ target root and parameters) and the artifacts that cannot be planned with the re
 some cannot be planned, "Enqueue" stays disabled until the user ticks "Enqueue the
 plannable ones anyway", so a partial regeneration is always a deliberate choice.
 
-``ask`` returns exactly the plans to enqueue (all of the previewed ones) or None; the caller
-enqueues them in one transaction (``Transaction.enqueue_plan`` for each, one ``commit``).
+Jobs are listed in dependency order (steps): an input that another listed plan regenerates
+is bound to that plan's job output (``plan_bindings``), so its job waits for that step and
+works from what it made; the Inputs column says so ("output of step 1 ...").
+
+``ask`` returns exactly the plans to enqueue (all of the previewed ones, in step order) or
+None; the caller enqueues them as one dependency graph (``Transaction.enqueue_plans``).
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import DownstreamRegeneration, RegenerationPlan, RepresentationId, Unplannable
+from postproject.knowledge.regeneration import plan_bindings
 from postproject_gui import params
 from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.artifact_states import kind_name, short_id
 from postproject_gui.models.record_model import RecordTableModel
 
-PLAN_HEADERS = ("Replaces", "Job kind", "Inputs", "Output", "Target root", "Parameters")
+PLAN_HEADERS = ("Step", "Replaces", "Job kind", "Inputs", "Output", "Target root", "Parameters")
 MAX_COLUMN = 280  # px; longer cells are elided in the middle (full text in the tooltip)
 UNPLANNABLE_HEADERS = ("Artifact", "Why it cannot be planned")
 WHY = {
@@ -72,15 +77,57 @@ def parameters_text(plan: RegenerationPlan) -> tuple[str, str]:
     return "\n".join(short), "\n".join(full)
 
 
-def plan_record(plan: RegenerationPlan, rows: Rows) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The table cells of a plan, and their tooltips."""
+def dependency_order(plans: Sequence[RegenerationPlan]) -> tuple[RegenerationPlan, ...]:
+    """``plans`` with each plan after the plans whose output it is bound to (stable: plans
+    that do not depend on each other keep their order; a cycle keeps the rest in order)."""
+    bindings = plan_bindings(plans)
+    index = {plan.artifact_id: n for n, plan in enumerate(plans)}
+    done: set[int] = set()
+    order: list[int] = []
+    remaining = list(range(len(plans)))
+    while remaining:
+        ready = [n for n in remaining if all(index[i] in done for i in bindings[n])] or remaining[:1]
+        first = ready[0]
+        order.append(first)
+        done.add(first)
+        remaining.remove(first)
+    return tuple(plans[n] for n in order)
+
+
+def plan_record(
+    plan: RegenerationPlan, rows: Rows, step: int = 1, steps: Mapping[RepresentationId, int] | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The table cells of a plan (``step`` in dependency order; ``steps``: the step that
+    regenerates each artifact regenerated with it), and their tooltips."""
     job = plan.job
+    steps = steps or {}
     artifact = rows.get(plan.artifact_id)
     asset = artifact.asset_name if artifact is not None and artifact.asset_id == job.output_asset_id else None
     output = f"{asset or short_id(job.output_asset_id)} · {job.output_representation_kind.value}"
-    inputs = "\n".join(representation_text(i, rows) for i in job.representation_inputs) or "none"
+    superseded = {s.input_id: s.current_id for s in plan.superseded_inputs}
+
+    def input_text(rep_id: RepresentationId) -> str:
+        if rep_id in steps and rep_id != plan.artifact_id:
+            row = rows.get(rep_id)
+            kind = row.representation.kind.value if row is not None else "artifact"
+            return f"output of step {steps[rep_id]} (new {kind})"
+        if rep_id in superseded:
+            return f"{representation_text(rep_id, rows)} — superseded"
+        return representation_text(rep_id, rows)
+
+    def input_tip(rep_id: RepresentationId) -> str:
+        text = f"{representation_text(rep_id, rows, with_path=True)}\n  {rep_id}"
+        if rep_id in steps and rep_id != plan.artifact_id:
+            text += f"\n  bound to step {steps[rep_id]}'s output: this job waits for it"
+        elif rep_id in superseded:
+            text += f"\n  superseded by {superseded[rep_id]}"
+        return text
+
+    inputs = "\n".join(input_text(i) for i in job.representation_inputs) or "none"
+    waits = sorted({steps[i] for i in job.representation_inputs if i in steps and i != plan.artifact_id})
     parameters, parameters_tip = parameters_text(plan)
     cells = (
+        str(step) + (f" ← {', '.join(map(str, waits))}" if waits else ""),
         representation_text(plan.artifact_id, rows, with_path=True),
         kind_name(job.kind),
         inputs,
@@ -89,10 +136,10 @@ def plan_record(plan: RegenerationPlan, rows: Rows) -> tuple[tuple[str, ...], tu
         parameters,
     )
     tips = (
+        f"Step {step}" + (f": runs after step {', '.join(map(str, waits))}" if waits else ": runs first"),
         f"Replaces representation {plan.artifact_id}",
         f"{job.kind}\nRepeats activity {plan.activity_id}",
-        "\n".join(f"{representation_text(i, rows, with_path=True)}\n  {i}" for i in job.representation_inputs)
-        or "No inputs",
+        "\n".join(input_tip(i) for i in job.representation_inputs) or "No inputs",
         f"A new {job.output_representation_kind.value} of asset {job.output_asset_id}",
         "The media root the output is written under"
         if job.target_root
@@ -118,12 +165,13 @@ class RegenerationDialog(QDialog):
         self.setObjectName("regenerationDialog")
         self.setWindowTitle("Regenerate " + plural(len(plans) + len(unplannable), "artifact"))
         self.setMinimumWidth(980)
-        self.plans, self.unplannable = tuple(plans), tuple(unplannable)
+        self.plans, self.unplannable = dependency_order(plans), tuple(unplannable)
         rows = rows or {}
         self.summary = QLabel(self._summary(truncated), self)
         self.summary.setObjectName("regenerationSummary")
         self.summary.setWordWrap(True)
-        records = [plan_record(p, rows) for p in self.plans]
+        steps = {p.artifact_id: n for n, p in enumerate(self.plans, start=1)}
+        records = [plan_record(p, rows, n, steps) for n, p in enumerate(self.plans, start=1)]
         self.plan_model = RecordTableModel(PLAN_HEADERS, self)
         self.plan_model.set_rows([cells for cells, _ in records], [tips for _, tips in records])
         self.plan_table = self._table("regenerationPlans", "Jobs that will be requested", self.plan_model)
@@ -169,8 +217,10 @@ class RegenerationDialog(QDialog):
         n = len(self.plans)
         if n:
             text = (
-                f"{plural(n, 'job')} will be requested in one transaction. Each repeats the activity that "
-                "made the artifact: same kind, inputs, output asset and kind, target root and parameters."
+                f"{plural(n, 'job')} will be requested in one transaction, in the order of their steps. Each "
+                "repeats the activity that made the artifact: same kind, inputs, output asset and kind, "
+                "target root and parameters; an input regenerated by an earlier step is that step's new "
+                "output (the job waits for it)."
             )
         else:
             text = "Nothing can be planned."

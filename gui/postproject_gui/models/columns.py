@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from postproject import JobState
-from postproject_gui import timefmt
+from postproject_gui import progress_text, timefmt
 from postproject_gui.services.types import JobRow
 from postproject_gui.states import STATE_LOOKS
 
@@ -124,6 +124,7 @@ class Column:
 
 CLAIMED = frozenset({JobState.CLAIMED})
 FAILED = frozenset({JobState.FAILED})
+CLAIMED_OR_STOPPING = frozenset({JobState.CLAIMED, JobState.CANCELLED, JobState.REQUESTED})
 
 COLUMNS: tuple[Column, ...] = (
     Column(
@@ -181,6 +182,16 @@ COLUMNS: tuple[Column, ...] = (
         time_dependent=True,
         states=CLAIMED,
         description="Lease countdown",
+    ),
+    Column(
+        "progress",
+        "Progress",
+        236,
+        lambda r, n: progress_text.progress_text(r.job, n),
+        lambda r, n: progress_text.progress_tip(r.job, n),
+        time_dependent=True,
+        states=CLAIMED_OR_STOPPING,
+        description="Progress of the running attempt: fraction, stage, time left",
     ),
     Column(
         "age",

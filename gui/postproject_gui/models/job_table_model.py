@@ -34,6 +34,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFontDatabase, QIcon
 
 from postproject import JobId, JobState
+from postproject_gui import progress_text
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.filters import JobFilter
@@ -411,6 +412,8 @@ class JobTableModel(QAbstractTableModel):
             return str(row.id)
         if role == roles.STATE_ROLE:
             return row.job.state.value
+        if role == roles.PROGRESS_ROLE:
+            return progress_text.fraction(row.job)
         if role == roles.HEALTH_ROLE:
             health = row.health(self._now())
             return health.value if health else ""

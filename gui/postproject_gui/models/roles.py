@@ -9,3 +9,4 @@ STATE_ROLE = Qt.ItemDataRole.UserRole + 2  # str: the JobState value
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 3  # str: "stuck", "expiring", "live" or ""
 SEQUENCE_ROLE = Qt.ItemDataRole.UserRole + 4  # int: a revision sequence
 WORKER_ROLE = Qt.ItemDataRole.UserRole + 5  # str: a registered worker's name
+PROGRESS_ROLE = Qt.ItemDataRole.UserRole + 6  # float | None: the running attempt's fraction done

@@ -16,10 +16,10 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QIcon
 
-from postproject import JobState
+from postproject import Job, JobId, JobState
 from postproject.model.jobs import Attempt, AttemptOutcome
 from postproject.model.workers import Worker, WorkerState
-from postproject_gui import timefmt
+from postproject_gui import progress_text, timefmt
 from postproject_gui.models import roles
 from postproject_gui.models.columns import first_line, short_id
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
@@ -76,7 +76,7 @@ WORKER_COLUMNS = (
 )
 WORKER_KEYS = tuple(key for key, _t, _d in WORKER_COLUMNS)
 _NUMERIC = frozenset({"capacity", "succeeded", "failed"})
-_LIVE = (WORKER_KEYS.index("state"), WORKER_KEYS.index("last_seen"))
+_LIVE = (WORKER_KEYS.index("state"), WORKER_KEYS.index("last_seen"), WORKER_KEYS.index("running"))
 
 
 class WorkerTableModel(FlatTableModel):
@@ -86,6 +86,7 @@ class WorkerTableModel(FlatTableModel):
         super().__init__([t for _k, t, _d in WORKER_COLUMNS], [d for _k, _t, d in WORKER_COLUMNS], parent)
         self._now = now
         self._workers: list[Worker] = []
+        self._jobs: dict[JobId, Job] = {}
         self._palette: Palette = LIGHT
         self._icons: GlyphIcons = lambda glyph, colour: QIcon()
 
@@ -96,6 +97,7 @@ class WorkerTableModel(FlatTableModel):
     def set_list(self, workers: WorkerList | None) -> None:
         """Take a new read: rows of workers still registered are updated in place."""
         fresh = sorted(workers.workers if workers else (), key=lambda w: w.name)
+        self._jobs = dict(workers.jobs) if workers else {}
         if [w.name for w in fresh] == [w.name for w in self._workers]:
             self._workers = fresh
             if fresh:
@@ -123,6 +125,13 @@ class WorkerTableModel(FlatTableModel):
 
     def row_total(self) -> int:
         return len(self._workers)
+
+    def _running(self, job_id: JobId, now: datetime, *, full: bool = False) -> str:
+        """A running job's id and progress: ``…1a2b3c4d 42% · encode · 12s left``."""
+        name = str(job_id) if full else short_id(str(job_id))
+        job = self._jobs.get(job_id)
+        progress = progress_text.progress_text(job, now) if job is not None else ""
+        return f"{name} {progress}" if progress else name
 
     def data(self, index: AnyIndex, role: int = DISPLAY) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._workers):
@@ -152,7 +161,7 @@ class WorkerTableModel(FlatTableModel):
         if key == "last_seen":
             return f"{timefmt.age(worker.last_seen, now)} ago"
         if key == "running":
-            return ", ".join(short_id(str(j)) for j in worker.running[:4]) + (
+            return ", ".join(self._running(j, now) for j in worker.running[:4]) + (
                 f" +{len(worker.running) - 4}" if len(worker.running) > 4 else ""
             )
         if key == "capacity":
@@ -169,7 +178,7 @@ class WorkerTableModel(FlatTableModel):
         if key == "last_seen":
             return f"Last heartbeat {timefmt.stamp(worker.last_seen)}"
         if key == "running":
-            return "\n".join(str(j) for j in worker.running) or "Idle"
+            return "\n".join(self._running(j, self._now(), full=True) for j in worker.running) or "Idle"
         if key in ("succeeded", "failed"):
             outcomes = ", ".join(f"{o.value} {n:,}" for o, n in worker.outcomes.items())
             return f"Attempts by outcome: {outcomes or 'none yet'}"

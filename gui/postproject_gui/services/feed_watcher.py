@@ -54,10 +54,14 @@ class FeedWatcher(QObject):
         jobs_changed(frozenset[JobId]): the jobs those revisions touched (may be empty).
         head_changed(int): the newest revision sequence read.
         live_changed(bool): whether the feed can be read (False while it cannot).
+        progress_moved(int): the progress signal (``progress_token``) moved: a running
+            attempt reported progress (at most once per attempt per second). Progress is
+            not a revision; the thread probes the token after each wait, nothing more.
     """
 
     revisions_arrived = Signal(list)
     jobs_changed = Signal(frozenset)
+    progress_moved = Signal(int)
     head_changed = Signal(int)
     live_changed = Signal(bool)
 
@@ -118,12 +122,14 @@ class FeedWatcher(QObject):
 
     def _run(self, after: int) -> None:
         production: Production | None = None
+        progress: int | None = None  # the progress token last seen
         failures = 0
         try:
             while not self._stop.is_set():
                 try:
                     if production is None:
                         production = Production.open(self._path, read_only=True, clock=self._clock)
+                        progress = self._progress_probe(production)  # the baseline, before "live"
                         self._post(None, after, live=True)  # readable: live before the first wait ends
                     changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH, stop=self._stop)
                     self._probed = self._timer()
@@ -139,6 +145,11 @@ class FeedWatcher(QObject):
                 failures = 0
                 after = max(after, changes.through_sequence)
                 self._post(changes, after, live=True)
+                token = self._progress_probe(production)
+                if token is not None and token != progress:
+                    if progress is not None:
+                        self._post_progress(token)
+                    progress = token
         finally:
             _closed(production)
 
@@ -148,6 +159,19 @@ class FeedWatcher(QObject):
         try:
             self._loop.call_soon_threadsafe(self._deliver, changes, through, live)
         except RuntimeError:  # the loop closed under us: the window is going away
+            self._stop.set()
+
+    @staticmethod
+    def _progress_probe(production: Production) -> int | None:
+        try:
+            return production.progress_token()
+        except PostProjectError:
+            return None
+
+    def _post_progress(self, token: int) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._deliver_progress, token)
+        except RuntimeError:
             self._stop.set()
 
     # --- back on the GUI thread --------------------------------------------------------
@@ -166,6 +190,10 @@ class FeedWatcher(QObject):
         if through > self._head:
             self._head = through
             self.head_changed.emit(through)
+
+    def _deliver_progress(self, token: int) -> None:
+        if not self._stop.is_set():
+            self.progress_moved.emit(token)
 
 
 def _closed(production: Production | None) -> None:

@@ -21,6 +21,7 @@ from postproject import (
     RevisionSummary,
 )
 from postproject_gui.services.types import (
+    AttemptLogText,
     ClaimMark,
     ClaimOutlook,
     CompletionInfo,
@@ -44,6 +45,8 @@ MAX_CHOICES = 1000
 OUTLOOK_LIMIT = 1000
 MAX_COMMITS = 100_000  # revision commit times kept per reader
 WORKER_ATTEMPTS = 200
+RUNNING_JOBS = 500  # running jobs read with the workers (for their progress)
+LOG_READ_BYTES = 64 * 1024  # the end of an attempt's log file the detail shows
 
 
 class NameCache:
@@ -167,7 +170,17 @@ def claim_outlook(production: Production, names: NameCache, horizon: datetime) -
 
 
 def workers(production: Production, now: datetime) -> WorkerList:
-    return WorkerList(tuple(production.workers()), now)
+    """Every registered worker and the jobs they run (at most ``RUNNING_JOBS``), for their progress."""
+    found = tuple(production.workers())
+    jobs: dict[JobId, Job] = {}
+    for job_id in (j for w in found for j in w.running):
+        if len(jobs) >= RUNNING_JOBS:
+            break
+        try:
+            jobs[job_id] = production.job(job_id)
+        except NotFoundError:
+            continue
+    return WorkerList(found, now, jobs)
 
 
 def worker_attempts(
@@ -201,9 +214,46 @@ def job_detail(production: Production, names: NameCache, job_id: JobId) -> JobDe
             root_path = str(path) if path is not None else None
         except NotFoundError:
             root_path = None
+    pending = production.explain_pending(job_id) if job.state is JobState.REQUESTED else None
     return JobDetail(
-        row(production, names, job), history, parameters, inputs, root_path, _completion(production, job)
+        row(production, names, job),
+        history,
+        parameters,
+        inputs,
+        root_path,
+        _completion(production, job),
+        pending,
+        attempt_log_text(production, job),
     )
+
+
+def attempt_log_text(production: Production, job: Job) -> AttemptLogText | None:
+    """The newest attempt's log: the last ``LOG_READ_BYTES`` of its file when the file is
+    on this machine, else the tail stored when it ended (None: no attempt, or no log yet)."""
+    if not job.attempts:
+        return None
+    try:
+        log = production.attempt_log(job.id)
+    except NotFoundError:
+        return None
+    running = job.attempts[-1].outcome is None
+    path = production.log_file(log)
+    if path is not None:
+        try:
+            with path.open("rb") as stream:
+                size = stream.seek(0, 2)
+                stream.seek(max(0, size - LOG_READ_BYTES))
+                data = stream.read(LOG_READ_BYTES)
+        except OSError:
+            pass
+        else:
+            text = data.decode("utf-8", "replace")
+            if size > LOG_READ_BYTES:  # start at a whole line
+                text = text.partition("\n")[2] or text
+            return AttemptLogText(log.attempt, text, str(path), running)
+    if log.tail is not None:
+        return AttemptLogText(log.attempt, log.tail, "stored tail", running)
+    return None
 
 
 def _input(production: Production, names: NameCache, rep_id: RepresentationId) -> InputInfo:

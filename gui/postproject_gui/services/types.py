@@ -18,6 +18,7 @@ from postproject import (
     JobId,
     JobState,
     MetadataValue,
+    PendingExplanation,
     ProductionId,
     Property,
     ProvenanceGraph,
@@ -182,10 +183,23 @@ class JobDetail:
     inputs: tuple[InputInfo, ...]
     target_root_path: str | None
     completion: CompletionInfo | None
+    pending: PendingExplanation | None = None  # why it is still requested (requested jobs only)
+    log: AttemptLogText | None = None  # its newest attempt's log
 
     @property
     def job(self) -> Job:
         return self.row.job
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptLogText:
+    """The newest attempt's log as read: the full log file's last part while the attempt runs
+    (or when the file is here), else the tail stored when it ended."""
+
+    attempt: int
+    text: str
+    source: str  # the file read, or "stored tail"
+    live: bool  # the attempt is still running (the log grows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +255,7 @@ class WorkerList:
 
     workers: tuple[Worker, ...]
     read_at: datetime
+    jobs: Mapping[JobId, Job] = field(default_factory=dict)  # the jobs they run, as read then
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)

@@ -83,11 +83,12 @@ def cancel_jobs(production: Production, ids: Sequence[JobId]) -> CancelOutcome:
 
 
 def enqueue_plans(production: Production, plans: Sequence[RegenerationPlan]) -> EnqueueOutcome:
-    """Request every plan's job with its parameters (``enqueue_plan``) in one transaction:
-    all of them or, on any failure, none."""
+    """Request the plans' jobs as one dependency graph (``enqueue_plans``: an input another
+    plan regenerates is bound to that plan's job output) in one transaction: all of them or,
+    on any failure, none. Job ids come back in the order of ``plans``."""
     noun = "artifact" if len(plans) == 1 else "artifacts"
     with production.edit(origin=ORIGIN, message=f"Regenerate {len(plans)} {noun}") as tx:
-        job_ids = tuple(tx.enqueue_plan(plan) for plan in plans)
+        job_ids = tx.enqueue_plans(plans)
         receipt = tx.commit()
     return EnqueueOutcome(job_ids, receipt.revision.sequence if receipt.revision else None)
 

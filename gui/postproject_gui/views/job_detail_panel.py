@@ -4,6 +4,7 @@ similar) or, with nothing selected, the production's lifecycle with live counts.
 
 from __future__ import annotations
 
+import html
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import Action, JobState
+from postproject.model.jobs import AttemptOutcome
 from postproject_gui import cli_command, params, timefmt
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
@@ -233,6 +235,23 @@ class JobDetailPanel(QFrame):
         self.history_model = RecordTableModel(("Rev", "Time", "Event", "By"), self)
         self.history_title = section_label("History", body)
         self.history_view = small_table(self.history_model, "jobHistory", body)
+        self.why_title = section_label("Why is this job still requested?", body)
+        self.why = QLabel(body)
+        self.why.setObjectName("pendingReasons")
+        self.why.setAccessibleName("Why is this job still requested?")
+        self.why.setWordWrap(True)
+        self.why.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        )
+        self.why.linkActivated.connect(self.link_activated)
+        self.log_title = section_label("Log", body)
+        self.log = QPlainTextEdit(body)
+        self.log.setObjectName("attemptLog")
+        self.log.setAccessibleName("Attempt log")
+        self.log.setReadOnly(True)
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.log.setProperty("role", "mono")
+        self.log.setFixedHeight(160)
         self.cli_title = section_label("Command line", body)
         self.cli = QLabel(body)
         self.cli.setObjectName("cliLine")
@@ -248,12 +267,16 @@ class JobDetailPanel(QFrame):
             self.params_view,
             self.history_title,
             self.history_view,
+            self.log_title,
+            self.log,
             self.cli_title,
             self.cli,
         )
         for widget in (
             self.failure_title,
             self.failure,
+            self.why_title,
+            self.why,
             self.diagram,
             self.legend,
             self.overview,
@@ -298,6 +321,8 @@ class JobDetailPanel(QFrame):
             self.cancel,
             self.failure_title,
             self.failure,
+            self.why_title,
+            self.why,
             *self._job_only,
         ):
             widget.hide()
@@ -368,6 +393,8 @@ class JobDetailPanel(QFrame):
         self.failure_title.setVisible(diagnostic is not None)
         self.failure.setVisible(diagnostic is not None)
         self.failure.setPlainText(diagnostic or "")
+        self._show_pending(detail)
+        self._show_log(detail)
         rows = [(a.property.name, *params.display(a.value)) for a in detail.parameters]
         tips = [(str(a.property), "", "") for a in detail.parameters]
         self.param_model.set_rows(rows, tips)
@@ -398,11 +425,53 @@ class JobDetailPanel(QFrame):
         )
         self.refresh_time(now)
 
+    def _show_pending(self, detail: JobDetail) -> None:
+        """Why it is still requested (``explain_pending``), each job named a link to it."""
+        pending = detail.pending
+        shown = pending is not None and detail.job.state is JobState.REQUESTED
+        self.why_title.setVisible(shown)
+        self.why.setVisible(shown)
+        if pending is None or not shown:
+            self.why.setText("")
+            return
+        lines = []
+        for reason in pending.reasons:
+            text = html.escape(reason.message)
+            job_id = getattr(reason, "job_id", None)
+            if job_id is not None:
+                text = text.replace(
+                    html.escape(str(job_id)), f'<a href="job:{job_id}">{html.escape(str(job_id))}</a>', 1
+                )
+            lines.append(f"• {text}")
+        head = "Claimable now: " if pending.claimable else "Held back: "
+        self.why.setText(f"<b>{head}</b><br>" + "<br>".join(lines))
+
+    def _show_log(self, detail: JobDetail) -> None:
+        """The newest attempt's log, kept scrolled to its end while the attempt runs."""
+        log = detail.log
+        self.log_title.setText(
+            "Log — none yet"
+            if log is None
+            else f"Log — attempt {log.attempt}{' (live)' if log.live else ''} · {log.source}"
+        )
+        self.log.setVisible(log is not None)
+        text = log.text if log is not None else ""
+        if text != self.log.toPlainText():
+            bar = self.log.verticalScrollBar()
+            at_end = bar.value() >= bar.maximum() - 2
+            self.log.setPlainText(text)
+            if at_end or (log is not None and log.live):
+                bar.setValue(bar.maximum())
+
     def _show_attempts(self, detail: JobDetail) -> None:
         rows, tips = [], []
         for a in reversed(detail.job.attempts):  # the newest first
             by = a.worker or (str(a.agent) if a.agent else "—")
             outcome = a.outcome.value if a.outcome else "running"
+            if a.stopping:
+                outcome = "cancelling…" if a.outcome is AttemptOutcome.CANCELLED else "stopping…"
+            elif a.outcome is None and a.progress is not None and a.progress.fraction is not None:
+                outcome = f"running · {a.progress.fraction * 100:.0f}%"
             ended = timefmt.stamp(a.ended_at) if a.ended_at else ""
             first = a.diagnostic.strip().splitlines()[0] if a.diagnostic and a.diagnostic.strip() else ""
             rows.append((str(a.number), outcome, by, str(a.tool), timefmt.stamp(a.claimed_at), ended, first))

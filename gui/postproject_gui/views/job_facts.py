@@ -8,8 +8,8 @@ from datetime import datetime
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from postproject import JobState
-from postproject_gui import timefmt
+from postproject import JobId, JobState
+from postproject_gui import progress_text, timefmt
 from postproject_gui.models.columns import short_id
 from postproject_gui.services.types import JobDetail
 from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette
@@ -25,6 +25,12 @@ FACTS = (
     ("inputs", "Inputs"),
     ("holder", "Claimed by"),
     ("lease", "Lease"),
+    ("progress", "Progress"),
+    ("waiting_on", "Waiting on"),
+    ("blocked_by", "Blocked by"),
+    ("depends_on", "Depends on"),
+    ("bound", "Bound inputs"),
+    ("regenerates", "Regenerates"),
     ("priority", "Priority"),
     ("not_before", "Not before"),
     ("attempts", "Attempts"),
@@ -112,6 +118,19 @@ class JobFacts(QWidget):
         self._set(
             "retried_as", link(f"job:{job.retried_as}", str(job.retried_as)) if job.retried_as else None
         )
+        self._set("waiting_on", self._jobs(job.waiting_on, "not finished yet"))
+        self._set(
+            "blocked_by", self._jobs(job.blocked_by, "failed or cancelled: retry it, or cancel this job")
+        )
+        self._set("depends_on", self._jobs(job.depends_on, None))
+        self._set("bound", self._bound(detail))
+        self._set(
+            "regenerates",
+            f"{link(f'copy:{job.regenerates}', str(job.regenerates))} "
+            "(its output supersedes this artifact when it succeeds)"
+            if job.regenerates
+            else None,
+        )
         self._set("completion", self._completion(detail))
         self._set("revision", f"revision {job.updated_sequence}")
         self.refresh_time(now)
@@ -143,6 +162,9 @@ class JobFacts(QWidget):
                 f"claimed {timefmt.stamp(claim.claimed_at)} ({timefmt.age(claim.claimed_at, now)} ago)"
             )
         self._set("lease", lease)
+        progress = progress_text.progress_text(job, now)
+        self._set("progress", html.escape(progress) if progress else None)
+        self.values["progress"].setToolTip(progress_text.progress_tip(job, now))
         not_before = None
         if job.not_before is not None:
             when = job.not_before
@@ -160,6 +182,30 @@ class JobFacts(QWidget):
         outcomes = [a.outcome.value for a in job.attempts if a.outcome is not None]
         summary = f" — {', '.join(outcomes)}" if outcomes else ""
         return html.escape(f"{made}{limit}{summary}")
+
+    @staticmethod
+    def _jobs(ids: tuple[JobId, ...], note: str | None) -> str | None:
+        if not ids:
+            return None
+        links = "<br>".join(link(f"job:{i}", str(i)) for i in ids)
+        return links + (f"<br><span>({html.escape(note)})</span>" if note else "")
+
+    @staticmethod
+    def _bound(detail: JobDetail) -> str | None:
+        bound = detail.job.bound_inputs
+        if not bound:
+            return None
+        lines = []
+        for b in bound:
+            made = (
+                f" → {link(f'copy:{b.resolved}', short_id(str(b.resolved)))}"
+                if b.resolved is not None
+                else " (resolved when it is claimed)"
+            )
+            lines.append(
+                f"output of job {link(f'job:{b.output.job_id}', short_id(str(b.output.job_id)))}{made}"
+            )
+        return "<br>".join(lines)
 
     def _set(self, key: str, rich: str | None) -> None:
         visible = rich is not None

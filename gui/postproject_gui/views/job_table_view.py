@@ -50,6 +50,7 @@ from postproject import JobId, JobState
 from postproject_gui.models.columns import COLUMNS, column, relevant, sort_for, sorted_column
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.types import JobRow
+from postproject_gui.views.progress_delegate import ProgressDelegate
 
 ROW_HEIGHT = 22
 HEADER_STATE_VERSION = 1
@@ -139,6 +140,8 @@ class JobTableView(QTableView):
             self.setColumnWidth(index, self.default_width(index))
             if col.elide != "right" or col.key in ("state", "lease"):  # the others need no Python delegate
                 self.setItemDelegateForColumn(index, CellDelegate(col.elide, self))
+            if col.key == "progress":
+                self.setItemDelegateForColumn(index, ProgressDelegate(self))
         self.frozen.follow(model)
         self._apply_visibility()
         model.rowsAboutToBeInserted.connect(self._remember_anchor)

@@ -14,6 +14,7 @@ import html
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -40,16 +41,17 @@ LEGEND_ORDER = (
     ArtifactState.STALE,
     ArtifactState.DIVERGED,
     ArtifactState.INDETERMINATE,
+    ArtifactState.SUPERSEDED,
 )
 
 
 class KnowledgeLegend(QWidget):
-    """✓ Current ↻ Stale ◆ Diverged ? Indeterminate ▪ Source, painted in the theme's colours."""
+    """✓ Current ↻ Stale ◆ Diverged ? Indeterminate ⤳ Superseded ▪ Source, painted in the theme's colours."""
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("knowledgeLegend")
-        self.setAccessibleName("Legend: current, stale, diverged, indeterminate, source")
+        self.setAccessibleName("Legend: current, stale, diverged, indeterminate, superseded, source")
         self._theme = theme
         self.setFixedHeight(22)
 
@@ -58,7 +60,7 @@ class KnowledgeLegend(QWidget):
         self.update()
 
     def sizeHint(self) -> QSize:
-        return QSize(520, 22)
+        return QSize(620, 22)
 
     def paintEvent(self, event: QPaintEvent) -> None:
         palette = looks.palette_for(self._theme.name)
@@ -112,7 +114,18 @@ class ProvenanceTab(QWidget):
         box.setSpacing(2)
         box.addWidget(self.view, 1)
         self.legend = KnowledgeLegend(theme, graph_box)
-        box.addWidget(self.legend)
+        self.show_superseded = QCheckBox("Show superseded", graph_box)
+        self.show_superseded.setObjectName("showSuperseded")
+        self.show_superseded.setToolTip(
+            "Draw artifacts a regeneration replaced (faded, with a dashed arrow to their replacement)"
+        )
+        self.show_superseded.setChecked(True)
+        self.show_superseded.toggled.connect(self.scene.set_show_superseded)
+        legend_row = QHBoxLayout()
+        legend_row.setContentsMargins(0, 0, 6, 0)
+        legend_row.addWidget(self.legend, 1)
+        legend_row.addWidget(self.show_superseded)
+        box.addLayout(legend_row)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setObjectName("provenanceSplitter")
         self.splitter.addWidget(graph_box)

@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 
-from postproject import clock
+from postproject import clock, files
 from postproject.engine import ActivityFacts, OutputFacts, WorkerFacts
 from postproject.errors import AlreadyExistsError
 from postproject.model.activities import ActivitySpec
@@ -123,9 +123,9 @@ class WriteSession(JobWrites, ProgressWrites):
         """(stored path, root name) of a representation as this edit sees it, or None."""
         created = self.written["representations"].get(rep_id)
         if created is not None:
-            return created[1], created[2]
+            return files.decode_path(created[1]), created[2]
         row = self.one("SELECT path, root_name FROM representations WHERE id = %s", (Id(rep_id),))
-        return (row[0], row[1]) if row is not None else None
+        return (files.decode_path(row[0]), row[1]) if row is not None else None
 
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self.queue(
