@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from postproject import (
-    ActivitySpec,
     ConflictError,
     FakeClock,
     InvalidArgumentError,
@@ -24,7 +23,7 @@ from postproject import (
     Reason,
     RepresentationKind,
 )
-from tests.core.jobs_helpers import TOOL, Setup, at, make_setup, us
+from tests.core.jobs_helpers import TOOL, Setup, at, make_setup
 
 
 @pytest.fixture
@@ -159,9 +158,6 @@ def test_a_production_in_a_directory_we_cannot_write_opens_read_only() -> None:
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
-
-
-_ = (ActivitySpec, us)
 
 
 def _open_and_count(path: str, barrier: object) -> int:

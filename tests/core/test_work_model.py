@@ -24,7 +24,6 @@ from postproject import (
     Reason,
     RepresentationKind,
     StringValue,
-    ToolIdentity,
 )
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.workers import WorkerSession, WorkerState
@@ -422,6 +421,3 @@ def test_an_unknown_worker_cannot_claim(s: Setup, production_factory: Callable[.
     with s.production.edit() as tx, pytest.raises(InvalidArgumentError):
         tx.set_job_priority(JobId.new(), 5000)
     assert s.production.job_counts()[JobState.CLAIMED] == 0
-
-
-_ = ToolIdentity

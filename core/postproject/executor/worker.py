@@ -498,7 +498,10 @@ class Worker:
         """Fail the job; ``retry`` for a tool crash (bad input is never retried)."""
         text = jobs.bounded(diagnostic)
         log.write(f"failing: {text}")
-        change: Callable[[Transaction], None] = lambda tx: tx.fail_job_lease(lease, text, retry=retry)  # noqa: E731
+
+        def change(tx: Transaction) -> None:
+            tx.fail_job_lease(lease, text, retry=retry)
+
         if self._end(production, lease, label, "Fail job", change, log):
             self._emit("failed", lease.job_id, label, detail=text)
 
