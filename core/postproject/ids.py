@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Self
 from postproject import clock
 from postproject.errors import InvalidArgumentError
 
+_set = object.__setattr__  # uuid.UUID is immutable: its own __init__ sets its slots this way
+_UNKNOWN = uuid.SafeUUID.unknown
 _CANONICAL = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -25,8 +27,16 @@ class _Id(uuid.UUID):
     label: ClassVar[str] = "id"
 
     def __init__(self, value: str | uuid.UUID | bytes) -> None:
-        if isinstance(value, uuid.UUID):
-            super().__init__(int=value.int)
+        # The two common cases (ids read from storage, fresh ids) set the fields directly:
+        # uuid.UUID.__init__'s general checks cost more than the whole rest of a small read.
+        if type(value) is bytes:
+            if len(value) != 16:
+                raise InvalidArgumentError(f"{self.label} must be 16 bytes; got {len(value)}")
+            _set(self, "int", int.from_bytes(value))
+            _set(self, "is_safe", _UNKNOWN)
+        elif isinstance(value, uuid.UUID):
+            _set(self, "int", value.int)
+            _set(self, "is_safe", _UNKNOWN)
         elif isinstance(value, bytes):
             if len(value) != 16:
                 raise InvalidArgumentError(f"{self.label} must be 16 bytes; got {len(value)}")
@@ -43,7 +53,10 @@ class _Id(uuid.UUID):
     @classmethod
     def new(cls) -> Self:
         """A fresh identity: a UUIDv7, so id order follows creation order."""
-        return cls(_uuid7())
+        new = cls.__new__(cls)
+        _set(new, "int", _uuid7_int())
+        _set(new, "is_safe", _UNKNOWN)
+        return new
 
     @classmethod
     def parse(cls, text: object) -> Self:
@@ -94,8 +107,9 @@ _uuid7_lock = threading.Lock()
 _uuid7_last = [0, 0]  # last millisecond, last 12-bit counter
 
 
-def _uuid7() -> uuid.UUID:
-    """RFC 9562 UUIDv7 (method 1: a 12-bit counter keeps ids monotonic within a process)."""
+def _uuid7_int() -> int:
+    """The 128-bit value of an RFC 9562 UUIDv7 (method 1: a 12-bit counter keeps ids monotonic
+    within a process)."""
     millis = clock.wall_millis()
     with _uuid7_lock:
         last_millis, counter = _uuid7_last
@@ -107,8 +121,7 @@ def _uuid7() -> uuid.UUID:
             counter = int.from_bytes(os.urandom(2), "big") & 0x7FF
         _uuid7_last[:] = [millis, counter]
     tail = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
-    value = (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | tail
-    return uuid.UUID(int=value)
+    return (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | tail
 
 
 class ProductionId(_Id):

@@ -12,7 +12,7 @@ from postproject.storage.sqlite import connection, copying
 from postproject.storage.sqlite.errors import translated
 from postproject.storage.sqlite.graph import Graph
 from postproject.storage.sqlite.reads import Reader
-from postproject.storage.sqlite.writes import WriteSession
+from postproject.storage.sqlite.writes import Head, WriteSession
 
 
 class SqliteEngine:
@@ -27,6 +27,7 @@ class SqliteEngine:
         self._write_conn: connection.Connection | None = None
         self._lock = threading.Lock()
         self._commits = 0
+        self._head = Head()  # the write connection's view of the newest revision
 
     @classmethod
     def create(cls, path: Path, production_id: bytes, created_at: int) -> SqliteEngine:
@@ -50,7 +51,9 @@ class SqliteEngine:
                 self._write_conn = connection.open_file(self.path, read_only=False)
                 connection.set_writer_mode(self._write_conn)
             conn = self._write_conn
-        session = WriteSession(conn, self.path, busy_timeout=busy_timeout, on_commit=self.notify_committed)
+        session = WriteSession(
+            conn, self.path, busy_timeout=busy_timeout, on_commit=self.notify_committed, head=self._head
+        )
         session.begin()
         return session
 
@@ -94,6 +97,7 @@ class SqliteEngine:
                 self._write_conn = connection.open_file(self.path, read_only=False)
                 connection.set_writer_mode(self._write_conn)
             conn = self._write_conn
+        self._head.version = None  # the import replaces every table
         copying.begin(conn, self.path)
         try:
             copying.load(conn, self.path, tables)
@@ -116,3 +120,4 @@ class SqliteEngine:
                 if self._write_conn is not None:
                     self._write_conn.close()
                     self._write_conn = None
+                    self._head.version = None

@@ -22,6 +22,11 @@ from postproject.storage.sqlite import rows, search
 from postproject.storage.sqlite.errors import translated
 
 MAX_LIST = 100_000
+_JOB_WIDTH = rows.JOB_COLUMNS.count(",") + 1  # columns of a job row (none has a comma inside)
+_JOB_WITH_ATTEMPTS = (
+    f"SELECT {rows.JOB_COLUMNS}, {rows.ATTEMPT_COLUMNS} FROM jobs j "
+    "LEFT JOIN job_attempts a ON a.job_id = j.id WHERE j.id = ? ORDER BY a.number"
+)
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
 
 
@@ -188,11 +193,20 @@ class Reader:
     # --- jobs --------------------------------------------------------------------------
 
     def job(self, job_id: JobId) -> Job:
-        with self.snapshot():
-            row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id.bytes,))
-            if row is None:
-                raise NotFoundError(f"job {job_id} does not exist")
-            return self._with_attempts([row])[0]
+        # The job and its attempts in one statement (one consistent read, no BEGIN/COMMIT);
+        # a job with dependencies reads them in a snapshot with its row.
+        found = self._all(_JOB_WITH_ATTEMPTS, (job_id.bytes,))
+        if not found:
+            raise NotFoundError(f"job {job_id} does not exist")
+        row = found[0][:_JOB_WIDTH]
+        if row[rows.DEPENDENCY_COUNT]:
+            with self.snapshot():
+                row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id.bytes,))
+                if row is None:
+                    raise NotFoundError(f"job {job_id} does not exist")
+                return self._with_attempts([row])[0]
+        attempts = [rows.attempt(r[_JOB_WIDTH:]) for r in found if r[_JOB_WIDTH] is not None]
+        return rows.job(row, attempts, (), self.production_id)
 
     @property
     def production_id(self) -> ProductionId:

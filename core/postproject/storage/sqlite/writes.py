@@ -29,6 +29,21 @@ from postproject.storage.sqlite.progress_writes import ProgressWrites
 
 CHUNK = 500  # ids per IN (...) list
 EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, below SQLite's 32766)
+# json.dumps with separators builds a new encoder per call; one shared encoder gives the same text
+_encode_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
+class Head:
+    """What a write connection knows about the newest revision after its own last commit:
+    (``PRAGMA data_version`` then, its sequence, the durable clock high-water mark). An edit
+    that finds the same data version reuses it instead of reading it again."""
+
+    __slots__ = ("high_water", "sequence", "version")
+
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.sequence = 0
+        self.high_water: int | None = None
 
 
 class WriteSession(JobWrites, ProgressWrites):
@@ -41,8 +56,11 @@ class WriteSession(JobWrites, ProgressWrites):
         *,
         busy_timeout: float,
         on_commit: Callable[[], None] | None = None,
+        head: Head | None = None,
     ) -> None:
         self.conn = conn
+        self._head = head if head is not None else Head()
+        self._version: int | None = None
         self._on_commit = on_commit
         self.path = path
         self.busy_timeout = busy_timeout
@@ -54,10 +72,18 @@ class WriteSession(JobWrites, ProgressWrites):
         self.state_written = False  # stored state that is not a revision (heartbeats, registrations)
         self._subjects: list[bytes | None] = []  # each staged event's subject
         self.created_activities: list[bytes] = []
+        self._clock_written = False  # job_clock written (a reset): the cached head is stale
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
+        head = self._head
         with translated(self.path):
+            version = self._version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if head.version is not None and head.version == version:
+                # nobody else committed since this connection's last commit: reuse what it wrote
+                self.sequence = head.sequence + 1
+                self.stored_high_water = head.high_water
+                return
             last, mark, high_water = self.conn.execute(
                 "SELECT r.sequence, r.clock_mark, c.high_water FROM job_clock c LEFT JOIN "
                 "(SELECT sequence, clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1) r"
@@ -322,6 +348,7 @@ class WriteSession(JobWrites, ProgressWrites):
         """Lower the durable high-water mark to ``now`` and requeue every claim granted after it
         (under a clock that ran ahead); (the old mark, the requeued job ids)."""
         old = self.stored_high_water
+        self._clock_written = True
         with self._atomic():
             self._exec("UPDATE job_clock SET high_water = ?", (now,))
             future = [
@@ -403,6 +430,8 @@ class WriteSession(JobWrites, ProgressWrites):
             if self.state_written:  # stored state only (heartbeats): no revision
                 with translated(self.path):
                     self.conn.execute("COMMIT")
+                if self._clock_written:
+                    self._head.version = None
                 return False
             self.rollback(high_water)
             return False
@@ -412,15 +441,16 @@ class WriteSession(JobWrites, ProgressWrites):
                 self._capture_snapshots(self.created_activities[start : start + 500])
             # (after reset_clock, stored_high_water is the reset time: the mark goes down)
             marks = [m for m in (self.stored_high_water, high_water) if m is not None]
+            clock_mark = max(marks, default=None)
             self.conn.execute(
                 "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (seq, revision_id, committed_at, origin, message, max(marks, default=None)),
+                (seq, revision_id, committed_at, origin, message, clock_mark),
             )
             rows_ = [
                 value
                 for e, subject in zip(self.staged, self._subjects, strict=True)
-                for value in (seq, e.position, e.kind, subject, json.dumps(e.payload, separators=(",", ":")))
+                for value in (seq, e.position, e.kind, subject, _encode_json(e.payload))
             ]
             for start in range(0, len(rows_), EVENTS_PER_INSERT * 5):  # one statement per batch of events
                 part = rows_[start : start + EVENTS_PER_INSERT * 5]
@@ -430,6 +460,11 @@ class WriteSession(JobWrites, ProgressWrites):
                     part,
                 )
             self.conn.execute("COMMIT")
+        # The next edit on this connection starts from here unless another connection commits
+        # first (PRAGMA data_version moves only for other connections' commits). The mark is
+        # the durable high-water: job_clock.high_water never exceeds it after this commit.
+        head = self._head
+        head.version, head.sequence, head.high_water = self._version, seq, clock_mark
         if self._on_commit is not None:
             self._on_commit()
         return True
@@ -459,6 +494,7 @@ class WriteSession(JobWrites, ProgressWrites):
                 self.conn.execute("COMMIT")
 
     def _raise_high_water(self, high_water: int | None) -> None:
+        self._head.version = None  # job_clock changes: read the head again next time
         if high_water is not None:
             self.conn.execute(
                 "UPDATE job_clock SET high_water = ? WHERE high_water IS NULL OR high_water < ?",
