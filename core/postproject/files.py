@@ -44,7 +44,12 @@ def read_facts(path: Path) -> FileFacts:
                 raise InvalidArgumentError(
                     f"representation path {path} is not a regular file ({_kind(info.st_mode)})"
                 )
-            digest = hashlib.file_digest(handle, ALGORITHM)
+            if info.st_size < _CHUNK:
+                # a small file in one read (file_digest allocates a 256 KiB buffer per call);
+                # read() still reads to the end, like file_digest, if the file grew meanwhile
+                digest = hashlib.new(ALGORITHM, handle.read())
+            else:
+                digest = hashlib.file_digest(handle, ALGORITHM)
     except FileNotFoundError:
         raise IoError(f"representation file {path} does not exist") from None
     except IsADirectoryError:

@@ -138,8 +138,13 @@ class ProductionHandle:
         (default: this production's committed roots and root map)."""
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise InvalidArgumentError(f"representation path must be a non-empty path; got {path!r}")
-        if "\x00" in os.fspath(path):
+        text = os.fspath(path)
+        if "\x00" in text:
             raise InvalidArgumentError("representation path must not contain a NUL character")
+        if root is None and type(text) is str and not text.startswith("~"):
+            # the common case without pathlib's parsing: abspath normalises as Path() would
+            absolute_text = os.path.abspath(text)
+            return files.encode_path(absolute_text), Path(absolute_text)
         given = Path(path).expanduser()
         if root is None:
             # abspath, not resolve(): no filesystem walk, and the path stays the one given.

@@ -111,6 +111,7 @@ def _uuid7_int() -> int:
     """The 128-bit value of an RFC 9562 UUIDv7 (method 1: a 12-bit counter keeps ids monotonic
     within a process)."""
     millis = clock.wall_millis()
+    random = int.from_bytes(os.urandom(10))  # one read of the system CSPRNG: tail, then counter seed
     with _uuid7_lock:
         last_millis, counter = _uuid7_last
         if millis <= last_millis:
@@ -118,9 +119,9 @@ def _uuid7_int() -> int:
             if counter > 0xFFF:
                 millis, counter = last_millis + 1, 0
         else:
-            counter = int.from_bytes(os.urandom(2), "big") & 0x7FF
+            counter = (random >> 64) & 0x7FF
         _uuid7_last[:] = [millis, counter]
-    tail = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    tail = random & ((1 << 62) - 1)
     return (millis & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | tail
 
 

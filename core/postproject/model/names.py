@@ -18,6 +18,18 @@ def namespaced(field: str, value: object) -> str:
     ASCII letters, digits and ``. _ - :`` only; at least one ``:`` with non-empty text on
     both sides of the first one; at most 128 bytes.
     """
+    if type(value) is str and value in _VALID_NAMESPACED:
+        return value  # kinds repeat on every job: each is checked once
+    text = _checked_namespaced(field, value)
+    if len(_VALID_NAMESPACED) < 4096:
+        _VALID_NAMESPACED.add(text)
+    return text
+
+
+_VALID_NAMESPACED: set[str] = set()
+
+
+def _checked_namespaced(field: str, value: object) -> str:
     text = _text(field, value)
     if len(text.encode()) > MAX_NAMESPACED_BYTES:
         raise InvalidArgumentError(

@@ -48,7 +48,7 @@ def translate(exc: sqlite3.Error, path: Path | str) -> PostProjectError:
     return StorageError(f"storage error on production {path}: {detail}")
 
 
-class translated:  # noqa: N801  (used like a function: ``with translated(path):``)
+class translated:  # used like a function: ``with translated(path):``
     """Re-raise driver errors as library errors (``raise … from``).
 
     A plain class rather than ``@contextmanager``: it wraps every statement of the hot job

@@ -63,6 +63,26 @@ _STOP_ATTEMPT = (
 )
 
 
+def _claim_first(candidates: Sequence[str]) -> str:
+    """The guarded claim of the best of ``candidates`` (priority, then availability, then id)."""
+    return (
+        f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT id FROM ({' UNION ALL '.join(candidates)}) "
+        f"ORDER BY p DESC, a, id LIMIT 1) AND {_CLAIMABLE} RETURNING id, claim_attempt"
+    )
+
+
+# Any kind: each candidate is one index probe, pinned with INDEXED BY so the planner can never
+# fall back to sorting ready rows: the best ready job and the claim that expired first.
+_CLAIM_ANY = _claim_first(
+    (
+        "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready "
+        f"WHERE state = 1 AND waiting = 0 AND {_READY} ORDER BY priority DESC, available_at, id LIMIT 1)",
+        "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
+        "WHERE state = 2 AND claim_expires_at <= :now ORDER BY claim_expires_at LIMIT 1)",
+    )
+)
+
+
 class JobWrites:
     """The job statements of :class:`postproject.storage.sqlite.writes.WriteSession`."""
 
@@ -313,37 +333,26 @@ class JobWrites:
         """Claim the first claimable job of ``kinds`` (priority, then availability, then id) in one
         guarded statement; (job id, attempt number) or None."""
         params = self._claim_params(secret, tool, agent, worker, now, expires)
-        # Each candidate is one index probe, pinned with INDEXED BY so the planner can never
-        # fall back to sorting ready rows: the best ready job (of each kind) and the claim
-        # that expired first.
         if kinds is None:
-            candidates = [
-                "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready "
-                f"WHERE state = 1 AND waiting = 0 AND {_READY} ORDER BY priority DESC, available_at, id LIMIT 1)",
-                "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
-                "WHERE state = 2 AND claim_expires_at <= :now ORDER BY claim_expires_at LIMIT 1)",
-            ]
-        else:
-            candidates = []
-            for index, kind in enumerate(kinds):
-                params[f"k{index}"] = kind
-                candidates.append(
-                    "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready_kind "
-                    f"WHERE state = 1 AND waiting = 0 AND kind = :k{index} AND {_READY} "
-                    "ORDER BY priority DESC, available_at, id LIMIT 1)"
-                )
-            marks = ",".join(f":k{i}" for i in range(len(kinds)))
+            row = self._one(_CLAIM_ANY, params)
+            return (row[0], int(row[1])) if row else None
+        # As _CLAIM_ANY: the best ready job of each kind and the claim of these kinds that
+        # expired first, each one pinned index probe.
+        candidates: list[str] = []
+        for index, kind in enumerate(kinds):
+            params[f"k{index}"] = kind
             candidates.append(
-                "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
-                f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks}) "
-                "ORDER BY claim_expires_at LIMIT 1)"
+                "SELECT * FROM (SELECT priority AS p, available_at AS a, id FROM jobs INDEXED BY jobs_ready_kind "
+                f"WHERE state = 1 AND waiting = 0 AND kind = :k{index} AND {_READY} "
+                "ORDER BY priority DESC, available_at, id LIMIT 1)"
             )
-        pick = " UNION ALL ".join(candidates)
-        row = self._one(
-            f"UPDATE jobs SET {_SET_CLAIM} WHERE id = (SELECT id FROM ({pick}) "
-            f"ORDER BY p DESC, a, id LIMIT 1) AND {_CLAIMABLE} RETURNING id, claim_attempt",
-            params,
+        marks = ",".join(f":k{i}" for i in range(len(kinds)))
+        candidates.append(
+            "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
+            f"WHERE state = 2 AND claim_expires_at <= :now AND kind IN ({marks}) "
+            "ORDER BY claim_expires_at LIMIT 1)"
         )
+        row = self._one(_claim_first(candidates), params)
         return (row[0], int(row[1])) if row else None
 
     def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -35,6 +36,19 @@ from postproject.model.progress import JobProgress
 from postproject.model.revisions import Revision, RevisionEvent
 
 Row = sqlite3.Row | tuple[Any, ...]
+
+
+# Identities are immutable values and a production holds few distinct ones: each stored one
+# is validated and built once, not on every row read.
+@functools.lru_cache(maxsize=1024)
+def tool_identity(name: str, version: str | None, uri: str | None) -> ToolIdentity:
+    return ToolIdentity(name, version, uri)
+
+
+@functools.lru_cache(maxsize=1024)
+def agent_identity(name: str) -> AgentIdentity:
+    return AgentIdentity(name)
+
 
 JOB_COLUMNS = """j.id, j.kind, j.output_asset_id, j.output_kind, j.target_root, j.state,
     j.claim_tool_name, j.claim_tool_version, j.claim_tool_uri, j.claim_agent_name,
@@ -75,9 +89,9 @@ def attempt(row: Row) -> Attempt:
     return Attempt(
         number=number,
         outcome=AttemptOutcome.from_code(outcome) if outcome is not None else None,
-        agent=AgentIdentity(agent) if agent is not None else None,
+        agent=agent_identity(agent) if agent is not None else None,
         worker=worker,
-        tool=ToolIdentity(tool_name, tool_version, tool_uri),
+        tool=tool_identity(tool_name, tool_version, tool_uri),
         claimed_at=from_micros(claimed),
         ended_at=from_micros(ended) if ended is not None else None,
         diagnostic=diagnostic,
@@ -145,8 +159,8 @@ def job(
     claim = None
     if state_value is JobState.CLAIMED:
         claim = JobClaim(
-            ToolIdentity(tool_name, tool_version, tool_uri),
-            AgentIdentity(agent) if agent is not None else None,
+            tool_identity(tool_name, tool_version, tool_uri),
+            agent_identity(agent) if agent is not None else None,
             from_micros(claimed_at),
             from_micros(expires),
             worker,
@@ -242,8 +256,8 @@ def activity(row: Row, edges: Sequence[Row]) -> Activity:
         kind=kind,
         inputs=tuple(sides[0]),
         outputs=tuple(sides[1]),
-        tool=ToolIdentity(tool_name, tool_version, tool_uri) if tool_name is not None else None,
-        agent=AgentIdentity(agent) if agent is not None else None,
+        tool=tool_identity(tool_name, tool_version, tool_uri) if tool_name is not None else None,
+        agent=agent_identity(agent) if agent is not None else None,
         started_at=from_micros(started) if started is not None else None,
         finished_at=from_micros(finished) if finished is not None else None,
         revision_sequence=sequence,
