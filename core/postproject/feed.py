@@ -14,7 +14,9 @@ _generations: dict[str, int] = {}
 def notify(key: str) -> None:
     """A commit landed on the production ``key`` names, in this process."""
     with _lock:
-        condition = _signals.setdefault(key, threading.Condition())
+        condition = _signals.get(key)  # (setdefault would build a Condition on every commit)
+        if condition is None:
+            condition = _signals[key] = threading.Condition()
         _generations[key] = _generations.get(key, 0) + 1
     with condition:
         condition.notify_all()

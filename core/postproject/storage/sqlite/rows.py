@@ -152,10 +152,22 @@ def job(
     ) = row
     state_value = JobState.from_code(state)
     input_ids = split_ids(inputs)
-    resolved = [d[4] for d in dependencies if d[4] is not None]
-    if resolved:
-        input_ids = sorted(set(input_ids).union(resolved))
     pending = state_value is JobState.REQUESTED
+    if dependencies:
+        resolved = [d[4] for d in dependencies if d[4] is not None]
+        if resolved:
+            input_ids = sorted(set(input_ids).union(resolved))
+        depends_on = tuple(JobId(d[1]) for d in dependencies)
+        waiting_on = tuple(JobId(d[1]) for d in dependencies if pending and d[2] in WAITING)
+        blocked_by = tuple(JobId(d[1]) for d in dependencies if pending and d[2] in BLOCKING)
+        bound_inputs = tuple(
+            BoundInput(JobOutput(JobId(d[1])), RepresentationId(d[4]) if d[4] is not None else None)
+            for d in dependencies
+            if d[3]
+        )
+    else:  # most jobs: nothing to build
+        depends_on = waiting_on = blocked_by = ()
+        bound_inputs = ()
     claim = None
     if state_value is JobState.CLAIMED:
         claim = JobClaim(
@@ -169,7 +181,7 @@ def job(
     return Job(
         id=JobId(id_),
         kind=kind,
-        inputs=tuple(RepresentationId(raw) for raw in input_ids),
+        inputs=tuple([RepresentationId(raw) for raw in input_ids]),
         output_asset_id=AssetId(asset),
         output_representation_kind=RepresentationKind.from_code(out_kind),
         target_root=root,
@@ -187,14 +199,10 @@ def job(
         attempts=tuple(attempts),
         retry_of=JobId(retry_of) if retry_of is not None else None,
         retried_as=JobId(retried_as) if retried_as is not None else None,
-        depends_on=tuple(JobId(d[1]) for d in dependencies),
-        waiting_on=tuple(JobId(d[1]) for d in dependencies if pending and d[2] in WAITING),
-        blocked_by=tuple(JobId(d[1]) for d in dependencies if pending and d[2] in BLOCKING),
-        bound_inputs=tuple(
-            BoundInput(JobOutput(JobId(d[1])), RepresentationId(d[4]) if d[4] is not None else None)
-            for d in dependencies
-            if d[3]
-        ),
+        depends_on=depends_on,
+        waiting_on=waiting_on,
+        blocked_by=blocked_by,
+        bound_inputs=bound_inputs,
         regenerates=RepresentationId(regenerates) if regenerates is not None else None,
         production_id=production,
         finished_at=from_micros(finished_at) if finished_at is not None else None,
