@@ -89,6 +89,8 @@ class JobWrites:
     conn: sqlite3.Connection
     path: Path
     sequence: int
+    created_outputs: dict[bytes, OutputFacts]
+    created_edges: dict[bytes, tuple[list[bytes], list[bytes]]]
 
     def _exec(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         raise NotImplementedError
@@ -260,6 +262,9 @@ class JobWrites:
         )
 
     def output_facts(self, rep_id: bytes) -> OutputFacts | None:
+        known = self.created_outputs.get(rep_id)  # created in this edit: no need to read it back
+        if known is not None:
+            return known
         row = self._one(
             "SELECT asset_id, kind, created_sequence FROM representations WHERE id = ?", (rep_id,)
         )
@@ -267,6 +272,9 @@ class JobWrites:
 
     def activity_facts(self, activity_id: bytes) -> ActivityFacts | None:
         """The creating revision and sorted edge ids of an activity as this edit sees it."""
+        known = self.created_edges.get(activity_id)  # created in this edit: no need to read it back
+        if known is not None:
+            return ActivityFacts(self.sequence, list(known[0]), list(known[1]))
         found = self._all(
             "SELECT a.created_sequence, e.direction, e.representation_id FROM activities a "
             "LEFT JOIN activity_edges e ON e.activity_id = a.id WHERE a.id = ? "

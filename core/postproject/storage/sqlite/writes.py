@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from postproject import files
-from postproject.engine import WorkerFacts
+from postproject.engine import OutputFacts, WorkerFacts
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.jobs import Job
@@ -73,6 +73,9 @@ class WriteSession(JobWrites, ProgressWrites):
         self._subjects: list[bytes | None] = []  # each staged event's subject
         self.created_activities: list[bytes] = []
         self._clock_written = False  # job_clock written (a reset): the cached head is stale
+        # What this edit created, as a completion checks it (forgotten when an operation fails)
+        self.created_outputs: dict[bytes, OutputFacts] = {}
+        self.created_edges: dict[bytes, tuple[list[bytes], list[bytes]]] = {}
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
@@ -100,6 +103,7 @@ class WriteSession(JobWrites, ProgressWrites):
         assert isinstance(mark, int)
         self.positions = mark
         del self.staged[mark:], self._subjects[mark:]
+        self._forget_created()
 
     def savepoint(self) -> tuple[str, int]:
         """Open a savepoint; returns the token to release or roll back to."""
@@ -118,8 +122,14 @@ class WriteSession(JobWrites, ProgressWrites):
         self._savepoints -= 1
         name, self.positions = _savepoint(token)
         del self.staged[self.positions :], self._subjects[self.positions :]
+        self._forget_created()
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
+
+    def _forget_created(self) -> None:
+        """A failed operation may have undone rows: read them from the database again."""
+        self.created_outputs.clear()
+        self.created_edges.clear()
 
     @contextmanager
     def _atomic(self) -> Iterator[None]:
@@ -197,6 +207,7 @@ class WriteSession(JobWrites, ProgressWrites):
             "recorded_sequence) VALUES (?, ?, ?, ?, ?)",
             (rep_id, fingerprint.algorithm, fingerprint.version, fingerprint.value, self.sequence),
         )
+        self.created_outputs[rep_id] = OutputFacts(asset_id, kind, self.sequence)
         return True
 
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
@@ -315,6 +326,10 @@ class WriteSession(JobWrites, ProgressWrites):
             raise translate(exc, self.path) from exc
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
+        self.created_edges[activity_id] = (
+            sorted(edge.representation_id.bytes for edge in spec.input_edges),
+            sorted(edge.representation_id.bytes for edge in spec.output_edges),
+        )
         return True
 
     def insert_metadata(
