@@ -6,6 +6,7 @@ lifecycle table (:mod:`postproject.lifecycle`), so storage and the rules cannot 
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -61,6 +62,25 @@ _STOP_ATTEMPT = (
     "outcome = CASE WHEN (SELECT claim_expires_at FROM jobs WHERE id = :id AND state = 2) > :now "
     f"THEN :outcome ELSE {AttemptOutcome.LOST.code} END WHERE job_id = :id AND outcome IS NULL"
 )
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_job_sql(checked_inputs: int | None) -> str:
+    """The job insert; with ``checked_inputs`` it writes only when that many inputs exist."""
+    columns = (
+        "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, "
+        "requested_at, requested_sequence, updated_sequence, priority, not_before, available_at, "
+        "max_attempts, idempotency_key, request_digest, dependencies, waiting, regenerates) "
+    )
+    marks = "?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    if checked_inputs is None:
+        return columns + f"VALUES ({marks})"
+    check = (
+        f"(SELECT count(*) FROM representations WHERE id IN ({','.join('?' * checked_inputs)})) = ?"
+        if checked_inputs
+        else "1"
+    )
+    return columns + f"SELECT {marks} WHERE {check}"
 
 
 def _claim_first(candidates: Sequence[str]) -> str:
@@ -140,23 +160,12 @@ class JobWrites:
             waiting,
             request.regenerates.bytes if request.regenerates is not None else None,
         )
-        columns = (
-            "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, target_root, state, "
-            "requested_at, requested_sequence, updated_sequence, priority, not_before, available_at, "
-            "max_attempts, idempotency_key, request_digest, dependencies, waiting, regenerates) "
-        )
-        marks = "?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
         if len(inputs) > CHUNK:
             if self.missing("representations", inputs):
                 return False
-            sql, params = columns + f"VALUES ({marks})", values
+            sql, params = _insert_job_sql(None), values
         else:  # the input check rides on the insert: one statement
-            check = (
-                f"(SELECT count(*) FROM representations WHERE id IN ({','.join('?' * len(inputs))})) = ?"
-                if inputs
-                else "1"
-            )
-            sql = columns + f"SELECT {marks} WHERE {check}"
+            sql = _insert_job_sql(len(inputs))
             params = (*values, *inputs, len(inputs)) if inputs else values
         if not dependencies:
             return self._insert(sql, params)
