@@ -15,14 +15,18 @@ from postproject import (
     AssetId,
     AssetRef,
     ConflictError,
+    FakeClock,
     InvalidArgumentError,
+    JobId,
     JobRequest,
     NotFoundError,
     Production,
     Property,
+    Reason,
     RepresentationId,
     RepresentationKind,
     StorageError,
+    ToolIdentity,
 )
 
 Media = Callable[..., Path]
@@ -97,6 +101,53 @@ def test_sequences_are_gap_free_across_failures(production: Production, media: M
             sequences.append(tx.commit().revision.sequence)  # type: ignore[union-attr]
     assert sequences == [1, 2, 3]
     assert [r.sequence for r in production.changes_since(0)] == [1, 2, 3]
+
+
+def _two_jobs(production: Production, media: Media) -> list[JobId]:
+    with production.edit() as tx:
+        asset = tx.create_asset("A001")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, media("A001.mov"))
+        request = JobRequest("org.example:proxy", (original,), asset, RepresentationKind.PROXY)
+        jobs = [tx.request_job(request), tx.request_job(request)]
+        tx.commit()
+    return jobs
+
+
+def test_each_edit_numbers_its_revision_after_other_handles(
+    production_factory: Callable[..., Production], clock: FakeClock
+) -> None:
+    """A handle that remembers the head after its own commit (SQLite skips re-reading it while
+    nobody else commits) still numbers its revisions after another handle's."""
+    first = production_factory()
+    with Production.open(first.location, clock=clock) as second:
+        sequences = []
+        for writer in (first, first, second, first, second, second, first, first):
+            with writer.edit() as tx:
+                tx.create_asset()
+                sequences.append(tx.commit().revision.sequence)  # type: ignore[union-attr]
+    assert sequences == list(range(1, 9))
+    assert [r.sequence for r in first.changes_since(0)] == sequences
+
+
+@pytest.mark.sqlite_only(
+    "the local clock's high-water mark (a PostgreSQL production takes the server's clock)"
+)
+def test_each_guarded_edit_honours_the_clock_mark_another_handle_left(
+    production_factory: Callable[..., Production], clock: FakeClock, media: Media
+) -> None:
+    first = production_factory()
+    jobs = _two_jobs(first, media)
+    tool = ToolIdentity("test", "1")
+    with Production.open(first.location, clock=FakeClock(clock.now() + timedelta(hours=1))) as second:
+        with first.edit() as tx:  # first commits: its next edit could reuse what it knows
+            tx.claim_job_lease(jobs[0], tool, timedelta(minutes=5))
+            tx.commit()
+        with second.edit() as tx:  # a guarded edit an hour ahead moves the clock mark
+            tx.claim_job_lease(jobs[1], tool, timedelta(hours=2))
+            tx.commit()
+        with first.edit() as tx, pytest.raises(ConflictError) as refused:
+            tx.claim_next_job_lease(tool, timedelta(minutes=5))
+        assert refused.value.reason == Reason.CLOCK_REGRESSED
 
 
 def test_a_held_lock_is_a_clear_busy_error_not_a_hang(tmp_path: Path) -> None:

@@ -33,15 +33,23 @@ EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, bel
 _encode_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
+# The newest revision's sequence and clock mark, the stored high-water mark and the data version
+_READ_HEAD = (
+    "SELECT (SELECT data_version FROM pragma_data_version()), r.sequence, r.clock_mark, c.high_water "
+    "FROM job_clock c LEFT JOIN (SELECT sequence, clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1) r"
+)
+
+
 class Head:
     """What a write connection knows about the newest revision after its own last commit:
     (``PRAGMA data_version`` then, its sequence, the durable clock high-water mark). An edit
     that finds the same data version reuses it instead of reading it again."""
 
-    __slots__ = ("high_water", "sequence", "version")
+    __slots__ = ("high_water", "sequence", "shared", "version")
 
     def __init__(self) -> None:
         self.version: int | None = None
+        self.shared = False  # other connections committed lately: probing first would not pay
         self.sequence = 0
         self.high_water: int | None = None
 
@@ -81,16 +89,17 @@ class WriteSession(JobWrites, ProgressWrites):
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
         head = self._head
         with translated(self.path):
-            version = self._version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-            if head.version is not None and head.version == version:
-                # nobody else committed since this connection's last commit: reuse what it wrote
-                self.sequence = head.sequence + 1
-                self.stored_high_water = head.high_water
-                return
-            last, mark, high_water = self.conn.execute(
-                "SELECT r.sequence, r.clock_mark, c.high_water FROM job_clock c LEFT JOIN "
-                "(SELECT sequence, clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1) r"
-            ).fetchone()
+            if head.version is not None and not head.shared:
+                version = self._version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+                if head.version == version:
+                    # nobody else committed since this connection's last commit: reuse it
+                    self.sequence = head.sequence + 1
+                    self.stored_high_water = head.high_water
+                    return
+                head.shared = True  # others write too: read the head with the version from now on
+            self._version, last, mark, high_water = self.conn.execute(_READ_HEAD).fetchone()
+            # back to the cheap probe once this connection is the only writer again
+            head.shared = head.version is not None and head.version != self._version
         self.sequence = (last or 0) + 1
         self.stored_high_water = max((m for m in (mark, high_water) if m is not None), default=None)
 
