@@ -306,7 +306,8 @@ class JobOperations(EditBase):
         )
         self._edit.guards.append(expires)
         self._edit.effects.append((lease, "activate", expires))
-        log.info("job claimed", extra={"action": "job_claimed", "job_id": str(job_id)})
+        if log.isEnabledFor(logging.INFO):  # (the id's text is built only when it is logged)
+            log.info("job claimed", extra={"action": "job_claimed", "job_id": str(job_id)})
         return lease
 
     def renew_job_lease(self, lease: JobLease, duration: object) -> None:
