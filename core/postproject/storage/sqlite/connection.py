@@ -31,8 +31,8 @@ JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint
 TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint attempts
 # Waiting for the write lock: jittered sleeps of 20-200 µs (the kernel's timer slack adds
 # ~50 µs), so a released lock is taken again within ~0.1 ms; after ~300 tries (~50 ms, a long
-# hold) waiters back off to sleeps of up to 5 ms. With 50-500 µs, four local workers spent
-# a tenth of their time waiting on a free lock (S4 ~0.85x of one worker; ~1.25x now).
+# hold) waiters back off to sleeps of up to 5 ms. With 50-500 µs, four local workers often
+# waited on a free lock: S4 (W=4 / W=1) went from 0.66x to 0.97x in paired drains (README).
 LOCK_RETRY_SLEEP = (0.00002, 0.0002)
 LOCK_RETRY_BACKOFF_AFTER = 300
 LOCK_RETRY_BACKOFF_SLEEP = 0.005
