@@ -383,7 +383,7 @@ class WriteSession(JobWrites, ProgressWrites):
             return False
         written = self.written
         metadata = list(written["metadata"])
-        if written["activities"]:
+        if self._may_close_cycle():
             self.queue(
                 NUMBERING_LOCK, keep=True
             )  # taken before pp_publish: the check sees every edit published
@@ -430,6 +430,16 @@ class WriteSession(JobWrites, ProgressWrites):
             self.host.last_locked_at = locked[0]
         return True
 
+    def _may_close_cycle(self) -> bool:
+        """Could an edit committed meanwhile have closed a cycle through this edit's activities?
+        Only when an output of one of them existed before the edit (a representation the edit
+        created is invisible to other edits: nothing they commit can consume it)."""
+        return any(
+            not self.created("representations", output)
+            for facts in self.written["activities"].values()
+            for output in facts.outputs
+        )
+
     def rollback(self, high_water: int | None) -> None:
         """Undo the edit but keep the highest clock sample it observed (notes §2.2)."""
         statements: list[tuple[str, Params | None]] = [("ROLLBACK", None)] if self._begun else []
@@ -464,8 +474,8 @@ CYCLE = "the activity would create a provenance cycle (an output is upstream of 
 # Concurrent edits may each add one edge of a cycle; each passed ``creates_cycle`` before the
 # other committed. Under the numbering lock an edit sees every edit published before it, so
 # this check at commit finds the cycle the second one would close (PPC01 aborts the edit).
-# It walks only when an output of the edit's activities is an input somewhere (an index
-# probe otherwise: a completion's new output never is).
+# Sent only when an output of the edit's activities existed before it (see _may_close_cycle;
+# never for a completion, whose output is new); it walks only when such an output is an input.
 NO_CYCLE = (
     "WITH RECURSIVE mine AS (SELECT unnest(%(activities)s::uuid[]) AS activity_id), "
     "outs AS (SELECT e.activity_id, e.representation_id FROM activity_edges e JOIN mine USING (activity_id) "
