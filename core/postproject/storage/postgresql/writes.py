@@ -14,7 +14,12 @@ representation or activity whose references are known to exist, a lease transiti
 job's row was read and locked by ``lease_row``) are queued and sent in one pipeline with the
 next statement that needs an answer, each with the row count it must have (``pp_expect``);
 answers this edit already knows (facts of what it created) come from memory. A claim is two
-round trips (the claim, the commit), a completion two or three.
+round trips (the claim, the commit), also by a registered worker (its row's check rides on the
+claim: :mod:`.claims`), a completion two or three.
+
+An edit that adds provenance edges from representations that existed before it repeats the
+cycle check at commit, under the numbering lock (:data:`NO_CYCLE`): two concurrent edits each
+adding one edge of a cycle both pass the check made while they were open.
 
 A statement that fails aborts the PostgreSQL transaction: unless a savepoint taken before it
 is rolled back, every later call of the edit raises that error, and ``rollback`` ends it.
