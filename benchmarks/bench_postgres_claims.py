@@ -165,9 +165,8 @@ def _held(engine: Any, server_clock: Any) -> float:
 
 
 def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str, Any]:
-    location = server.uri("bench", production=f"s_{workers}_{int(time.time())}")
-    outputs = root / f"out{workers}"
-    outputs.mkdir()
+    outputs = Path(tempfile.mkdtemp(prefix=f"out{workers}_", dir=root))
+    location = server.uri("bench", production=f"s_{workers}_{outputs.name.rsplit('_', 1)[1].lower()}")
     seed(location, n, outputs)
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
@@ -180,9 +179,9 @@ def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str
     barrier.wait()
     cpu0, t0 = server_cpu(server.data), time.perf_counter()
     outs = [results.get() for _ in procs]
-    cpu_server = server_cpu(server.data) - cpu0
     for p in procs:
         p.join()
+    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         print(fatal[0], flush=True)
@@ -268,9 +267,9 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
     barrier.wait()
     cpu0, t0 = server_cpu(server.data), time.perf_counter()
     outs = [results.get() for _ in procs]
-    cpu_server = server_cpu(server.data) - cpu0
     for p in procs:
         p.join()
+    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o)}
     done = sum(o["done"] for o in outs)

@@ -34,6 +34,13 @@ def _cpu() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def settled_cpu(server: LocalServer, server_cpu: Callable[[Path], float]) -> float:
+    """The server's CPU seconds once the backends of processes that just ended are reaped (an
+    exiting backend is briefly neither listed nor counted in the postmaster's children's time)."""
+    time.sleep(0.3)
+    return server_cpu(server.data)
+
+
 def make_app(conninfo: str) -> tuple[procrastinate.App, Any]:
     """A procrastinate app with one no-op task (queue ``bench``)."""
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
@@ -93,9 +100,9 @@ def procrastinate_drain(
     barrier.wait()
     cpu0, t0 = server_cpu(server.data), time.perf_counter()
     outs = [results.get() for _ in procs]
-    cpu_server = server_cpu(server.data) - cpu0
     for p in procs:
         p.join()
+    cpu_server = settled_cpu(server, server_cpu) - cpu0
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o).strip().splitlines()[-1]}
     with psycopg.connect(conninfo) as conn:
