@@ -30,7 +30,7 @@ Params = Sequence[Any] | dict[str, Any]
 # Edits run the same few statements (and pp_publish's) over and over with different values:
 # generic plans (planned once per connection) cost less server CPU than custom plans per
 # execution, and every statement's plan is fixed by indexes, not by its values (measured in
-# benchmarks/bench_postgres_claims.py: about 10 % less server CPU per job). Write connection only.
+# back-to-back one-worker drains: 7-15 % less server CPU per job). Write connection only.
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
