@@ -291,14 +291,14 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     outputs.mkdir()
     seed(location, 3, outputs)
     trips = {"n": 0}
-    pipeline, execute = psycopg.Connection.pipeline, psycopg.Connection.execute
+    pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
         trips["n"] += 1
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_pipeline", None) is None:
+        if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             trips["n"] += 1
         return execute(self, *args, **kwargs)
 
@@ -306,7 +306,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     with Production.open(location) as production:
         job = production.jobs(limit=1).items[0]
         psycopg.Connection.pipeline = counted_pipeline  # type: ignore[method-assign]
-        psycopg.Connection.execute = counted_execute  # type: ignore[method-assign]
+        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign]
         try:
             with production.edit() as tx:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
@@ -336,7 +336,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
             figures["claim_by_registered_worker"] = trips["n"]
         finally:
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
-            psycopg.Connection.execute = execute  # type: ignore[method-assign]
+            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
     return figures
 
 

@@ -1,7 +1,8 @@
 """Round trips per operation on PostgreSQL (issue 12: a claim in at most 2, a completion in at most 3).
 
-Counted at the driver: each pipeline the write connection sends, and each statement sent
-outside a pipeline, is one round trip (the wrapper only counts; the real driver runs).
+Counted at the driver: each pipeline a connection sends, and each statement (or message of
+statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
+driver runs).
 """
 
 from __future__ import annotations
@@ -29,19 +30,19 @@ LEASE = timedelta(minutes=5)
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     count = [0]
-    pipeline, execute = psycopg.Connection.pipeline, psycopg.Connection.execute
+    pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
         count[0] += 1
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_pipeline", None) is None:
+        if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             count[0] += 1
         return execute(self, *args, **kwargs)
 
     monkeypatch.setattr(psycopg.Connection, "pipeline", counted_pipeline)
-    monkeypatch.setattr(psycopg.Connection, "execute", counted_execute)
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
     return count
 
 
