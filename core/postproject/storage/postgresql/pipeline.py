@@ -195,25 +195,6 @@ class Pipeline:
             raise self._failed from exc
         return cursor
 
-    def finish(self, sql: str, params: Params, then: str) -> psycopg.Cursor[Any]:
-        """Send ``sql`` then ``then`` (the edit's last statements): in one message when nothing
-        else is queued (the simple query protocol, values bound here), so the server runs
-        ``then`` right after ``sql`` without waiting for this client to send it (psycopg writes
-        each pipelined statement separately, and a busy machine may pause the client between
-        writes while ``sql`` holds a lock); else in the pipeline with what is queued."""
-        if self._queue or not self._begun:
-            cursor = self.send(sql, params, then=then)
-            assert cursor is not None
-            return cursor
-        self._check()
-        cursor = psycopg.ClientCursor(self.conn)
-        try:
-            cursor.execute(f"{sql}; {then}", params)
-        except psycopg.Error as exc:
-            self._failed = self._translate(exc)
-            raise self._failed from exc
-        return cursor
-
     def one(self, sql: str, params: Params | None = None) -> Any:
         cursor = self.send(sql, params)
         assert cursor is not None

@@ -394,7 +394,7 @@ class WriteSession(JobWrites, ProgressWrites):
             )  # taken before pp_publish: the check sees every edit published
             self.queue(NO_CYCLE, {"activities": _array(written["activities"]), "message": CYCLE})
         started = clock.monotonic()
-        cursor = self.finish(
+        cursor = self.send(
             "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 PROVISIONAL,
@@ -417,9 +417,10 @@ class WriteSession(JobWrites, ProgressWrites):
                 _array(written["jobs"]),
                 self.reset_mark is not None,
             ),
-            "COMMIT",
+            then="COMMIT",
         )
         elapsed = clock.monotonic() - started
+        assert cursor is not None
         self._begun = False
         published = cursor.fetchone()
         assert published is not None
