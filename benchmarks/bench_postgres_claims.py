@@ -15,10 +15,18 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
   lock     how long the revision-numbering lock is held per commit (from taking it in
            ``pp_publish`` to the COMMIT's reply, on the server's clock), p50/p99, during S4.
   wake     commit-to-wake latency of ``wait_for_changes`` in another process (LISTEN/NOTIFY).
+  procrastinate, S1  procrastinate's defer and worker on the same server, and request rates
+           (the API, a raw insert, a project-shaped raw insert, procrastinate's defer): see
+           ``pg_peers.py``.
+  CPU      per job, client (the worker processes' getrusage) and server (the postmaster's
+           processes in /proc, once the ended workers' backends are reaped), for every loop.
+  rounds   ``--rounds N`` runs every loop N times interleaved; the report holds medians (and
+           each round's rate), with the machine's load average before and after.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
-  .venv/bin/python benchmarks/bench_postgres_claims.py --json benchmarks/results/postgres_claims.json
+  .venv/bin/python benchmarks/bench_postgres_claims.py --jobs 1500 --requests 600 --rounds 2 \
+      --json benchmarks/results/postgres_claims.json
 """
 
 from __future__ import annotations
