@@ -11,7 +11,8 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
            an activity row and an event row and marks the job done, in one transaction.
-  trips    round trips per claim and per completion (W = 1, counted on the client).
+  trips    round trips per claim, per claim by a registered worker and per completion (W = 1,
+           counted on the client).
   lock     how long the revision-numbering lock is held per commit (from taking it in
            ``pp_publish`` to the COMMIT's reply, on the server's clock), p50/p99, during S4.
   wake     commit-to-wake latency of ``wait_for_changes`` in another process (LISTEN/NOTIFY).
