@@ -11,14 +11,23 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
            an activity row and an event row and marks the job done, in one transaction.
-  trips    round trips per claim and per completion (W = 1, counted on the client).
+  trips    round trips per claim, per claim by a registered worker and per completion (W = 1,
+           counted on the client).
   lock     how long the revision-numbering lock is held per commit (from taking it in
            ``pp_publish`` to the COMMIT's reply, on the server's clock), p50/p99, during S4.
   wake     commit-to-wake latency of ``wait_for_changes`` in another process (LISTEN/NOTIFY).
+  procrastinate, S1  procrastinate's defer and worker on the same server, and request rates
+           (the API, a raw insert, a project-shaped raw insert, procrastinate's defer): see
+           ``pg_peers.py``.
+  CPU      per job, client (the worker processes' getrusage) and server (the postmaster's
+           processes in /proc, once the ended workers' backends are reaped), for every loop.
+  rounds   ``--rounds N`` runs every loop N times interleaved; the report holds medians (and
+           each round's rate), with the machine's load average before and after.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
-  .venv/bin/python benchmarks/bench_postgres_claims.py --json benchmarks/results/postgres_claims.json
+  .venv/bin/python benchmarks/bench_postgres_claims.py --jobs 1500 --requests 600 --rounds 2 \
+      --json benchmarks/results/postgres_claims.json
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from typing import Any
 
 import psycopg
 
+import pg_peers
 from postproject import (
     ActivityRef,
     ActivitySpec,
@@ -164,9 +174,8 @@ def _held(engine: Any, server_clock: Any) -> float:
 
 
 def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str, Any]:
-    location = server.uri("bench", production=f"s_{workers}_{int(time.time())}")
-    outputs = root / f"out{workers}"
-    outputs.mkdir()
+    outputs = Path(tempfile.mkdtemp(prefix=f"out{workers}_", dir=root))
+    location = server.uri("bench", production=f"s_{workers}_{outputs.name.rsplit('_', 1)[1].lower()}")
     seed(location, n, outputs)
     ctx = mp.get_context("spawn")
     barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
@@ -179,9 +188,9 @@ def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str
     barrier.wait()
     cpu0, t0 = server_cpu(server.data), time.perf_counter()
     outs = [results.get() for _ in procs]
-    cpu_server = server_cpu(server.data) - cpu0
     for p in procs:
         p.join()
+    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         print(fatal[0], flush=True)
@@ -267,9 +276,9 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
     barrier.wait()
     cpu0, t0 = server_cpu(server.data), time.perf_counter()
     outs = [results.get() for _ in procs]
-    cpu_server = server_cpu(server.data) - cpu0
     for p in procs:
         p.join()
+    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o)}
     done = sum(o["done"] for o in outs)
@@ -291,14 +300,14 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     outputs.mkdir()
     seed(location, 3, outputs)
     trips = {"n": 0}
-    pipeline, execute = psycopg.Connection.pipeline, psycopg.Connection.execute
+    pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
         trips["n"] += 1
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_pipeline", None) is None:
+        if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             trips["n"] += 1
         return execute(self, *args, **kwargs)
 
@@ -306,7 +315,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     with Production.open(location) as production:
         job = production.jobs(limit=1).items[0]
         psycopg.Connection.pipeline = counted_pipeline  # type: ignore[method-assign]
-        psycopg.Connection.execute = counted_execute  # type: ignore[method-assign]
+        psycopg.Cursor.execute = counted_execute  # type: ignore[method-assign]
         try:
             with production.edit() as tx:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
@@ -336,7 +345,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
             figures["claim_by_registered_worker"] = trips["n"]
         finally:
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
-            psycopg.Connection.execute = execute  # type: ignore[method-assign]
+            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
     return figures
 
 
@@ -380,44 +389,114 @@ def wake_latency(server: LocalServer, rounds: int) -> dict[str, float]:
     }
 
 
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each numeric figure's median over rounds (an error from any round is reported instead)."""
+    errors = [r["error"] for r in runs if "error" in r]
+    if errors:
+        return {"error": errors[0]}
+    keys = [k for k, v in runs[0].items() if isinstance(v, int | float)]
+    merged: dict[str, Any] = {k: statistics.median(r[k] for r in runs) for k in keys}
+    if len(runs) > 1:
+        merged["rounds"] = len(runs)
+        merged["jobs_per_s_all"] = [r.get("jobs_per_s", r.get("ops")) for r in runs]
+    return merged
+
+
+def load() -> dict[str, float]:
+    """The machine's load averages (1, 5, 15 min) and CPU count: other processes share it."""
+    one, five, fifteen = os.getloadavg()
+    return {"load1": one, "load5": five, "load15": fifteen, "cpus": os.cpu_count() or 0}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (1 and 4 workers)")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--requests", type=int, default=None, help="S1 requests per run")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians reported)")
+    parser.add_argument("--workers", type=str, default=None, help="comma-separated worker counts")
+    parser.add_argument("--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    n = args.jobs or (400 if args.quick else 3000)
-    counts = (1, 4) if args.quick else (1, 4, 8)
-    report: dict[str, Any] = {"jobs": n}
+    n = args.jobs or (400 if args.quick else 2000)
+    requests = args.requests or (200 if args.quick else 1000)
+    counts = (
+        tuple(int(w) for w in args.workers.split(","))
+        if args.workers
+        else ((1, 4) if args.quick else (1, 4, 8))
+    )
+    skip = set(filter(None, args.skip.split(",")))
+    report: dict[str, Any] = {"jobs": n, "requests": requests, "rounds": args.rounds, "load_before": load()}
     with tempfile.TemporaryDirectory(prefix="pp-bench-pg-") as tmp, LocalServer(durable=True) as server:
         root = Path(tmp)
         server.create_database("bench")
+        report["server_version"] = server.version
         report["trips"] = round_trips(server, root)
         print("round trips:", report["trips"], flush=True)
-        report["wake"] = wake_latency(server, 10 if args.quick else 40)
-        print("wake:", {k: round(v, 2) for k, v in report["wake"].items()}, flush=True)
+        if "wake" not in skip:
+            report["wake"] = wake_latency(server, 10 if args.quick else 40)
+            print("wake:", {k: round(v, 2) for k, v in report["wake"].items()}, flush=True)
+        if "s1" not in skip:
+            s1: dict[str, list[dict[str, Any]]] = {}
+            for _ in range(args.rounds):
+                for name, run in (
+                    ("api", lambda: pg_peers.s1_api(server, requests, root, server_cpu)),
+                    ("raw", lambda: pg_peers.s1_raw(server, requests, False, server_cpu)),
+                    ("raw_proj", lambda: pg_peers.s1_raw(server, requests, True, server_cpu)),
+                    ("procrastinate", lambda: pg_peers.s1_procrastinate(server, requests, server_cpu)),
+                ):
+                    if name == "procrastinate" and "procrastinate" in skip:
+                        continue
+                    s1.setdefault(name, []).append(run())
+            report["s1"] = {name: median_of(runs) for name, runs in s1.items()}
+            for name, got in report["s1"].items():
+                print(f"S1 {name:13s}: {shown(got)}", flush=True)
         for workers in counts:
-            for name, run in (
-                ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
-                ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
-                ("api", lambda w=workers: api_drain(server, n, w, root)),
-            ):
-                got = run()
-                report[f"{name}_w{workers}"] = got
-                shown = {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()}
-                print(f"{name:8s} W={workers}: {shown}", flush=True)
+            runs: dict[str, list[dict[str, Any]]] = {}
+            for _ in range(args.rounds):
+                for name, run in (
+                    ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
+                    ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
+                    ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    (
+                        "procrastinate",
+                        lambda w=workers: pg_peers.procrastinate_drain(server, n, w, server_cpu),
+                    ),
+                ):
+                    if name == "procrastinate" and "procrastinate" in skip:
+                        continue
+                    got = run()
+                    runs.setdefault(name, []).append(got)
+                    print(f"{name:13s} W={workers}: {shown(got)}", flush=True)
+            for name, got_runs in runs.items():
+                report[f"{name}_w{workers}"] = median_of(got_runs)
+    report["load_after"] = load()
     api1 = report.get("api_w1", {}).get("jobs_per_s")
     for workers in counts:
         api = report.get(f"api_w{workers}", {}).get("jobs_per_s")
         proj = report.get(f"raw_proj_w{workers}", {}).get("jobs_per_s")
+        peer = report.get(f"procrastinate_w{workers}", {}).get("jobs_per_s")
         if api and proj and api1:
-            report[f"ratios_w{workers}"] = {"api_vs_raw_proj": api / proj, "api_vs_own_w1": api / api1}
+            ratios = {"api_vs_raw_proj": api / proj, "api_vs_own_w1": api / api1}
+            if peer:
+                ratios["api_vs_procrastinate"] = api / peer
+            report[f"ratios_w{workers}"] = ratios
             print(
-                f"W={workers}: API {api:.0f} jobs/s = {api / proj:.2f}x project-shaped raw, {api / api1:.2f}x own W=1"
+                f"W={workers}: API {api:.0f} jobs/s: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
             )
+    if "s1" in report and "api" in report["s1"]:
+        api_s1 = report["s1"]["api"]["ops"]
+        report["s1_ratios"] = {
+            f"api_vs_{k}": api_s1 / v["ops"] for k, v in report["s1"].items() if k != "api" and v.get("ops")
+        }
+        print("S1:", {k: round(v, 2) for k, v in report["s1_ratios"].items()})
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
     return 0
+
+
+def shown(got: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items() if not isinstance(v, list)}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ from typing import Literal
 from postproject import leases
 from postproject.clock import to_micros
 from postproject.edit import EditBase
-from postproject.engine import LeaseRow, WriteSession
+from postproject.engine import LeaseRow, WorkerFacts, WriteSession
+from postproject.engine_claims import GatedClaims, WorkerGate
 from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
 from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
 from postproject.leases import InputChangedError, JobLease, LeaseState, lease_micros
@@ -247,12 +248,22 @@ class JobOperations(EditBase):
         with self._op(savepoint=False) as s:
             now = self._now_guarded()
             expires = _expiry(now, micros)
-            ident = self._worker_may_claim(s, worker, now, kinds)
-            if ident is False:
-                return None  # at capacity, or none of the asked kinds is the worker's
-            if worker is not None and worker.kinds is not None:
+            asked = kinds
+            if worker is not None and isinstance(worker, WorkerSession) and worker.kinds is not None:
                 kinds = sorted(set(worker.kinds) & set(kinds)) if kinds is not None else list(worker.kinds)
-            claimed = s.claim_next(kinds, secret_hash(secret), tool, agent, ident or None, now, expires)
+            if worker is not None and isinstance(s, GatedClaims):  # check and claim in one round trip
+                self._worker_session(worker)
+                gate = WorkerGate(worker.worker_id, worker.session_id, _offline_micros(), _kinds(asked))
+                facts, claimed = s.claim_next_gated(
+                    gate, kinds, secret_hash(secret), tool, agent, now, expires
+                )
+                if self._worker_allowed(worker, facts, now, asked) is False:
+                    return None  # at capacity, or none of the asked kinds is the worker's
+            else:
+                ident = self._worker_may_claim(s, worker, now, asked)
+                if ident is False:
+                    return None  # at capacity, or none of the asked kinds is the worker's
+                claimed = s.claim_next(kinds, secret_hash(secret), tool, agent, ident or None, now, expires)
             if claimed is None:
                 return None
             job_id, attempt = claimed
@@ -265,11 +276,19 @@ class JobOperations(EditBase):
         capacity or when ``kinds`` and the worker's kinds share none."""
         if worker is None:
             return None
+        self._worker_session(worker)
+        return self._worker_allowed(worker, s.worker_facts(worker.worker_id, now), now, kinds)
+
+    def _worker_session(self, worker: object) -> None:
         if not isinstance(worker, WorkerSession):
             raise InvalidArgumentError(f"worker must be a WorkerSession; got {type(worker).__name__}")
         if worker.production_id != self._handle.production_id:
             raise InvalidArgumentError("worker session belongs to another production")
-        facts = s.worker_facts(worker.worker_id, now)
+
+    def _worker_allowed(
+        self, worker: WorkerSession, facts: WorkerFacts | None, now: int, kinds: Sequence[str] | None
+    ) -> tuple[bytes, bytes] | Literal[False]:
+        """The rules of a worker's claim on its stored facts (``GatedClaims`` engines apply the same)."""
         if facts is None:
             raise NotFoundError(f"worker {worker.name!r} is not registered")
         if facts.session != worker.session_id:
@@ -277,7 +296,7 @@ class JobOperations(EditBase):
                 f"worker {worker.name!r} registered again elsewhere; this session is fenced",
                 reason=Reason.WORKER_SESSION_REPLACED,
             )
-        if now - facts.last_seen > OFFLINE_AFTER // timedelta(microseconds=1):
+        if now - facts.last_seen > _offline_micros():
             raise ConflictError(
                 f"worker {worker.name!r} is offline (no heartbeat for {OFFLINE_AFTER.seconds} s); heartbeat first",
                 reason=Reason.WORKER_OFFLINE,
@@ -491,6 +510,14 @@ class JobOperations(EditBase):
                     reason=Reason.JOB_FINISHED,
                 )
             self._event(s, "job_cancelled", job_id, job_id=job_id)
+
+
+def _offline_micros() -> int:
+    return OFFLINE_AFTER // timedelta(microseconds=1)
+
+
+def _kinds(kinds: Sequence[str] | None) -> tuple[str, ...] | None:
+    return tuple(kinds) if kinds is not None else None
 
 
 def secret_hash(secret: bytes) -> bytes:

@@ -82,3 +82,23 @@ def skewed_worker(
                 if len(conflicts) > 50:
                     break
     return {"done": done, "conflicts": conflicts}
+
+
+def add_edge(location: str, source: str, target: str, barrier: Barrier) -> str:
+    """Stage an activity ``source`` -> ``target`` (its cycle check passes: nothing committed closes
+    a loop yet), wait until the other process has staged its own, then commit; "committed" or
+    the error code."""
+    from postproject import ActivitySpec, Production, RepresentationId
+
+    with Production.open(location) as production, production.edit() as tx:
+        tx.create_activity(
+            ActivitySpec(
+                "org.example:step", inputs=(RepresentationId(source),), outputs=(RepresentationId(target),)
+            )
+        )
+        barrier.wait(timeout=60)
+        try:
+            tx.commit()
+        except PostProjectError as exc:
+            return exc.code.value
+        return "committed"

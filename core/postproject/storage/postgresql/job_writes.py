@@ -10,15 +10,18 @@ recorded after the claim (what a completion asks next).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from postproject.engine import ChangedInput, LeaseRow, LostClaim
+from postproject.engine import ChangedInput, LeaseRow, LostClaim, WorkerFacts
+from postproject.engine_claims import WorkerGate
 from postproject.ids import JobId
 from postproject.lifecycle import Action, JobState, sources
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import AttemptOutcome, JobRequest
 from postproject.storage.postgresql import rows
+from postproject.storage.postgresql.claims import CLAIMABLE, RETURNING, SET_CLAIM, claim_next_sql, gate_holds
 from postproject.storage.postgresql.pipeline import PROVISIONAL, Pipeline
 from postproject.storage.postgresql.types import Id, ids
 
@@ -39,16 +42,7 @@ def _allowed(action: Action) -> frozenset[int]:
 _CLEAR_CLAIM = """claim_secret_hash = NULL, claim_tool_name = NULL, claim_tool_version = NULL,
     claim_tool_uri = NULL, claim_agent_name = NULL, claim_worker_id = NULL, claim_session = NULL,
     claimed_at = NULL, claim_expires_at = NULL, claim_sequence = NULL, claim_attempt = NULL"""
-_SET_CLAIM = """state = 2, claim_secret_hash = %(secret)s, claim_tool_name = %(tool_name)s,
-    claim_tool_version = %(tool_version)s, claim_tool_uri = %(tool_uri)s, claim_agent_name = %(agent)s,
-    claim_worker_id = %(worker)s, claim_session = %(session)s, claimed_at = %(now)s,
-    claim_expires_at = %(expires)s, claim_sequence = %(seq)s, claim_attempt = attempts + 1,
-    attempts = attempts + 1, updated_sequence = %(seq)s"""
-_READY = "(not_before IS NULL OR not_before <= %(now)s)"
-# A requested job that waits on a dependency (waiting > 0) is not claimable.
-_CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= %(now)s))"
 _HELD = "state = 2 AND claim_secret_hash = %(secret)s AND claim_expires_at > %(now)s"
-_RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
 
 
 class JobWrites(Pipeline):
@@ -272,9 +266,7 @@ class JobWrites(Pipeline):
         """One guarded UPDATE (its trigger starts the attempt); the attempt number, or None."""
         params = self._claim_params(secret, tool, agent, worker, now, expires) | {"id": Id(job_id)}
         claimed = self._claimed(
-            self.one(
-                f"UPDATE jobs j SET {_SET_CLAIM} WHERE id = %(id)s AND {_CLAIMABLE} {_RETURNING}", params
-            )
+            self.one(f"UPDATE jobs j SET {SET_CLAIM} WHERE id = %(id)s AND {CLAIMABLE} {RETURNING}", params)
         )
         return claimed[1] if claimed else None
 
@@ -299,12 +291,47 @@ class JobWrites(Pipeline):
         params = self._claim_params(secret, tool, agent, worker, now, expires)
         if kinds is not None:
             params["kinds"] = list(kinds)
-        row = self.one(_claim_next(kinds is not None, wait=False), params)
+        row = self.one(claim_next_sql(kinds is not None, wait=False), params)
         if row[0] is None and row[4]:  # claimable jobs exist, all held: wait for their holders
-            row = self.one(_claim_next(kinds is not None, wait=True), params)
+            row = self.one(claim_next_sql(kinds is not None, wait=True), params)
             if row[0] is None:  # they changed them: look again with what they committed
-                row = self.one(_claim_next(kinds is not None, wait=False), params)
+                row = self.one(claim_next_sql(kinds is not None, wait=False), params)
         return self._claimed(row[:4] if row[0] is not None else None)
+
+    def claim_next_gated(
+        self,
+        gate: WorkerGate,
+        kinds: Sequence[str] | None,
+        secret: bytes,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        now: int,
+        expires: int,
+    ) -> tuple[WorkerFacts | None, tuple[bytes, int] | None]:
+        """A registered worker's check and claim in one round trip (:class:`postproject.engine_claims.GatedClaims`):
+        the worker's row is locked first (a statement of its own, so the claim statement's
+        snapshot counts the claims committed while it waited), then one statement reads its
+        facts and claims only when they allow it."""
+        worker = (gate.worker_id, gate.session)
+        params = self._claim_params(secret, tool, agent, worker, now, expires) | {
+            "worker": Id(gate.worker_id),
+            "offline": gate.offline_after,
+            "asked": list(gate.asked) if gate.asked is not None else None,
+        }
+        if kinds is not None:
+            params["kinds"] = list(kinds)
+        self.queue("SELECT 1 FROM workers WHERE id = %s FOR NO KEY UPDATE", (Id(gate.worker_id),))
+        row = self.one(claim_next_sql(kinds is not None, wait=False, gated=True), params)
+        if row[5] is None:
+            return None, None
+        session, last_seen, capacity, stored_kinds, active = row[5:]
+        facts = WorkerFacts(
+            session, last_seen, capacity, tuple(json.loads(stored_kinds)) if stored_kinds else None, active
+        )
+        if row[0] is None and row[4] and gate_holds(gate, facts, now):
+            claimed = self.claim_next(kinds, secret, tool, agent, worker, now, expires)  # wait for holders
+            return facts, claimed
+        return facts, self._claimed(row[:4] if row[0] is not None else None)
 
     def _predicted(self, job_id: bytes, secret: bytes, now: int, action: Action) -> bool | None:
         """Whether a guarded transition of a job whose row this edit read and locked will match
@@ -517,41 +544,6 @@ class JobWrites(Pipeline):
             (Id(job_id),),
         )
         return (row[0], row[1], row[2]) if row is not None else None
-
-
-def _claim_next(by_kind: bool, *, wait: bool) -> str:
-    """claim_next's statement: (id, attempt, output asset, inputs, held), one row; ``held`` when
-    nothing was claimed while claimable jobs exist (held by other edits). ``wait``: lock the
-    candidates waiting for their holders (then rows no longer claimable are passed over)."""
-    lock = "FOR UPDATE" if wait else "FOR UPDATE SKIP LOCKED"
-    ready_order = "ORDER BY priority DESC, available_at, id LIMIT 1"
-    kind = " AND kind = ANY(%(kinds)s::text[])" if by_kind else ""
-    if by_kind:
-        ready = (
-            "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
-            "(SELECT id, priority AS p, available_at AS a FROM jobs "
-            f"WHERE state = 1 AND waiting = 0 AND kind = k.kind AND {_READY} {ready_order} {lock}) r"
-        )
-    else:
-        ready = (
-            "SELECT id, priority AS p, available_at AS a FROM jobs "
-            f"WHERE state = 1 AND waiting = 0 AND {_READY} {ready_order} {lock}"
-        )
-    expired = (
-        "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
-        f"WHERE state = 2 AND claim_expires_at <= %(now)s{kind} ORDER BY claim_expires_at, id LIMIT 1"
-    )
-    held = (
-        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0{kind} AND {_READY}) "
-        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= %(now)s{kind})"
-    )
-    return (
-        f"WITH ready AS ({ready}), expired AS ({expired} {lock}), "
-        "pick AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1), "
-        f"claimed AS (UPDATE jobs j SET {_SET_CLAIM} FROM pick WHERE j.id = pick.id AND {_CLAIMABLE} {_RETURNING}) "
-        f"SELECT c.id, c.claim_attempt, c.output_asset_id, c.inputs, c.id IS NULL AND ({held}) "
-        "FROM (VALUES (1)) AS one LEFT JOIN claimed c ON true"
-    )
 
 
 def _lost(job_id: bytes) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import psycopg
 
 from postproject.engine import ChangedInput, LeaseRow
-from postproject.errors import ConflictError, NotFoundError, PostProjectError, Reason
+from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
 from postproject.model.revisions import RevisionEvent
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate
@@ -27,6 +27,11 @@ PROVISIONAL = 1 << 62
 # The durable clock high-water mark: the newest revision's mark, or job_clock's when higher.
 DURABLE_MARK = "SELECT greatest((SELECT clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1), high_water) FROM job_clock"
 Params = Sequence[Any] | dict[str, Any]
+# Edits run the same few statements (and pp_publish's) over and over with different values:
+# generic plans (planned once per connection) cost less server CPU than custom plans per
+# execution, and every statement's plan is fixed by indexes, not by its values (measured in
+# back-to-back one-worker drains: 7-15 % less server CPU per job). Write connection only.
+GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
 class Known(Protocol):
@@ -40,6 +45,7 @@ class Host(Protocol):
     """What a write session needs of its engine."""
 
     uri: PostgresUri
+    last_locked_at: int | None  # server time the last commit here took the numbering lock
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
 
@@ -75,6 +81,8 @@ class Pipeline:
         self.state_written = False  # stored state that is not a revision (heartbeats, registrations)
         self._subjects: list[bytes | None] = []
         self._queue: list[tuple[str, Params | None]] = []
+        self._keep: set[int] = set()  # positions in _queue whose cursors the next send keeps
+        self.kept: list[psycopg.Cursor[Any]] = []  # their cursors, after that send
         self._begun = False
         self._failed: PostProjectError | None = None  # the transaction is aborted
         self._savepoints = 0
@@ -141,9 +149,12 @@ class Pipeline:
         """Known to exist for this edit: written by it, or seen committed by this engine."""
         return key in self.written[table] or self.host.known.has(table, key)
 
-    def queue(self, sql: str, params: Params | None = None) -> None:
-        """Send a statement with the next round trip (its errors surface there)."""
+    def queue(self, sql: str, params: Params | None = None, *, keep: bool = False) -> None:
+        """Send a statement with the next round trip (its errors surface there); ``keep``: its
+        cursor is in :attr:`kept` after that round trip."""
         self._check()
+        if keep:
+            self._keep.add(len(self._queue))
         self._queue.append((sql, params))
 
     def queue_expecting(self, sql: str, params: dict[str, Any], count: int, state: str, message: str) -> None:
@@ -156,21 +167,25 @@ class Pipeline:
     ) -> psycopg.Cursor[Any] | None:
         """Send the queued statements, ``sql`` and ``then`` in one round trip; ``sql``'s cursor."""
         self._check()
-        statements = self._queue
-        self._queue = []
+        statements, keep = self._queue, self._keep
+        self._queue, self._keep, self.kept = [], set(), []
         if not self._begun:
             begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
             timeout = max(1, int(self.busy_timeout * 1000))
             if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
                 begin.insert(0, (f"SET lock_timeout = {timeout}", None))
+                begin.insert(0, (GENERIC_PLANS, None))
                 self.host.lock_timeouts[id(self.conn)] = timeout
             statements[:0] = begin
+            keep = {position + len(begin) for position in keep}
             self._begun = True
         cursor = None
         try:
             with self.conn.pipeline():
-                for statement, values in statements:
-                    self.conn.execute(statement, values, binary=True)
+                for position, (statement, values) in enumerate(statements):
+                    sent = self.conn.execute(statement, values, binary=True)
+                    if position in keep:
+                        self.kept.append(sent)
                 if sql is not None:
                     cursor = self.conn.execute(sql, params, binary=True)
                 if then is not None:
@@ -202,6 +217,8 @@ class Pipeline:
             return ConflictError(message, reason=Reason.LEASE_LOST)
         if state == "PPN01":
             return NotFoundError(message)
+        if state == "PPC01":  # a provenance cycle closed by an edit that committed concurrently
+            return InvalidArgumentError(message)
         return translate(exc, self.uri)
 
     def _check(self) -> None:
@@ -251,7 +268,7 @@ class Pipeline:
             return
         failed, self._failed = self._failed, None
         try:  # the transaction is aborted: only rolling back to the savepoint can revive it
-            self._queue = [(f"ROLLBACK TO {name}", None), (f"RELEASE {name}", None)]
+            self._queue, self._keep = [(f"ROLLBACK TO {name}", None), (f"RELEASE {name}", None)], set()
             self.send()
         except PostProjectError:
             self._failed = failed

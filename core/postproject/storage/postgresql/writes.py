@@ -14,7 +14,12 @@ representation or activity whose references are known to exist, a lease transiti
 job's row was read and locked by ``lease_row``) are queued and sent in one pipeline with the
 next statement that needs an answer, each with the row count it must have (``pp_expect``);
 answers this edit already knows (facts of what it created) come from memory. A claim is two
-round trips (the claim, the commit), a completion two or three.
+round trips (the claim, the commit), also by a registered worker (its row's check rides on the
+claim: :mod:`.claims`), a completion two or three.
+
+An edit that adds provenance edges from representations that existed before it repeats the
+cycle check at commit, under the numbering lock (:data:`NO_CYCLE`): two concurrent edits each
+adding one edge of a cycle both pass the check made while they were open.
 
 A statement that fails aborts the PostgreSQL transaction: unless a savepoint taken before it
 is rolled back, every later call of the edit raises that error, and ``rollback`` ends it.
@@ -383,6 +388,11 @@ class WriteSession(JobWrites, ProgressWrites):
             return False
         written = self.written
         metadata = list(written["metadata"])
+        if self._may_close_cycle():
+            self.queue(
+                NUMBERING_LOCK, keep=True
+            )  # taken before pp_publish: the check sees every edit published
+            self.queue(NO_CYCLE, {"activities": _array(written["activities"]), "message": CYCLE})
         started = clock.monotonic()
         cursor = self.send(
             "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
@@ -419,7 +429,21 @@ class WriteSession(JobWrites, ProgressWrites):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
         self.host.committed(self.sequence, mark, server_now, elapsed, reset=self.reset_mark is not None)
+        if self.kept:  # the lock was taken before pp_publish, by NUMBERING_LOCK
+            locked = self.kept[0].fetchone()
+            assert locked is not None
+            self.host.last_locked_at = locked[0]
         return True
+
+    def _may_close_cycle(self) -> bool:
+        """Could an edit committed meanwhile have closed a cycle through this edit's activities?
+        Only when an output of one of them existed before the edit (a representation the edit
+        created is invisible to other edits: nothing they commit can consume it)."""
+        return any(
+            not self.created("representations", output)
+            for facts in self.written["activities"].values()
+            for output in facts.outputs
+        )
 
     def rollback(self, high_water: int | None) -> None:
         """Undo the edit but keep the highest clock sample it observed (notes §2.2)."""
@@ -433,7 +457,7 @@ class WriteSession(JobWrites, ProgressWrites):
                     (high_water, high_water),
                 )
             )
-        self._queue, self._failed, self._begun = [], None, False
+        self._queue, self._keep, self._failed, self._begun = [], set(), None, False
         if not statements:
             return
         try:
@@ -444,6 +468,33 @@ class WriteSession(JobWrites, ProgressWrites):
             raise translate(exc, self.uri) from exc
         if raise_mark:
             self.host.committed(None, high_water, None, 0.0)
+
+
+# The revision-numbering lock (pp_publish takes it again: a transaction's advisory locks nest).
+NUMBERING_LOCK = (
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
+    "FROM (SELECT pg_advisory_xact_lock(1347441202, hashtext(current_schema()))) AS locked"
+)
+CYCLE = "the activity would create a provenance cycle (an output is upstream of an input)"
+# Concurrent edits may each add one edge of a cycle; each passed ``creates_cycle`` before the
+# other committed. Under the numbering lock an edit sees every edit published before it, so
+# this check at commit finds the cycle the second one would close (PPC01 aborts the edit).
+# Sent only when an output of the edit's activities existed before it (see _may_close_cycle;
+# never for a completion, whose output is new); it walks only when such an output is an input.
+NO_CYCLE = (
+    "WITH RECURSIVE mine AS (SELECT unnest(%(activities)s::uuid[]) AS activity_id), "
+    "outs AS (SELECT e.activity_id, e.representation_id FROM activity_edges e JOIN mine USING (activity_id) "
+    "WHERE e.direction = 1), "
+    "consumed AS (SELECT 1 FROM outs o JOIN activity_edges i ON i.representation_id = o.representation_id "
+    "AND i.direction = 0 LIMIT 1), "
+    "up (activity_id, id) AS (SELECT e.activity_id, e.representation_id FROM activity_edges e "
+    "JOIN mine USING (activity_id) WHERE e.direction = 0 AND EXISTS (SELECT 1 FROM consumed) "
+    "UNION SELECT u.activity_id, i.representation_id FROM up u "
+    "JOIN activity_edges o ON o.representation_id = u.id AND o.direction = 1 "
+    "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
+    "SELECT pp_expect((SELECT count(*) FROM up JOIN outs ON outs.activity_id = up.activity_id "
+    "AND outs.representation_id = up.id), 0, 'PPC01', %(message)s)"
+)
 
 
 def _array(values: Iterable[bytes]) -> list[Id] | None:

@@ -1,0 +1,201 @@
+"""The PostgreSQL benchmark's peer and request-rate parts (used by bench_postgres_claims.py).
+
+procrastinate  procrastinate's own ``defer`` and worker on the same server, in a database of
+               its own (its schema applied there): a no-op task, one worker process per W
+               with concurrency 1 and ``wait=False`` (it stops once the queue is empty).
+S1             request rate, one client, one transaction per request: the API's
+               ``edit()`` + ``request_job`` + ``commit``; a raw ``INSERT`` (autocommit); a
+               project-shaped raw insert (the job, its revision and its event in one
+               transaction); procrastinate's synchronous ``defer``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import resource
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import procrastinate
+import psycopg
+
+from postproject import JobRequest, Production, RepresentationKind
+from postproject.storage.postgresql.localserver import LocalServer
+
+KIND = "org.example:bench"
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def settled_cpu(server: LocalServer, server_cpu: Callable[[Path], float]) -> float:
+    """The server's CPU seconds once the backends of processes that just ended are reaped (an
+    exiting backend is briefly neither listed nor counted in the postmaster's children's time)."""
+    time.sleep(0.3)
+    return server_cpu(server.data)
+
+
+def make_app(conninfo: str) -> tuple[procrastinate.App, Any]:
+    """A procrastinate app with one no-op task (queue ``bench``)."""
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
+
+    @app.task(name="bench_noop", queue="bench")
+    def noop(i: int) -> None:
+        return None
+
+    return app, noop
+
+
+def procrastinate_database(server: LocalServer, name: str) -> str:
+    """A fresh database with procrastinate's schema; its conninfo."""
+    server.drop_database(name)
+    conninfo = server.create_database(name)
+    app, _ = make_app(conninfo)
+    with app.open():
+        app.schema_manager.apply_schema()
+    return conninfo
+
+
+def defer_jobs(conninfo: str, n: int) -> dict[str, float]:
+    """Defer ``n`` no-op jobs one by one (each its own transaction); rate and client CPU."""
+    app, noop = make_app(conninfo)
+    with app.open():
+        noop.defer(i=-1)  # connect and warm up outside the timing
+        cpu0, t0 = _cpu(), time.perf_counter()
+        for i in range(n):
+            noop.defer(i=i)
+        dt, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    return {"ops": n / dt, "cpu_ms_client": 1000 * cpu / n}
+
+
+def procrastinate_worker(conninfo: str, barrier: Any, results: Any) -> None:
+    try:
+        app, _ = make_app(conninfo)
+        barrier.wait()
+        cpu0 = _cpu()
+        app.run_worker(queues=["bench"], wait=False, concurrency=1, install_signal_handlers=False)
+        results.put({"end": time.perf_counter(), "cpu": _cpu() - cpu0})
+    except BaseException:
+        results.put({"fatal": traceback.format_exc()})
+
+
+def procrastinate_drain(
+    server: LocalServer, n: int, workers: int, server_cpu: Callable[[Path], float]
+) -> dict[str, Any]:
+    conninfo = procrastinate_database(server, f"procrastinate_w{workers}")
+    defer_jobs(conninfo, n)
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
+    procs = [
+        ctx.Process(target=procrastinate_worker, args=(conninfo, barrier, results)) for _ in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0, t0 = server_cpu(server.data), time.perf_counter()
+    outs = [results.get() for _ in procs]
+    for p in procs:
+        p.join()
+    cpu_server = settled_cpu(server, server_cpu) - cpu0
+    if any("fatal" in o for o in outs):
+        return {"error": next(o["fatal"] for o in outs if "fatal" in o).strip().splitlines()[-1]}
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE status = 'succeeded'), count(*) FROM procrastinate_jobs WHERE args->>'i' <> '-1'"
+        ).fetchone()
+    done, total = (int(row[0]), int(row[1])) if row else (0, 0)
+    server.drop_database(f"procrastinate_w{workers}")
+    return {
+        "jobs_per_s": done / (max(o["end"] for o in outs) - t0),
+        "succeeded": done,
+        "lost": total - done,
+        "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, done),
+        "cpu_ms_per_job_server": 1000 * cpu_server / max(1, done),
+    }
+
+
+# --- S1: request rate ---------------------------------------------------------------------
+
+
+def _timed(
+    server: LocalServer, n: int, server_cpu: Callable[[Path], float], run: Callable[[], None]
+) -> dict[str, float]:
+    cpu0, s0, t0 = _cpu(), server_cpu(server.data), time.perf_counter()
+    for _ in range(n):
+        run()
+    dt = time.perf_counter() - t0
+    return {
+        "ops": n / dt,
+        "cpu_ms_client": 1000 * (_cpu() - cpu0) / n,
+        "cpu_ms_server": 1000 * (server_cpu(server.data) - s0) / n,
+    }
+
+
+def s1_api(server: LocalServer, n: int, root: Path, server_cpu: Callable[[Path], float]) -> dict[str, float]:
+    location = server.uri("bench", production=f"s1_{os.getpid()}_{int(time.time() * 1000)}")
+    source = root / "s1_source.mov"
+    source.write_bytes(b"source")
+    with Production.create(location) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            tx.commit()
+        request = JobRequest(KIND, (original,), asset, RepresentationKind.PROXY)
+
+        def one() -> None:
+            with production.edit() as tx:
+                tx.request_job(request)
+                tx.commit()
+
+        one()  # warm up (connections, prepared statements) outside the timing
+        return _timed(server, n, server_cpu, one)
+
+
+def s1_raw(
+    server: LocalServer, n: int, project: bool, server_cpu: Callable[[Path], float]
+) -> dict[str, float]:
+    with psycopg.connect(server.uri("bench"), autocommit=True) as conn:
+        conn.execute(
+            "DROP TABLE IF EXISTS s1_jobs, s1_revisions, s1_events; "
+            "CREATE TABLE s1_jobs (id bigserial PRIMARY KEY, state int NOT NULL, kind text, inputs bytea); "
+            "CREATE INDEX s1_ready ON s1_jobs (id) WHERE state = 1; "
+            "CREATE TABLE s1_revisions (sequence bigserial PRIMARY KEY, committed_at bigint); "
+            "CREATE TABLE s1_events (id bigserial PRIMARY KEY, sequence bigint, kind text, job bigint)"
+        )
+
+        def raw() -> None:
+            conn.execute("INSERT INTO s1_jobs (state, kind, inputs) VALUES (1, %s, %s)", (KIND, b"x" * 16))
+
+        def shaped() -> None:
+            with conn.transaction():
+                job = conn.execute(
+                    "INSERT INTO s1_jobs (state, kind, inputs) VALUES (1, %s, %s) RETURNING id",
+                    (KIND, b"x" * 16),
+                ).fetchone()
+                rev = conn.execute(
+                    "INSERT INTO s1_revisions (committed_at) VALUES (%s) RETURNING sequence",
+                    (time.time_ns() // 1000,),
+                ).fetchone()
+                assert job is not None
+                assert rev is not None
+                conn.execute(
+                    "INSERT INTO s1_events (sequence, kind, job) VALUES (%s, 'job_requested', %s)",
+                    (rev[0], job[0]),
+                )
+
+        return _timed(server, n, server_cpu, shaped if project else raw)
+
+
+def s1_procrastinate(server: LocalServer, n: int, server_cpu: Callable[[Path], float]) -> dict[str, float]:
+    conninfo = procrastinate_database(server, "procrastinate_s1")
+    s0 = server_cpu(server.data)
+    got = defer_jobs(conninfo, n)
+    got["cpu_ms_server"] = 1000 * (server_cpu(server.data) - s0) / n  # (includes the warm-up defer)
+    server.drop_database("procrastinate_s1")
+    return got

@@ -1,0 +1,85 @@
+"""The claim statements of PostgreSQL's write session (:mod:`.job_writes`).
+
+A claim takes its job with ``FOR UPDATE SKIP LOCKED`` in one statement: a claim never waits
+for another claim's job row. A registered worker's claim
+(:class:`postproject.engine_claims.GatedClaims`) reads the worker's facts and claims in the
+same statement, only when those facts allow it.
+"""
+
+from __future__ import annotations
+
+from postproject.engine import WorkerFacts
+from postproject.engine_claims import WorkerGate
+from postproject.lifecycle import JobState
+
+CLAIMED = JobState.CLAIMED.code
+REQUESTED = JobState.REQUESTED.code
+
+SET_CLAIM = """state = 2, claim_secret_hash = %(secret)s, claim_tool_name = %(tool_name)s,
+    claim_tool_version = %(tool_version)s, claim_tool_uri = %(tool_uri)s, claim_agent_name = %(agent)s,
+    claim_worker_id = %(worker)s, claim_session = %(session)s, claimed_at = %(now)s,
+    claim_expires_at = %(expires)s, claim_sequence = %(seq)s, claim_attempt = attempts + 1,
+    attempts = attempts + 1, updated_sequence = %(seq)s"""
+_READY = "(not_before IS NULL OR not_before <= %(now)s)"
+# A requested job that waits on a dependency (waiting > 0) is not claimable.
+CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= %(now)s))"
+RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
+
+
+# A registered worker's facts (WorkerFacts' columns) and whether its row allows a claim (WorkerGate).
+_GATE = (
+    "f AS (SELECT w.session, w.last_seen, w.capacity, w.kinds, (SELECT count(*) FROM jobs "
+    "WHERE claim_worker_id = w.id AND claim_expires_at > %(now)s) AS active FROM workers w WHERE w.id = %(worker)s), "
+    "ok AS (SELECT 1 FROM f WHERE f.session = %(session)s AND %(now)s - f.last_seen <= %(offline)s "
+    "AND f.active < f.capacity AND (%(asked)s::text[] IS NULL OR f.kinds IS NULL "
+    "OR f.kinds::jsonb ?| %(asked)s::text[])), "
+)
+
+
+def claim_next_sql(by_kind: bool, *, wait: bool, gated: bool = False) -> str:
+    """claim_next's statement: (id, attempt, output asset, inputs, held), one row; ``held`` when
+    nothing was claimed while claimable jobs exist (held by other edits). ``wait``: lock the
+    candidates waiting for their holders (then rows no longer claimable are passed over).
+    ``gated``: a registered worker's claim, made only when its row allows it (:data:`_GATE`);
+    the row then ends with the worker's facts (all NULL when it is not registered)."""
+    lock = "FOR UPDATE" if wait else "FOR UPDATE SKIP LOCKED"
+    ready_order = "ORDER BY priority DESC, available_at, id LIMIT 1"
+    kind = " AND kind = ANY(%(kinds)s::text[])" if by_kind else ""
+    allowed = " AND EXISTS (SELECT 1 FROM ok)" if gated else ""
+    if by_kind:
+        ready = (
+            "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
+            "(SELECT id, priority AS p, available_at AS a FROM jobs "
+            f"WHERE state = 1 AND waiting = 0 AND kind = k.kind AND {_READY}{allowed} {ready_order} {lock}) r"
+        )
+    else:
+        ready = (
+            "SELECT id, priority AS p, available_at AS a FROM jobs "
+            f"WHERE state = 1 AND waiting = 0 AND {_READY}{allowed} {ready_order} {lock}"
+        )
+    expired = (
+        "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
+        f"WHERE state = 2 AND claim_expires_at <= %(now)s{kind}{allowed} ORDER BY claim_expires_at, id LIMIT 1"
+    )
+    held = (
+        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0{kind} AND {_READY}) "
+        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= %(now)s{kind})"
+    )
+    facts = ", f.session, f.last_seen, f.capacity, f.kinds, f.active" if gated else ""
+    return (
+        f"WITH {_GATE if gated else ''}ready AS ({ready}), expired AS ({expired} {lock}), "
+        "pick AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1), "
+        f"claimed AS (UPDATE jobs j SET {SET_CLAIM} FROM pick WHERE j.id = pick.id AND {CLAIMABLE} {RETURNING}) "
+        f"SELECT c.id, c.claim_attempt, c.output_asset_id, c.inputs, c.id IS NULL AND ({held}){facts} "
+        f"FROM (VALUES (1)) AS one LEFT JOIN claimed c ON true{' LEFT JOIN f ON true' if gated else ''}"
+    )
+
+
+def gate_holds(gate: WorkerGate, facts: WorkerFacts, now: int) -> bool:
+    """The gate's rule (as :data:`_GATE` applies it) on facts read in the edit."""
+    return (
+        facts.session == gate.session
+        and now - facts.last_seen <= gate.offline_after
+        and facts.active < facts.capacity
+        and (gate.asked is None or facts.kinds is None or bool(set(gate.asked) & set(facts.kinds)))
+    )
