@@ -2,8 +2,10 @@
 
 A header (what is shown, zoom, the graph actions), the :class:`ProvenanceView` (objectName
 ``provenanceGraph``) with a legend of the knowledge states, and the
-:class:`~postproject_gui.views.node_detail.NodeDetailPanel`. A graph for a new focus is drawn
-afresh (and the focus selected); a newer read of the same focus goes through
+:class:`~postproject_gui.views.node_detail.NodeDetailPanel` beside it in a splitter. A graph
+for a new focus is drawn afresh and the focus selected and brought into view at a readable
+zoom (:meth:`ProvenanceView.focus_node`; the rest of a large graph stays a click on Fit
+away); a newer read of the same focus goes through
 ``ProvenanceScene.update_graph``, which keeps the zoom and the selection.
 """
 
@@ -153,7 +155,13 @@ class ProvenanceTab(QWidget):
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # 1024 px fits
         self.fit = tool_button(
-            self, "Fit", "Show the whole graph (Ctrl+0 in the graph)", lambda: self.view.fit_to_view()
+            self, "Fit", "Show the whole graph (0 or Home in the graph)", lambda: self.view.fit_to_view()
+        )
+        self.focus_button = tool_button(
+            self,
+            "Focus",
+            "Zoom to the selected node and its neighbours, the rest faint (F in the graph)",
+            lambda: self.view.focus_selection(),
         )
         self.actual = tool_button(
             self, "100 %", "Show the graph at 100 % (1 in the graph)", lambda: self.view.set_zoom(1.0)
@@ -164,6 +172,7 @@ class ProvenanceTab(QWidget):
         row.addWidget(self.heading, 1)
         row.addWidget(self.zoom)
         row.addWidget(self.fit)
+        row.addWidget(self.focus_button)
         row.addWidget(self.actual)
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(4)
@@ -202,7 +211,7 @@ class ProvenanceTab(QWidget):
         self.stack.setCurrentWidget(self.splitter)
         if new_focus:
             self.scene.show_graph(read.graph, read.knowledge)
-            self.scene.select(str(read.graph.focus))
+            self.view.focus_node(str(read.graph.focus))  # selected, readable, not under the banner
         else:
             self.scene.update_graph(read.graph, read.knowledge)
             self._selection_changed(self.scene.selected_id() or "")
