@@ -304,8 +304,10 @@ class Reader:
         )
         return self.with_attempts(self.all(sql, [*params, limit]))
 
-    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
-        sql, params = search.job_search(query, after, limit, JOBS_WITH_ATTEMPTS)
+    def search_jobs(
+        self, query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
+    ) -> list[Job]:
+        sql, params = search.job_search(query, after, limit, JOBS_WITH_ATTEMPTS, window)
         with self.snapshot():
             return self.with_attempts(self.all(sql, params))
 
