@@ -1,12 +1,15 @@
 """Job search at farm scale: the first page of a store-side search over 1,000,000 jobs.
 
     .venv/bin/python benchmarks/bench_search.py [--jobs N] [--production PATH] [--json PATH]
+    .venv/bin/python benchmarks/bench_search.py --postgresql DIR [--jobs N] [--json PATH]
 
 Builds (timed apart, reported as the build time) a production of N jobs (default 1,000,000)
 through the public API in large transactions (50,000 requests per edit): 1,000 output assets
 named like ``seq042_shot_04217_comp`` (N/1000 jobs each), four kinds, priorities -2..2, and
 1 % of the jobs claimed by one of 20 agents and failed with one of 8 diagnostic shapes. With
-``--production`` an existing file of that shape is reused (built there if missing).
+``--production`` an existing file of that shape is reused (built there if missing). With
+``--postgresql DIR`` the production is a schema on a local PostgreSQL server kept in DIR
+(started there, initialised the first time; the production is built once and reused).
 
 Then, on a freshly opened production, the median time of the first page (100 jobs) of:
 
@@ -27,6 +30,7 @@ asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import tempfile
@@ -41,11 +45,13 @@ from postproject import (
     AssetId,
     JobRequest,
     JobState,
+    PostProjectError,
     Production,
     RepresentationKind,
     ToolIdentity,
     job_search,
 )
+from postproject.storage.postgresql.localserver import LocalServer
 
 KINDS = ("org.example:generate-proxy", "org.example:transcode", "org.example:conform", "org.example:grade")
 ASSETS = 1000
@@ -68,7 +74,7 @@ def asset_name(index: int) -> str:
     return f"seq{index // 100:03d}_shot_{index:05d}_comp"
 
 
-def build(path: Path, jobs: int) -> dict[str, Any]:
+def build(path: Path | str, jobs: int) -> dict[str, Any]:
     started = time.perf_counter()
     with Production.create(path) as production:
         with production.edit() as tx:
@@ -126,7 +132,7 @@ def paired_ms(fn: Callable[[], object], reps: int) -> tuple[float, float]:
     return round(statistics.median(samples[0]) * 1000, 2), round(statistics.median(samples[1]) * 1000, 2)
 
 
-def measure(path: Path, reps: int) -> dict[str, Any]:
+def measure(path: Path | str, reps: int) -> dict[str, Any]:
     with Production.open(path, read_only=True) as production:
         newest = production.jobs(limit=1, newest_first=True).items[0]
         tail = str(newest.id)[-12:]
@@ -173,16 +179,34 @@ def main() -> None:
     )
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--production", type=Path, help="reuse (or build) the fixture here")
+    parser.add_argument("--postgresql", type=Path, help="a local PostgreSQL server's directory (kept)")
     parser.add_argument("--reps", type=int, default=15)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        path = args.production or Path(scratch) / "search.pproj"
+    with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as stack:
         fixture: dict[str, Any] = {"jobs": args.jobs, "build_s": None}
-        if not path.exists():
-            print(f"building {args.jobs:,} jobs in {path}", flush=True)
-            fixture = build(path, args.jobs)
-        figures = measure(path, args.reps)
+        target: Path | str
+        if args.postgresql is not None:
+            server = stack.enter_context(LocalServer(args.postgresql))
+            database = "bench_search"
+            if (
+                not server.admin()
+                .execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
+                .fetchone()
+            ):
+                server.create_database(database)
+            target = server.uri(database, production=f"jobs{args.jobs}")
+            try:
+                Production.open(target, read_only=True).close()
+            except PostProjectError:
+                print(f"building {args.jobs:,} jobs on PostgreSQL in {args.postgresql}", flush=True)
+                fixture = build(target, args.jobs)
+        else:
+            target = args.production or Path(scratch) / "search.pproj"
+            if not target.exists():
+                print(f"building {args.jobs:,} jobs in {target}", flush=True)
+                fixture = build(target, args.jobs)
+        figures = measure(target, args.reps)
     figures["fixture"] = fixture
     for name, value in figures.items():
         if isinstance(value, float):
