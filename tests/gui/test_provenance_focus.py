@@ -212,3 +212,32 @@ def test_the_tab_opens_a_large_graph_on_its_focus_beside_the_detail_panel(
     assert tab.view.zoom() < items.SIMPLE_LOD
     qtbot.mouseClick(tab.focus_button, Qt.MouseButton.LeftButton)
     assert_in_the_middle(tab.view, focus)
+
+
+def test_find_in_graph_and_a_jobs_node_are_focused(qtbot: QtBot, big: ProvenanceGraph) -> None:
+    tab = ProvenanceTab(THEMES["light"])
+    qtbot.addWidget(tab)
+    tab.resize(1024, 700)
+    tab.show()
+    tab.show_read(GraphRead(big, {}, 1))
+    label = tab.scene.tooltip(tab.scene.reading_order()[-1]).splitlines()[0].split(" · ")[0]
+
+    tab.find_field.setText(label.lower())
+    qtbot.keyClick(tab.find_field, Qt.Key.Key_Return)
+    first = tab.scene.selected_id()
+    assert first is not None and label in tab.scene.tooltip(first)
+    assert_in_the_middle(tab.view, first)
+    total = tab.find_status.text().split(" of ")[1]
+    assert tab.find_status.text() == f"1 of {total}"
+    if int(total) > 1:
+        qtbot.keyClick(tab.find_field, Qt.Key.Key_Return)
+        assert tab.scene.selected_id() != first and tab.find_status.text() == f"2 of {total}"
+    assert tab.find_node("no-such-node-anywhere") is None
+    assert tab.find_status.text() == "no node matches"
+
+    job = next(i for i, item in tab.scene.nodes.items() if item.node_type == "job")
+    tab.view.fit_to_view()
+    tab.focus_node(job)  # what a job's "Show provenance" asks for once its graph is shown
+    assert tab.scene.selected_id() == job
+    assert READABLE <= tab.view.zoom() <= 1.0
+    assert_in_the_middle(tab.view, job)

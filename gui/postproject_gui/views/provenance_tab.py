@@ -5,7 +5,8 @@ A header (what is shown, zoom, the graph actions), the :class:`ProvenanceView` (
 :class:`~postproject_gui.views.node_detail.NodeDetailPanel` beside it in a splitter. A graph
 for a new focus is drawn afresh and the focus selected and brought into view at a readable
 zoom (:meth:`ProvenanceView.focus_node`; the rest of a large graph stays a click on Fit
-away); a newer read of the same focus goes through
+away), as is a node found with the header's find field or the job a job's "Show
+provenance" asked for; a newer read of the same focus goes through
 ``ProvenanceScene.update_graph``, which keeps the zoom and the selection.
 """
 
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSizePolicy,
     QSplitter,
     QStackedWidget,
@@ -169,7 +171,22 @@ class ProvenanceTab(QWidget):
         self.zoom = QLabel("", self)
         self.zoom.setProperty("role", "muted")
         self.zoom.setMinimumWidth(44)
+        self.find_field = QLineEdit(self)
+        self.find_field.setObjectName("provenanceFind")
+        self.find_field.setPlaceholderText("Find in graph…")
+        self.find_field.setAccessibleName("Find a node in the graph")
+        self.find_field.setToolTip(
+            "Asset, file, kind, tool, job or id: Enter focuses the next node that matches"
+        )
+        self.find_field.setClearButtonEnabled(True)
+        self.find_field.setMaximumWidth(200)
+        self.find_field.returnPressed.connect(lambda: self.find_node())
+        self.find_status = QLabel("", self)
+        self.find_status.setProperty("role", "muted")
+        self.find_field.textChanged.connect(lambda _text: self.find_status.setText(""))
         row.addWidget(self.heading, 1)
+        row.addWidget(self.find_field)
+        row.addWidget(self.find_status)
         row.addWidget(self.zoom)
         row.addWidget(self.fit)
         row.addWidget(self.focus_button)
@@ -220,6 +237,32 @@ class ProvenanceTab(QWidget):
         truncated = " · truncated at 500 nodes" if read.graph.truncated else ""
         self.heading.setText(f"<b>{html.escape(label)}</b> · {len(read.graph.nodes)} nodes{truncated}")
         self.zoom.setText(f"{self.view.zoom() * 100:.0f} %")
+
+    def focus_node(self, node_id: str) -> None:
+        """Select and show a node chosen elsewhere (a job's "Show provenance", a search)."""
+        if node_id in self.scene.nodes:
+            self.view.focus_node(node_id)
+
+    def find_node(self, text: str | None = None) -> str | None:
+        """Focus the next node whose label, id or details contain ``text`` (the find field's
+        text by default; again: the next match, wrapping); the node's id, or None."""
+        words = (self.find_field.text() if text is None else text).strip().lower()
+        if not words:
+            self.find_status.setText("")
+            return None
+        matches = [
+            node_id
+            for node_id in self.scene.reading_order()
+            if words in node_id or words in self.scene.tooltip(node_id).lower()
+        ]
+        if not matches:
+            self.find_status.setText("no node matches")
+            return None
+        current = self.scene.selected_id()
+        index = (matches.index(current) + 1) % len(matches) if current in matches else 0
+        self.find_status.setText(f"{index + 1} of {len(matches)}")
+        self.view.focus_node(matches[index])
+        return matches[index]
 
     def show_failure(self, message: str) -> None:
         if self._read is None:
