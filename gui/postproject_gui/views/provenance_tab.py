@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QFontMetricsF, QPainter, QPaintEvent
+from PySide6.QtGui import QAction, QColor, QFontMetricsF, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -40,6 +40,7 @@ from postproject_gui.views.node_detail import NodeDetailPanel
 from postproject_gui.views.provenance_view import ProvenanceView
 from postproject_gui.views.widgets import tool_button
 
+COMPACT_WIDTH = 1300  # narrower than this, the graph actions show icons only
 LEGEND_ORDER = (
     ArtifactState.CURRENT,
     ArtifactState.STALE,
@@ -191,6 +192,7 @@ class ProvenanceTab(QWidget):
         row.addWidget(self.fit)
         row.addWidget(self.focus_button)
         row.addWidget(self.actual)
+        self.action_buttons: list[QToolButton] = []
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(4)
         row.addSpacing(8)
@@ -201,8 +203,24 @@ class ProvenanceTab(QWidget):
         for action in actions:
             button = QToolButton(self)
             button.setDefaultAction(action)
-            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            self.action_buttons.append(button)
             self.buttons.addWidget(button)
+        self._fit_header()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_header()
+
+    def _fit_header(self) -> None:
+        """Below :data:`COMPACT_WIDTH` the action buttons show their icons only (each names
+        itself in its tooltip), leaving the heading and the find field room at 1024 px."""
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if self.width() < COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for button in self.action_buttons:
+            button.setToolButtonStyle(style)
 
     # --- showing -------------------------------------------------------------------------
 
