@@ -167,7 +167,8 @@ class ProvenanceView(QGraphicsView):
     def focus_node(self, node_id: str) -> None:
         """Select a node chosen elsewhere (a list, a search, a job's "Show provenance") and show
         it: in the middle of the uncovered area, at a readable zoom (its neighbourhood framed
-        when the zoom was below :data:`READABLE`), the rest of the graph faint."""
+        when the zoom was below :data:`READABLE`, else the zoom kept), the rest of the graph
+        faint."""
         item = self._scene.nodes.get(node_id)
         if item is None:
             return
@@ -179,7 +180,7 @@ class ProvenanceView(QGraphicsView):
         self._scene.set_dimming(True)
         if self.zoom() < READABLE:
             self.frame_neighbourhood(node_id)
-        elif not self._inner_rect().contains(self._node_rect(node_id)):
+        else:
             self.center_on_node(node_id)
 
     def frame_neighbourhood(self, node_id: str) -> None:
