@@ -46,12 +46,39 @@ def _term(term: str) -> tuple[str, list[Any]]:
     return "(" + " OR ".join(parts) + ")", params
 
 
+def _term_ids(term: str) -> tuple[str, list[Any]]:
+    """The ids of the jobs :func:`_term` matches, as a union of index lookups (for the
+    gather: one OR of hashed subplans can only be tested row by row, along the whole table
+    when the term is rare)."""
+    like = _like(term)
+    parts = [
+        "SELECT id FROM jobs WHERE kind IN (SELECT kind FROM job_counts WHERE kind ILIKE %s)",
+        "SELECT id FROM jobs WHERE output_asset_id IN (SELECT asset FROM asset_search WHERE name ILIKE %s)",
+        "SELECT job_id FROM job_attempts WHERE agent_name IN (SELECT name FROM job_agents WHERE name ILIKE %s)",
+        "SELECT job_id FROM job_attempts WHERE worker_id IN (SELECT id FROM workers WHERE name ILIKE %s)",
+        "SELECT job FROM job_diagnostics WHERE body ILIKE %s",
+    ]
+    params: list[Any] = [like] * 5
+    digits = term.lower().lstrip("…").replace("-", "")
+    if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
+        if len(digits) == 32:
+            parts.append("SELECT id FROM jobs WHERE id = %s")
+            params.append(Id(bytes.fromhex(digits)))
+        else:
+            parts.append(
+                "SELECT id FROM jobs WHERE substring(uuid_send(id) FROM 14) = %s"
+                " AND replace(id::text, '-', '') LIKE %s"
+            )
+            params.extend([bytes.fromhex(digits[-TAIL_HEX:]), f"%{digits}"])
+    return " UNION ".join(parts), params
+
+
 COMMON_ASSETS = 25  # a term naming this many assets or more may match a good share of the jobs
 
 
 def _common(term: str) -> tuple[str, list[Any]]:
     """Whether ``term`` may match many jobs (a kind, an agent, or 25+ asset names): only then
-    is a window of jobs walked in order (``Reads.search_jobs``)."""
+    is a window of jobs walked in order (``Reads.search_jobs``, :func:`may_be_common`)."""
     like = _like(term)
     sql = (
         "(EXISTS (SELECT 1 FROM job_counts WHERE kind ILIKE %s)"
@@ -59,6 +86,14 @@ def _common(term: str) -> tuple[str, list[Any]]:
         " OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE name ILIKE %s LIMIT %s) a) = %s)"
     )
     return sql, [like, like, like, COMMON_ASSETS, COMMON_ASSETS]
+
+
+def may_be_common(terms: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """One row, one boolean: whether every term may match many jobs (see :func:`_common`);
+    asked before a window walk (a query planned in well under a millisecond, where the walk's
+    statement takes a few to plan)."""
+    guards = [_common(term) for term in terms]
+    return "SELECT " + " AND ".join(sql for sql, _ in guards), [v for _, values in guards for v in values]
 
 
 def job_search(
@@ -96,29 +131,26 @@ def job_search(
             where.append(f"(j.{column}, j.id) {compare} (%s, %s)")
             params.extend([after[0], Id(after[1])])
     order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
-    matching: list[str] = []
-    term_params: list[Any] = []
-    for term in query.terms:
-        clause, values = _term(term)
-        matching.append(clause)
-        term_params.extend(values)
-    if window is None:
-        where += matching
-        params += term_params
+    if window is None and query.terms:
+        # Each term's matching ids are gathered through the indexes (a union of lookups),
+        # intersected, and only then joined to their rows, one primary-key probe each (the
+        # LATERAL ... LIMIT 1 keeps that order: the planner cannot turn it into a walk of
+        # the whole table in sort order, filtered row by row, as an OR of subplans would be).
+        unions = [_term_ids(term) for term in query.terms]
+        matched = " INTERSECT ".join(f"SELECT id FROM ({sql}) t{n}" for n, (sql, _) in enumerate(unions))
+        params = [value for _, values in unions for value in values] + params
+        source = f"({matched}) m CROSS JOIN LATERAL (SELECT * FROM jobs j WHERE j.id = m.id LIMIT 1) j"
+    elif window is None:
         source = "jobs j"
     else:
-        # The guards sit in the LIMIT, evaluated once before the walk: when a term cannot
-        # be common the window is empty (a guard in WHERE would be tested on every row).
-        guards = [_common(term) for term in query.terms]
         source = (
             "(SELECT * FROM jobs j"
             + (f" WHERE {' AND '.join(where)}" if where else "")
-            + f" ORDER BY {order} LIMIT CASE WHEN {' AND '.join(sql for sql, _ in guards)}"
-            + " THEN %s ELSE 0 END) j"
+            + f" ORDER BY {order} LIMIT %s) j"
         )
-        where = matching
-        params += [value for _, values in guards for value in values]
-        params += [window, *term_params]
+        terms = [_term(term) for term in query.terms]
+        where = [clause for clause, _ in terms]
+        params += [window, *(value for _, values in terms for value in values)]
     sql = (
         f"SELECT {columns} FROM {source}"
         + (f" WHERE {' AND '.join(where)}" if where else "")
