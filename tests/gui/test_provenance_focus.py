@@ -3,6 +3,8 @@ part of the view nothing covers, focusing a node at a readable zoom, lineage dim
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
@@ -241,3 +243,21 @@ def test_find_in_graph_and_a_jobs_node_are_focused(qtbot: QtBot, big: Provenance
     assert tab.scene.selected_id() == job
     assert READABLE <= tab.view.zoom() <= 1.0
     assert_in_the_middle(tab.view, job)
+
+
+def test_an_export_while_focused_draws_nothing_faint(view: ProvenanceView, tmp_path: Path) -> None:
+    scene = scene_of(view)
+    view.focus_node(corner_node(view))
+    assert any(i.dimmed for i in scene.nodes.values())
+    painted: list[bool] = []
+    item = next(i for i in scene.nodes.values() if i.dimmed)
+    original = item.paint
+
+    def spy(painter: QPainter, option: QStyleOptionGraphicsItem, widget: object = None) -> None:
+        painted.append(item.dimmed)
+        original(painter, option, widget)  # type: ignore[arg-type]
+
+    item.paint = spy  # type: ignore[method-assign]
+    view.export_image(tmp_path / "graph.png")
+    assert painted and not any(painted)  # drawn, and not faint
+    assert item.dimmed and scene.dimming  # the view is still focused afterwards

@@ -383,6 +383,8 @@ class ProvenanceView(QGraphicsView):
         ]
         for item in cached:
             item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        dimming = scene.dimming
+        scene.set_dimming(False)  # an exported graph is the whole graph, none of it faint
         painter = QPainter(device)
         try:
             painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -393,6 +395,7 @@ class ProvenanceView(QGraphicsView):
             painter.end()
             for item in cached:
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            scene.set_dimming(dimming)
             self._pin_banner()
 
     # --- keeping place across updates ----------------------------------------------------
