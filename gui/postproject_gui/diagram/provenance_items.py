@@ -9,8 +9,8 @@ from a device-coordinate pixmap cache while panning.
 
 Level of detail: below :data:`SIMPLE_LOD` (a zoom at which 9 pt text is under 4 px tall)
 a node is a plain shape filled with its state's colour (a representation's knowledge, a
-job's lifecycle state; activities stay neutral) and no text, its selection and focus drawn
-with cosmetic pens so they stay visible however far out; edges are thin lines without
+job's lifecycle state; activities stay neutral) and no text; the selected node is filled
+with the accent colour and the focus outlined in it; edges are thin lines without
 arrowheads or labels (:mod:`provenance_edges`). Text and labels appear from
 :data:`SIMPLE_LOD` up. A node outside the selected node's lineage can be ``dimmed``.
 """
@@ -184,26 +184,20 @@ class NodeItem(QGraphicsItem):
         self.paint_content(painter)
 
     def paint_simple(self, painter: QPainter) -> None:
-        """A far zoomed-out node: its shape in its state colour, no text; the selection and
-        the focus as cosmetic (device-pixel) outlines so that they stay visible."""
+        """A far zoomed-out node: its shape in its state colour, no text. The selected node is
+        filled with the accent colour (its state is in the detail panel) and the focus
+        outlined in it, with cosmetic (device-pixel) pens so that both stay visible however
+        far out (a halo would be clipped to the node's bounds)."""
         s = self.style
-        outline = self.outline()
-        if self.isSelected() or self.focus:
-            halo = QColor(s.accent)
-            halo.setAlpha(110 if self.isSelected() else 70)
-            pen = QPen(halo, 7.0 if self.isSelected() else 5.0)
-            pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawPath(outline)
-        painter.setBrush(self.state_colour())
-        if self.isSelected():
-            pen = QPen(s.accent, 2.0)
+        selected = self.isSelected()
+        painter.setBrush(s.accent if selected else self.state_colour())
+        if selected or self.focus:
+            pen = QPen(s.text if selected else s.accent, 1.5)
             pen.setCosmetic(True)
             painter.setPen(pen)
         else:
             painter.setPen(Qt.PenStyle.NoPen)
-        painter.drawPath(outline)
+        painter.drawPath(self.outline())
 
     def state_colour(self) -> QColor:
         """The fill of the simple (zoomed-out) shape."""
