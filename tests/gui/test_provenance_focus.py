@@ -261,3 +261,16 @@ def test_an_export_while_focused_draws_nothing_faint(view: ProvenanceView, tmp_p
     view.export_image(tmp_path / "graph.png")
     assert painted and not any(painted)  # drawn, and not faint
     assert item.dimmed and scene.dimming  # the view is still focused afterwards
+
+
+def test_moving_the_selection_in_the_overview_keeps_it_still(qtbot: QtBot, view: ProvenanceView) -> None:
+    scene = scene_of(view)
+    transform = view.transform()
+    h, v = view.horizontalScrollBar().value(), view.verticalScrollBar().value()
+    view.setFocus()
+    for node_id in (corner_node(view), scene.reading_order()[-1]):  # two corners of the graph
+        scene.select(node_id)
+        assert QRectF(view.uncovered_rect()).contains(on_screen(view, node_id))
+    qtbot.keyClick(view, Qt.Key.Key_Up)
+    assert view.transform() == transform
+    assert (view.horizontalScrollBar().value(), view.verticalScrollBar().value()) == (h, v)

@@ -30,6 +30,7 @@ from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QPainter, QResizeEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsView, QWidget
 
+from postproject_gui.diagram.provenance_items import SIMPLE_LOD
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
@@ -450,9 +451,11 @@ class ProvenanceView(QGraphicsView):
     def _selection_changed(self, node_id: str) -> None:
         item = self._scene.nodes.get(node_id)
         if item is not None and self.isVisible() and not self._needs_frame:
-            # A click keeps the graph still unless the node is partly hidden; any other way of
-            # selecting brings a node outside the inner area to the middle, never to an edge.
-            keep = QRectF(self.uncovered_rect()) if self._pressing else self._inner_rect()
+            # A click, or any selection in the zoomed-out overview, keeps the graph still
+            # unless the node is partly hidden; otherwise a node outside the inner area is
+            # brought to the middle, never left at an edge.
+            overview = self.zoom() < SIMPLE_LOD
+            keep = QRectF(self.uncovered_rect()) if self._pressing or overview else self._inner_rect()
             if not keep.contains(self._node_rect(node_id)):
                 self.center_on_node(node_id)
         summary = " — ".join(item.toolTip().splitlines()[:3]) if item is not None else "nothing selected"
