@@ -274,3 +274,17 @@ def test_moving_the_selection_in_the_overview_keeps_it_still(qtbot: QtBot, view:
     qtbot.keyClick(view, Qt.Key.Key_Up)
     assert view.transform() == transform
     assert (view.horizontalScrollBar().value(), view.verticalScrollBar().value()) == (h, v)
+
+
+def test_a_graph_readable_when_fitted_opens_whole_with_its_focus_selected(qtbot: QtBot) -> None:
+    small = synthetic_graph(8, depth=1)
+    tab = ProvenanceTab(THEMES["light"])
+    qtbot.addWidget(tab)
+    tab.resize(1600, 900)
+    tab.show()
+    tab.show_read(GraphRead(small, {}, 1))
+
+    assert tab.scene.selected_id() == str(small.focus)
+    assert tab.view.zoom() >= READABLE
+    graph = tab.view.mapFromScene(tab.scene.graph_rect()).boundingRect().toRectF()
+    assert QRectF(tab.view.uncovered_rect()).contains(graph)  # all of it, not re-centred on the focus

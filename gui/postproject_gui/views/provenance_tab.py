@@ -3,10 +3,11 @@
 A header (what is shown, zoom, the graph actions), the :class:`ProvenanceView` (objectName
 ``provenanceGraph``) with a legend of the knowledge states, and the
 :class:`~postproject_gui.views.node_detail.NodeDetailPanel` beside it in a splitter. A graph
-for a new focus is drawn afresh and the focus selected and brought into view at a readable
-zoom (:meth:`ProvenanceView.focus_node`; the rest of a large graph stays a click on Fit
-away), as is a node found with the header's find field or the job a job's "Show
-provenance" asked for; a newer read of the same focus goes through
+for a new focus is drawn afresh, fitted, and the focus selected (and, when the fit is too
+small to read, brought to the middle at a readable zoom: :meth:`ProvenanceView.frame`; the
+rest of a large graph stays a click on Fit away); a node found with the header's find field,
+or the job a job's "Show provenance" asked for, is focused (:meth:`ProvenanceView.focus_node`);
+a newer read of the same focus goes through
 ``ProvenanceScene.update_graph``, which keeps the zoom and the selection.
 """
 
@@ -246,7 +247,10 @@ class ProvenanceTab(QWidget):
         self.stack.setCurrentWidget(self.splitter)
         if new_focus:
             self.scene.show_graph(read.graph, read.knowledge)
-            self.view.focus_node(str(read.graph.focus))  # selected, readable, not under the banner
+            self.scene.select(str(read.graph.focus))
+            if self.view.isVisible():
+                self.view.frame()  # fitted; the focus in the middle, readable, if the fit is not
+            # (a hidden view frames so when it is shown)
         else:
             self.scene.update_graph(read.graph, read.knowledge)
             self._selection_changed(self.scene.selected_id() or "")
