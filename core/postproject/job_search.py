@@ -1,10 +1,10 @@
 """Finding jobs at any size: store-side search, time ranges, sorts and failure groups.
 
 ``Production.jobs(search=..., requested_after=..., sort=...)`` pages a :class:`JobQuery`
-through the engine (``Reads.search_jobs``, indexed; never a bounded window of jobs: when every
-term may be common, naming a kind, an agent or many assets, a search first walks a window of
-20 jobs per row of the page in order, which fills the page of a term that every 20th job or
-more matches, and otherwise gathers the matches by index), and
+through the engine (``Reads.search_jobs``, indexed and never capped: when every term may be
+common, naming a kind, an agent or many assets, a search first walks a window of 20 jobs per
+row of the page in order, which fills the page of a term that every 20th job or more matches;
+when it does not, every match is gathered through the term indexes, so none is missed), and
 ``Production.failure_groups()`` groups failed jobs by a normalised diagnostic so that "37
 failed: unsupported profile #" is one line; each group's ``search`` text lists its jobs.
 """
