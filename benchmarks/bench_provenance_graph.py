@@ -1,25 +1,31 @@
-"""Provenance graph: layout, scene build and first paint at 100 and 500 nodes (median of 5).
+"""Provenance graph: layout, scene build and painting at 100, 500 and 2,000 nodes (median of 5).
 
 Figures per size, on a graph shaped like real provenance (``synthetic_graph`` of the GUI
 tests: representations, activities, the jobs that completed them, ~1.3 edges per node):
 
   layout       ``graph_layout.layout_graph`` alone (pure Python, no Qt)
   build        ``ProvenanceScene.show_graph``: layout + items + edge routes + role labels
-  paint        rendering the view (1400 x 860, default framing) into a QImage, offscreen
-  first_paint  build + paint: what the user waits for after choosing a representation
-  fit_paint    rendering the view fitted to the whole graph (zoomed out: simplified nodes)
+  first_paint  build + rendering the view (1400 x 860) into a QImage, offscreen: what the
+               user waits for; a new graph opens fitted, so a large one paints zoomed out
+               (state-coloured shapes, thin edges, no text)
+  zoomed_out   repainting the fitted (zoomed-out) view: panning or a live update at overview
+  focus_paint  ``ProvenanceView.focus_node`` on the focus + rendering: the readable
+               neighbourhood (text, labels, the rest of the graph dimmed)
   update       ``update_graph`` with the same nodes and new states (a live feed update)
 
-and the ratio first_paint / layout. Then, on a real production (a camera original that
-300 renders were made from, then re-delivered, so every render is stale), what the monitor's
-reader thread does before the scene gets a graph:
+each also as a ratio to the layout time of the same run (how much Qt adds on top of it).
+
+Then, on a real production (a camera original that 300 renders were made from, then
+re-delivered, so every render is stale), what the monitor's reader thread does before the
+scene gets a graph:
 
   service_read the Provenance tab's read (``knowledge_reads.provenance``): the 500-node
                neighbourhood and the knowledge, with reasons, of each representation
   stale_count  the summary bar's bounded stale count
   change       the representations a re-observed original touches (rows to read again)
- Absolute numbers move with the machine (this VM is
-shared); the ratio says how much Qt adds on top of the layout. Nothing is asserted.
+
+Absolute numbers move with the machine (this VM is shared); the ratios are the figures to
+compare. Nothing is asserted.
 
 Usage:
   QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_provenance_graph.py [--json PATH]
@@ -56,7 +62,7 @@ from postproject_gui.services import knowledge_reads
 from postproject_gui.theme import THEMES
 from postproject_gui.views.provenance_view import ProvenanceView
 
-SIZES = (100, 500)
+SIZES = (100, 500, 2000)
 RUNS = 5
 VIEW = (1400, 860)
 
@@ -116,19 +122,25 @@ def measure(size: int) -> dict[str, float]:
     figures = {"nodes": float(len(graph.nodes)), "edges": float(len(graph.edges))}
     figures["layout"] = median_ms(lambda: layout_only(graph))
     figures["build"] = median_ms(lambda: scene.show_graph(graph))
-    figures["paint"] = median_ms(lambda: paint(view), lambda: scene.show_graph(graph))
 
     def build_and_paint() -> None:
         scene.show_graph(graph)
         paint(view)
 
     figures["first_paint"] = median_ms(build_and_paint)
-    scene.show_graph(graph)
-    view.fit_to_view()
-    figures["fit_paint"] = median_ms(lambda: paint(view))
+    figures["fit_zoom"] = view.zoom()
+    figures["zoomed_out"] = median_ms(lambda: paint(view))
+
+    def focus_and_paint() -> None:
+        view.focus_node(str(graph.focus))
+        paint(view)
+
+    figures["focus_paint"] = median_ms(focus_and_paint, view.fit_to_view)
+    figures["focus_zoom"] = view.zoom()
     states = itertools.cycle([other, graph])  # every call changes every representation's state
     figures["update"] = median_ms(lambda: scene.update_graph(next(states)))
-    figures["first_paint_per_layout"] = figures["first_paint"] / figures["layout"]
+    for key in ("first_paint", "zoomed_out", "focus_paint"):
+        figures[f"{key}_per_layout"] = figures[key] / figures["layout"]
     view.close()
     return figures
 
@@ -181,9 +193,13 @@ def main() -> None:
         figures = measure(size)
         results[str(size)] = figures
         n, e = int(figures["nodes"]), int(figures["edges"])
-        for key in ("layout", "build", "paint", "first_paint", "fit_paint", "update"):
+        for key in ("layout", "build", "first_paint", "zoomed_out", "focus_paint", "update"):
             print(f"n={n} edges={e} {key}: {figures[key]:.1f} ms (median of {RUNS})")
-        print(f"n={n} edges={e} first_paint/layout: {figures['first_paint_per_layout']:.2f}x")
+        print(
+            f"n={n} per layout: first paint {figures['first_paint_per_layout']:.2f}x (zoom "
+            f"{figures['fit_zoom']:.2f}), zoomed-out repaint {figures['zoomed_out_per_layout']:.2f}x, "
+            f"focus {figures['focus_paint_per_layout']:.2f}x (zoom {figures['focus_zoom']:.2f})"
+        )
     reads = measure_reads()
     results["reads"] = reads
     for key in ("service_read", "stale_count", "change"):

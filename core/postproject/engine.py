@@ -219,12 +219,17 @@ class Reads(ProgressReads, Protocol):
         *,
         descending: bool = False,
     ) -> list[Job]: ...
-    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
+    def search_jobs(
+        self, query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
+    ) -> list[Job]:
         """Up to ``limit`` jobs matching ``query``, ordered by (sort column, id), ascending or
         (``query.descending``) descending, strictly after the keyset position ``after`` (the
         last row of the previous page, ``(value, id)``; the value is ignored for "requested").
         Never capped: a page is found through indexes (trigram full-text for ``terms``), not
-        by reading a bounded window of jobs."""
+        by reading a bounded window of jobs. With ``window``, only the first ``window`` jobs
+        in that order that pass the other filters are tested against the terms (a bounded
+        walk of the sort index, cheap when a term matches many jobs): the matches among them,
+        which are the page itself when there are ``limit`` of them."""
         ...
 
     def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:

@@ -1,7 +1,10 @@
 """Finding jobs at any size: store-side search, time ranges, sorts and failure groups.
 
 ``Production.jobs(search=..., requested_after=..., sort=...)`` pages a :class:`JobQuery`
-through the engine (``Reads.search_jobs``, indexed; never a bounded window of jobs), and
+through the engine (``Reads.search_jobs``, indexed and never capped: when every term may be
+common, naming a kind, an agent or many assets, a search first walks a window of 20 jobs per
+row of the page in order, which fills the page of a term that every 20th job or more matches;
+when it does not, every match is gathered through the term indexes, so none is missed), and
 ``Production.failure_groups()`` groups failed jobs by a normalised diagnostic so that "37
 failed: unsupported profile #" is one line; each group's ``search`` text lists its jobs.
 """
@@ -30,6 +33,7 @@ MAX_TERMS = 16
 FAMILY = "jobsearch"
 REASON_CHARS = 96
 MAX_DIAGNOSTICS = 100_000  # distinct diagnostics read to build the groups
+WINDOW_PER_ROW = 20  # jobs walked in order per row of a page before the indexed gather
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,14 @@ def page(handle: ProductionHandle, q: JobQuery, limit: int, cursor: str | None) 
     after = None
     if cursor is not None:
         after = _position(q, handle.cursors.decode(cursor, FAMILY, params, 2))
-    items = handle.reads.search_jobs(q, after, limit + 1)
+    items: list[Job] = []
+    if q.terms and WINDOW_PER_ROW:
+        # A term many jobs match (a kind, a common asset or agent) fills the page within the
+        # first few jobs in order: walk a bounded window of the sort index first, and gather
+        # every match through the term indexes only when that window did not fill the page.
+        items = handle.reads.search_jobs(q, after, limit + 1, window=WINDOW_PER_ROW * (limit + 1))
+    if len(items) <= limit:
+        items = handle.reads.search_jobs(q, after, limit + 1)
     more = len(items) > limit
     items = items[:limit]
     next_cursor = handle.cursors.encode(FAMILY, params, _key(q, items[-1])) if more else None

@@ -28,7 +28,7 @@ from postproject import (
     RepresentationKind,
     StringValue,
 )
-from postproject.provenance import RepresentationNode
+from postproject.provenance import ProvenanceGraph, RepresentationNode
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
@@ -99,10 +99,14 @@ def dialogs(production: Path, out: Path, loop: qasync.QEventLoop) -> None:
 
 
 def graphs(out: Path) -> None:
-    """The graph view alone (1400 x 860): 60 nodes at 100 %, 500 fitted, 500 dark at 100 %."""
+    """The graph view alone (1400 x 860): 60 nodes at 100 %; 500 (truncated) fitted (the
+    zoomed-out level of detail) and with an original focused (its lineage, the rest faint),
+    light and dark."""
     for name, size, theme, fitted in (
         ("provenance-60-light", 60, "light", False),
         ("provenance-500-overview-light", 500, "light", True),
+        ("provenance-500-overview-dark", 500, "dark", True),
+        ("provenance-500-focus-light", 500, "light", False),
         ("provenance-500-dark", 500, "dark", False),
     ):
         ThemeManager(ThemeMode(theme)).apply()
@@ -115,13 +119,28 @@ def graphs(out: Path) -> None:
         QApplication.processEvents()
         if fitted:
             view.fit_to_view()
-        else:
+            scene.select(str(graph.focus))
+        elif size < 500:
             view.set_zoom(1.0)
             scene.select(str(graph.focus))
             view.center_on_node(str(graph.focus))
+        else:
+            view.focus_node(str(focused_original(graph)))
         grab(view, out / f"{name}.png")
         view.deleteLater()
     ThemeManager(ThemeMode.LIGHT).apply()
+
+
+def focused_original(graph: ProvenanceGraph) -> object:
+    """An original of ``graph`` with the most derived from it (a lineage worth showing)."""
+    edges = [(str(e.source), str(e.target)) for e in graph.edges]
+    best, most = graph.focus, -1
+    for node in graph.nodes:
+        if isinstance(node, RepresentationNode) and node.kind is RepresentationKind.ORIGINAL:
+            made = sum(1 for source, _ in edges if source == str(node.id))
+            if made > most:
+                best, most = node.id, made
+    return best
 
 
 def main() -> None:

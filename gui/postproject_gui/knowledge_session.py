@@ -45,12 +45,15 @@ class KnowledgeSession(QObject):
     Signals:
         graph_loaded(GraphRead): the graph to show (a new focus, or a newer read of it).
         graph_failed(str): the graph of this focus could not be read (the message).
+        job_shown(str): the graph a job's "Show provenance" asked for was handed on (just
+            after its graph_loaded): the job's id, the node to focus.
         stale_changed(StaleCount): the stale count of the summary bar.
         settled(): nothing is loading or updating any more.
     """
 
     graph_loaded = Signal(GraphRead)
     graph_failed = Signal(str)
+    job_shown = Signal(str)
     stale_changed = Signal(StaleCount)
     settled = Signal()
 
@@ -208,6 +211,7 @@ class KnowledgeSession(QObject):
             if self._job_wanted is None:  # no other job asked for meanwhile
                 self._focus, self._graph = read.graph.focus, read
                 self.graph_loaded.emit(read)
+                self.job_shown.emit(str(job_id))
 
     async def _stale_loop(self) -> None:
         while self._stale_wanted:

@@ -19,6 +19,7 @@ from postproject import (
     Production,
     RepresentationKind,
     ToolIdentity,
+    job_search,
 )
 from tests.conftest import START
 
@@ -154,3 +155,37 @@ def test_failure_groups(production: Production, farm: dict[str, object]) -> None
     listed = _all(production, state=JobState.FAILED, search=top.search)
     assert listed == [jobs[0], jobs[3]]
     assert production.failure_groups(kind="org.example:proxy")[0].count == 1
+
+
+@pytest.mark.parametrize("sort", ["requested", "kind", "priority"])
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_common_term_pages_the_same_through_the_window_walk_or_the_gather(
+    production: Production, tmp_path: Path, sort: str, descending: bool
+) -> None:
+    """A kind every old job has and no new one: ascending, the window walk fills each page;
+    descending, the walk meets only new jobs (60 per page of 2) and the gather finds the rest. Either way
+    the pages are exactly the matches in order, with and without the walk."""
+    made = _setup(production, tmp_path)
+    with production.edit() as tx:
+        for index in range(120):
+            kind = "org.example:transcode" if index < 40 else "org.example:proxy"
+            request = JobRequest(kind, (), made["shot"], RepresentationKind.PROXY, priority=index % 3)  # type: ignore[arg-type]
+            tx.request_job(request)
+        tx.commit()
+    every = production.jobs(limit=1000).items
+    key: Callable[..., object] = {
+        "requested": lambda j: j.id.bytes,
+        "kind": lambda j: (j.kind, j.id.bytes),
+        "priority": lambda j: (j.priority, j.id.bytes),
+    }[sort]
+    matching = [j for j in every if "transcode" in j.kind]
+    expected = [j.id for j in sorted(matching, key=key, reverse=descending)]  # type: ignore[arg-type]
+
+    walked = _all(production, search="transcode", sort=sort, descending=descending)
+    walk, job_search.WINDOW_PER_ROW = job_search.WINDOW_PER_ROW, 0
+    try:
+        gathered = _all(production, search="transcode", sort=sort, descending=descending)
+    finally:
+        job_search.WINDOW_PER_ROW = walk
+    assert walked == gathered == expected
+    assert _all(production, search="transcode proxy") == []  # every term must match

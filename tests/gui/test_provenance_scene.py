@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -208,7 +208,12 @@ def test_five_hundred_nodes_build_without_overlap_and_say_truncated(
     assert not any(a.intersects(b) for a, b in itertools.combinations(boxes, 2))
     labels = [e.label_rect for e in scene.edges.values() if e.label]
     assert labels and not any(a.intersects(b) for a, b in itertools.combinations(labels, 2))
-    assert view.zoom() == pytest.approx(1.0)  # too big to fit legibly: 100 % around the focus
+    # too big to read when fitted: still opened fitted (the zoomed-out level of detail), into
+    # the part of the view below the banner, not the whole viewport
+    assert view.zoom() < items.SIMPLE_LOD
+    uncovered = QRectF(view.uncovered_rect())
+    assert uncovered.top() > view.mapFromScene(scene.banner.sceneBoundingRect()).boundingRect().bottom()
+    assert uncovered.contains(view.mapFromScene(scene.graph_rect()).boundingRect().toRectF())
     assert scene.describe()["banner"] == scene.banner.text
     image = view.grab()
     assert not image.isNull() and image.width() == view.width()

@@ -71,7 +71,8 @@ def test_every_view_renders(
     save(window, tmp_path / f"artifacts-{mode.value}.png")
     window.knowledge.show_job_graph(demo.succeeded[0])
     wait_for(qtbot, lambda: window.knowledge.provenance.read is not None and not session.busy)
-    assert window.tabs.currentIndex() == 2 and window.knowledge.provenance.scene.selected_id()
+    assert window.tabs.currentIndex() == 2
+    wait_for(qtbot, lambda: window.knowledge.provenance.scene.selected_id() == str(demo.succeeded[0]))
     save(window, tmp_path / f"provenance-{mode.value}.png")
     choices = qloop.run(session.service.request_choices())
     request = RequestJobDialog(choices, demo.path)

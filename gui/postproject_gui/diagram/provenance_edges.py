@@ -2,7 +2,8 @@
 
 An :class:`EdgeItem` follows its layout route (straight along columns, S-curves across
 gaps) with an arrowhead and an optional role label; ``completed`` edges (job -> activity)
-are dashed. The :class:`BannerItem` is drawn at a fixed size whatever the zoom.
+are dashed. Zoomed out (below ``SIMPLE_LOD``) an edge is a thin cosmetic line without an
+arrowhead, dashes or label. The :class:`BannerItem` is drawn at a fixed size whatever the zoom.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
 from postproject_gui.diagram.provenance_items import (
     CENTRE,
+    DIM_OPACITY,
     LEFT,
     SIMPLE_LOD,
     Fonts,
@@ -59,6 +61,7 @@ class EdgeItem(QGraphicsItem):
         super().__init__()
         self.relation, self.role, self.style, self.fonts = relation, role, style, fonts
         self.highlighted = False
+        self.dimmed = False
         self.points = tuple(points)
         self.path = route_path(points)
         self.label = elide(fonts.body_metrics, short_role(role), label_width - 8) if role else ""
@@ -100,11 +103,25 @@ class EdgeItem(QGraphicsItem):
             self.setZValue(1 if on else (0 if self.relation != "completed" else -1))
             self.update()
 
+    def set_dimmed(self, dimmed: bool) -> None:
+        if dimmed != self.dimmed:
+            self.dimmed = dimmed
+            self.update()
+
     def paint(
         self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
     ) -> None:
         s = self.style
         colour = s.accent if self.highlighted else (s.edge_muted if self.relation == "completed" else s.edge)
+        if self.dimmed:
+            painter.setOpacity(painter.opacity() * DIM_OPACITY)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < SIMPLE_LOD:
+            pen = QPen(colour if self.highlighted else s.edge_muted, 1.6 if self.highlighted else 0.0)
+            pen.setCosmetic(True)  # 0 = one device pixel whatever the zoom
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(self.path)
+            return
         pen = QPen(colour, 1.8 if self.highlighted else 1.1)
         if self.relation == "completed":
             pen.setStyle(Qt.PenStyle.DashLine)
@@ -117,7 +134,7 @@ class EdgeItem(QGraphicsItem):
         painter.drawPolygon(
             polygon((end.x(), end.y()), (end.x() - 7, end.y() - 3.5), (end.x() - 7, end.y() + 3.5))
         )
-        if self.label and option.levelOfDetailFromTransform(painter.worldTransform()) >= SIMPLE_LOD:
+        if self.label:
             painter.setBrush(s.background)
             painter.setPen(QPen(colour if self.highlighted else s.border, 0.8))
             painter.drawRoundedRect(self._label_rect, 3, 3)
@@ -199,6 +216,12 @@ class SupersessionItem(QGraphicsItem):
     ) -> None:
         colour = self.style.muted
         pen = QPen(colour, 1.3)
+        if option.levelOfDetailFromTransform(painter.worldTransform()) < SIMPLE_LOD:
+            pen = QPen(colour, 0.0)  # zoomed out: a thin cosmetic line, no dashes or arrowhead
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(self.path)
+            return
         pen.setStyle(Qt.PenStyle.DashLine)
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)

@@ -6,7 +6,9 @@ everything from a graph (layout by :func:`graph_layout.layout_graph`, computed w
 with the same nodes and edges it only restyles the nodes that changed, otherwise it lays
 the graph out again, keeps the items of surviving nodes (and so the selection) and tells
 its views through ``relayout_started``/``relayout_finished`` so they can keep the zoom and
-keep the selected node where it was on screen.
+keep the selected node where it was on screen. With :meth:`ProvenanceScene.set_dimming` on,
+the nodes and edges outside the selected node's lineage (what it came from and what was made
+from it) are drawn faint.
 
 Signals (narrow and typed; ids are the canonical UUID text):
     representation_activated(str), activity_activated(str), job_activated(str):
@@ -75,6 +77,7 @@ class ProvenanceScene(QGraphicsScene):
         self._show_superseded = True
         self._full: ProvenanceGraph | None = None  # the graph as given (before hiding superseded)
         self._selected = ""
+        self._dimming = False
         self._quiet = False  # while rebuilding or selecting: selectionChanged is handled once after
         self.setBackgroundBrush(self._style.background)
         self.selectionChanged.connect(self._on_selection)
@@ -149,6 +152,7 @@ class ProvenanceScene(QGraphicsScene):
         """Replace the drawing with ``graph`` (knowledge adds reasons to representation nodes)."""
         graph = self._visible(graph)
         had_selection = bool(self._selected)
+        self._dimming = False
         self._quiet = True
         try:
             self.nodes, self.edges, self.banner, self._selected = {}, {}, None, ""
@@ -198,11 +202,49 @@ class ProvenanceScene(QGraphicsScene):
         finally:
             self._quiet = False
         self._on_selection()
+        self._apply_dimming()
         self.relayout_finished.emit()
         return True
 
     def selected_id(self) -> str | None:
         return self._selected or None
+
+    def lineage(self, node_id: str) -> frozenset[str]:
+        """``node_id``, every node it came from and every node made from it (edges followed
+        backwards, then forwards; empty for an unknown id)."""
+        if self._graph is None or node_id not in self.nodes:
+            return frozenset()
+        forward: dict[str, list[str]] = defaultdict(list)
+        backward: dict[str, list[str]] = defaultdict(list)
+        for edge in self._graph.edges:
+            forward[str(edge.source)].append(str(edge.target))
+            backward[str(edge.target)].append(str(edge.source))
+        found = {node_id}
+        for links in (backward, forward):
+            todo, seen = [node_id], {node_id}
+            while todo:
+                for other in links[todo.pop()]:
+                    if other not in seen:
+                        seen.add(other)
+                        todo.append(other)
+            found |= seen
+        return frozenset(found)
+
+    @property
+    def dimming(self) -> bool:
+        return self._dimming
+
+    def set_dimming(self, on: bool) -> None:
+        """Draw what is outside the selected node's lineage faint (while a node is selected)."""
+        self._dimming = on
+        self._apply_dimming()
+
+    def _apply_dimming(self) -> None:
+        keep = self.lineage(self._selected) if self._dimming and self._selected else None
+        for node_id, item in self.nodes.items():
+            item.set_dimmed(keep is not None and node_id not in keep)
+        for (source, target), edge in self.edges.items():
+            edge.set_dimmed(keep is not None and not (source in keep and target in keep))
 
     def select(self, node_id: str | None) -> None:
         """Select one node (None or an unknown id clears the selection)."""
@@ -434,6 +476,7 @@ class ProvenanceScene(QGraphicsScene):
             edge.set_highlighted(selected in (source, target))
         if selected != self._selected:
             self._selected = selected
+            self._apply_dimming()
             self.selection_changed.emit(selected)
 
     def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:

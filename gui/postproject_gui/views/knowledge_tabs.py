@@ -74,6 +74,7 @@ class KnowledgeTabs(QObject):
         knowledge.artifacts.set_look(_palette(self._theme))
         knowledge.graph_loaded.connect(self._graph_loaded)
         knowledge.graph_failed.connect(self._graph_failed)
+        knowledge.job_shown.connect(self.provenance.focus_node)
         model = knowledge.artifacts
         for signal in (
             model.status_changed,

@@ -2,8 +2,12 @@
 
 A header (what is shown, zoom, the graph actions), the :class:`ProvenanceView` (objectName
 ``provenanceGraph``) with a legend of the knowledge states, and the
-:class:`~postproject_gui.views.node_detail.NodeDetailPanel`. A graph for a new focus is drawn
-afresh (and the focus selected); a newer read of the same focus goes through
+:class:`~postproject_gui.views.node_detail.NodeDetailPanel` beside it in a splitter. A graph
+for a new focus is drawn afresh, fitted, and the focus selected (and, when the fit is too
+small to read, brought to the middle at a readable zoom: :meth:`ProvenanceView.frame`; the
+rest of a large graph stays a click on Fit away); a node found with the header's find field,
+or the job a job's "Show provenance" asked for, is focused (:meth:`ProvenanceView.focus_node`);
+a newer read of the same focus goes through
 ``ProvenanceScene.update_graph``, which keeps the zoom and the selection.
 """
 
@@ -12,12 +16,13 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QFontMetricsF, QPainter, QPaintEvent
+from PySide6.QtGui import QAction, QColor, QFontMetricsF, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSizePolicy,
     QSplitter,
     QStackedWidget,
@@ -36,6 +41,7 @@ from postproject_gui.views.node_detail import NodeDetailPanel
 from postproject_gui.views.provenance_view import ProvenanceView
 from postproject_gui.views.widgets import tool_button
 
+COMPACT_WIDTH = 1300  # narrower than this, the graph actions show icons only
 LEGEND_ORDER = (
     ArtifactState.CURRENT,
     ArtifactState.STALE,
@@ -153,7 +159,13 @@ class ProvenanceTab(QWidget):
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # 1024 px fits
         self.fit = tool_button(
-            self, "Fit", "Show the whole graph (Ctrl+0 in the graph)", lambda: self.view.fit_to_view()
+            self, "Fit", "Show the whole graph (0 or Home in the graph)", lambda: self.view.fit_to_view()
+        )
+        self.focus_button = tool_button(
+            self,
+            "Focus",
+            "Zoom to the selected node and its neighbours, the rest faint (F in the graph)",
+            lambda: self.view.focus_selection(),
         )
         self.actual = tool_button(
             self, "100 %", "Show the graph at 100 % (1 in the graph)", lambda: self.view.set_zoom(1.0)
@@ -161,10 +173,27 @@ class ProvenanceTab(QWidget):
         self.zoom = QLabel("", self)
         self.zoom.setProperty("role", "muted")
         self.zoom.setMinimumWidth(44)
+        self.find_field = QLineEdit(self)
+        self.find_field.setObjectName("provenanceFind")
+        self.find_field.setPlaceholderText("Find in graph…")
+        self.find_field.setAccessibleName("Find a node in the graph")
+        self.find_field.setToolTip(
+            "Asset, file, kind, tool, job or id: Enter focuses the next node that matches"
+        )
+        self.find_field.setClearButtonEnabled(True)
+        self.find_field.setMaximumWidth(200)
+        self.find_field.returnPressed.connect(lambda: self.find_node())
+        self.find_status = QLabel("", self)
+        self.find_status.setProperty("role", "muted")
+        self.find_field.textChanged.connect(lambda _text: self.find_status.setText(""))
         row.addWidget(self.heading, 1)
+        row.addWidget(self.find_field)
+        row.addWidget(self.find_status)
         row.addWidget(self.zoom)
         row.addWidget(self.fit)
+        row.addWidget(self.focus_button)
         row.addWidget(self.actual)
+        self.action_buttons: list[QToolButton] = []
         self.buttons = QHBoxLayout()
         self.buttons.setSpacing(4)
         row.addSpacing(8)
@@ -175,8 +204,24 @@ class ProvenanceTab(QWidget):
         for action in actions:
             button = QToolButton(self)
             button.setDefaultAction(action)
-            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            self.action_buttons.append(button)
             self.buttons.addWidget(button)
+        self._fit_header()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_header()
+
+    def _fit_header(self) -> None:
+        """Below :data:`COMPACT_WIDTH` the action buttons show their icons only (each names
+        itself in its tooltip), leaving the heading and the find field room at 1024 px."""
+        style = (
+            Qt.ToolButtonStyle.ToolButtonIconOnly
+            if self.width() < COMPACT_WIDTH
+            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        )
+        for button in self.action_buttons:
+            button.setToolButtonStyle(style)
 
     # --- showing -------------------------------------------------------------------------
 
@@ -203,6 +248,9 @@ class ProvenanceTab(QWidget):
         if new_focus:
             self.scene.show_graph(read.graph, read.knowledge)
             self.scene.select(str(read.graph.focus))
+            if self.view.isVisible():
+                self.view.frame()  # fitted; the focus in the middle, readable, if the fit is not
+            # (a hidden view frames so when it is shown)
         else:
             self.scene.update_graph(read.graph, read.knowledge)
             self._selection_changed(self.scene.selected_id() or "")
@@ -211,6 +259,32 @@ class ProvenanceTab(QWidget):
         truncated = " · truncated at 500 nodes" if read.graph.truncated else ""
         self.heading.setText(f"<b>{html.escape(label)}</b> · {len(read.graph.nodes)} nodes{truncated}")
         self.zoom.setText(f"{self.view.zoom() * 100:.0f} %")
+
+    def focus_node(self, node_id: str) -> None:
+        """Select and show a node chosen elsewhere (a job's "Show provenance", a search)."""
+        if node_id in self.scene.nodes:
+            self.view.focus_node(node_id)
+
+    def find_node(self, text: str | None = None) -> str | None:
+        """Focus the next node whose label, id or details contain ``text`` (the find field's
+        text by default; again: the next match, wrapping); the node's id, or None."""
+        words = (self.find_field.text() if text is None else text).strip().lower()
+        if not words:
+            self.find_status.setText("")
+            return None
+        matches = [
+            node_id
+            for node_id in self.scene.reading_order()
+            if words in node_id or words in self.scene.tooltip(node_id).lower()
+        ]
+        if not matches:
+            self.find_status.setText("no node matches")
+            return None
+        current = self.scene.selected_id()
+        index = (matches.index(current) + 1) % len(matches) if current in matches else 0
+        self.find_status.setText(f"{index + 1} of {len(matches)}")
+        self.view.focus_node(matches[index])
+        return matches[index]
 
     def show_failure(self, message: str) -> None:
         if self._read is None:

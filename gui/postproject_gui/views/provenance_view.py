@@ -4,12 +4,19 @@ Mouse: drag the background to pan, Ctrl+wheel to zoom under the pointer, click t
 double-click to open. Keys: arrows move the selection to the nearest node that way
 (they scroll when nothing is selected), Tab/Shift+Tab cycle the nodes column by column
 (Ctrl+Tab leaves the graph), Enter opens the selected node, Escape clears the selection,
-+/- zoom, 0 (or Ctrl+0) fits the graph, 1 shows it at 100 % (Ctrl+1 is the window's Jobs tab).
++/- zoom, 0 (or Ctrl+0) or Home fits the graph, F focuses the selected node (its
+neighbourhood at a readable zoom, the rest of the graph faint), 1 shows it at 100 % (Ctrl+1
+is the window's Jobs tab).
 
-The view keeps the user's zoom and keeps the selected node in the same place on screen
-when the scene relays the graph out after a live update; only :meth:`ProvenanceScene.show_graph`
-(a new neighbourhood) frames the graph again: fitted when that is legible, else at 100 %
-around the focus node.
+Framing happens in the *uncovered* part of the viewport (:meth:`ProvenanceView.uncovered_rect`:
+below the truncation banner pinned at the top): a new
+graph (:meth:`ProvenanceScene.show_graph`) is fitted into it, zoomed out as far as needed
+(a large graph then draws its nodes as plain state-coloured shapes, see
+:mod:`provenance_items`); :meth:`ProvenanceView.focus_node` (a node chosen from a list, a
+search or a job's "Show provenance") brings the node to the middle of that area at a
+readable zoom; a selection that lands outside its inner part is scrolled to its middle, never
+left at an edge. The view keeps the user's zoom, and keeps the selected node in the same
+place on screen when the scene relays the graph out after a live update.
 """
 
 from __future__ import annotations
@@ -18,16 +25,20 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import shiboken6
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QPainter, QResizeEvent, QShowEvent, QWheelEvent
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, QSizeF, Qt, Signal
+from PySide6.QtGui import QImage, QKeyEvent, QMouseEvent, QPainter, QResizeEvent, QShowEvent, QWheelEvent
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFrame, QGraphicsItem, QGraphicsView, QWidget
 
+from postproject_gui.diagram.provenance_items import SIMPLE_LOD
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 
 MIN_ZOOM, MAX_ZOOM = 0.02, 4.0
 STEP = 1.2
-LEGIBLE = 0.6  # a fit below this zoom is unreadable: frame the focus at 100 % instead
+READABLE = 0.75  # the least zoom focusing a node shows it at (9 pt text is ~7 px tall)
+FRAME_MARGIN = 16  # pixels kept free around a fitted graph or a focused neighbourhood
+BANNER_TOP = 6  # the banner is pinned this far below the viewport's top
+INNER = 0.18  # a selection outside the uncovered area less this share of each side is re-centred
 MAX_EXPORT_SIDE = 12_000  # pixels; larger graphs are exported scaled down
 DESCRIPTION = (
     "Representations (cards), activities (hexagons) and jobs (pills), inputs on the left. "
@@ -69,6 +80,8 @@ class ProvenanceView(QGraphicsView):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._anchor: tuple[str, QPointF] | None = None
         self._needs_frame = False
+        self._pending_focus: str | None = None
+        self._pressing = False  # a mouse press is selecting (the node is under the pointer)
         scene.graph_replaced.connect(self._graph_replaced)
         scene.relayout_started.connect(self._remember_anchor)
         scene.relayout_finished.connect(self._restore_anchor)
@@ -111,38 +124,129 @@ class ProvenanceView(QGraphicsView):
     def zoom_out(self) -> None:
         self.set_zoom(self.zoom() / STEP, self._zoom_anchor())
 
+    def uncovered_rect(self) -> QRect:
+        """The part of the viewport nothing is drawn over (viewport coordinates): below the
+        truncation banner pinned at the top. (The node detail panel sits beside the view in
+        a splitter, so it covers none of it.)"""
+        area = self.viewport().rect()
+        banner = self._scene.banner
+        if banner is not None and shiboken6.isValid(banner):
+            area.setTop(round(BANNER_TOP + banner.boundingRect().height() + 4))
+        return area
+
     def fit_to_view(self, *, magnify: bool = False) -> None:
-        """Show the whole graph (at most 100 % unless ``magnify``)."""
-        rect = self._scene.sceneRect()
+        """Show the whole graph in the uncovered area (at most 100 % unless ``magnify``); ends
+        any lineage dimming."""
+        rect = self._scene.graph_rect()
         if rect.isEmpty():
             return
-        self.setSceneRect(QRectF())
-        viewport = self.viewport().rect().adjusted(4, 4, -4, -4)
-        scale = min(viewport.width() / rect.width(), viewport.height() / rect.height())
+        self._scene.set_dimming(False)
+        area = QRectF(self.uncovered_rect()).adjusted(
+            FRAME_MARGIN, FRAME_MARGIN, -FRAME_MARGIN, -FRAME_MARGIN
+        )
+        scale = min(area.width() / rect.width(), area.height() / rect.height())
         self.set_zoom(scale if magnify else min(1.0, scale))
-        self.centerOn(rect.center())
-        self._pin_banner()
+        self._place(rect.center(), area.center())
 
     def frame(self) -> None:
-        """The default framing: fit when legible, else 100 % around the focus node."""
+        """The framing of a new graph: fitted into the uncovered area; when that is below
+        :data:`READABLE`, the node asked for with :meth:`focus_node` before the view could
+        frame (else the selected node, if any) is then focused."""
         self._needs_frame = False
-        rect = self._scene.sceneRect()
-        viewport = self.viewport().rect()
-        fit = min(viewport.width() / max(rect.width(), 1.0), viewport.height() / max(rect.height(), 1.0))
-        if fit >= LEGIBLE:
-            self.fit_to_view()
-            return
-        self.set_zoom(1.0)
-        graph = self._scene.graph
-        focus = self._scene.nodes.get(str(graph.focus)) if graph is not None else None
-        if focus is not None:
-            self.centerOn(focus.centre)
-        self._pin_banner()
+        self.fit_to_view()
+        pending, self._pending_focus = self._pending_focus, None
+        node_id = pending or self._scene.selected_id()
+        if node_id is not None and self.zoom() < READABLE:
+            self.focus_node(node_id)
 
     def center_on_node(self, node_id: str) -> None:
+        """Scroll (at this zoom) so that the node is in the middle of the uncovered area."""
         item = self._scene.nodes.get(node_id)
         if item is not None:
-            self.centerOn(item.centre)
+            self._place(item.centre, QRectF(self.uncovered_rect()).center())
+
+    def focus_node(self, node_id: str) -> None:
+        """Select a node chosen elsewhere (a list, a search, a job's "Show provenance") and show
+        it: in the middle of the uncovered area, at a readable zoom (its neighbourhood framed
+        when the zoom was below :data:`READABLE`, else the zoom kept), the rest of the graph
+        faint."""
+        item = self._scene.nodes.get(node_id)
+        if item is None:
+            return
+        if self._scene.selected_id() != node_id:
+            self._scene.select(node_id)
+        if self._needs_frame or not self.isVisible():
+            self._pending_focus = node_id  # framed when the view is shown
+            return
+        self._scene.set_dimming(True)
+        if self.zoom() < READABLE:
+            self.frame_neighbourhood(node_id)
+        else:
+            self.center_on_node(node_id)
+
+    def frame_neighbourhood(self, node_id: str) -> None:
+        """Zoom so that the node and its direct neighbours fill the uncovered area, between
+        :data:`READABLE` and 100 %, with the node in its middle."""
+        item = self._scene.nodes.get(node_id)
+        if item is None:
+            return
+        area = QRectF(self.uncovered_rect()).adjusted(
+            FRAME_MARGIN, FRAME_MARGIN, -FRAME_MARGIN, -FRAME_MARGIN
+        )
+        centre = item.centre
+        half_w = half_h = 1.0
+        for other in self._neighbours(node_id) | {node_id}:
+            box = self._scene.nodes[other].sceneBoundingRect()
+            half_w = max(half_w, abs(box.left() - centre.x()), abs(box.right() - centre.x()))
+            half_h = max(half_h, abs(box.top() - centre.y()), abs(box.bottom() - centre.y()))
+        fit = min(area.width() / (2 * half_w), area.height() / (2 * half_h))
+        self.set_zoom(max(READABLE, min(1.0, fit)))
+        self._place(centre, area.center())
+
+    def focus_selection(self) -> None:
+        """F: frame the selected node's neighbourhood (the graph's focus when none is)."""
+        graph = self._scene.graph
+        node_id = self._scene.selected_id() or (str(graph.focus) if graph is not None else "")
+        if node_id in self._scene.nodes:
+            if self._scene.selected_id() != node_id:
+                self._scene.select(node_id)
+            self._scene.set_dimming(True)
+            self.frame_neighbourhood(node_id)
+
+    def _neighbours(self, node_id: str) -> set[str]:
+        graph = self._scene.graph
+        if graph is None:
+            return set()
+        found = set()
+        for edge in graph.edges:
+            source, target = str(edge.source), str(edge.target)
+            if source == node_id and target in self._scene.nodes:
+                found.add(target)
+            elif target == node_id and source in self._scene.nodes:
+                found.add(source)
+        return found
+
+    def _node_rect(self, node_id: str) -> QRectF:
+        """A node's box in viewport coordinates."""
+        item = self._scene.nodes[node_id]
+        return self.mapFromScene(item.sceneBoundingRect()).boundingRect().toRectF()
+
+    def _inner_rect(self) -> QRectF:
+        area = QRectF(self.uncovered_rect())
+        dx, dy = max(24.0, area.width() * INNER), max(24.0, area.height() * INNER)
+        if area.width() <= 2 * dx or area.height() <= 2 * dy:
+            return area
+        return area.adjusted(dx, dy, -dx, -dy)
+
+    def _place(self, scene_point: QPointF, viewport_point: QPointF) -> None:
+        """Scroll so that ``scene_point`` shows at ``viewport_point``, letting the view scroll
+        past the graph's edges as far as that needs."""
+        zoom = self.zoom()
+        size = QSizeF(self.viewport().size()) / zoom
+        visible = QRectF(scene_point - viewport_point / zoom, size)
+        self.setSceneRect(self._scene.sceneRect().united(visible))
+        self._keep(scene_point, viewport_point)
+        self._pin_banner()
 
     # --- keyboard and mouse --------------------------------------------------------------
 
@@ -207,14 +311,23 @@ class ProvenanceView(QGraphicsView):
             self.zoom_in()
         elif key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
             self.zoom_out()
-        elif key == Qt.Key.Key_0:
+        elif key in (Qt.Key.Key_0, Qt.Key.Key_Home):
             self.fit_to_view()
+        elif key == Qt.Key.Key_F and not ctrl:
+            self.focus_selection()
         elif key == Qt.Key.Key_1 and not ctrl:
             self.set_zoom(1.0, self._zoom_anchor())
         else:
             super().keyPressEvent(event)
             return
         event.accept()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._pressing = True
+        try:
+            super().mousePressEvent(event)
+        finally:
+            self._pressing = False
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
@@ -271,6 +384,8 @@ class ProvenanceView(QGraphicsView):
         ]
         for item in cached:
             item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        dimming = scene.dimming
+        scene.set_dimming(False)  # an exported graph is the whole graph, none of it faint
         painter = QPainter(device)
         try:
             painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -281,6 +396,7 @@ class ProvenanceView(QGraphicsView):
             painter.end()
             for item in cached:
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            scene.set_dimming(dimming)
             self._pin_banner()
 
     # --- keeping place across updates ----------------------------------------------------
@@ -312,11 +428,7 @@ class ProvenanceView(QGraphicsView):
         if anchor is not None and item is not None:
             # Let the view scroll wherever the anchor needs (the graph may now fit, or have
             # grown on one side): its scene rect covers the graph and that whole viewport.
-            zoom, size = self.zoom(), self.viewport().size()
-            top_left = item.centre - anchor[1] / zoom
-            visible = QRectF(top_left.x(), top_left.y(), size.width() / zoom, size.height() / zoom)
-            self.setSceneRect(self._scene.sceneRect().united(visible))
-            self._keep(item.centre, anchor[1])
+            self._place(item.centre, anchor[1])
         self._pin_banner()
 
     def _graph_replaced(self) -> None:
@@ -338,8 +450,14 @@ class ProvenanceView(QGraphicsView):
 
     def _selection_changed(self, node_id: str) -> None:
         item = self._scene.nodes.get(node_id)
-        if item is not None:
-            self.ensureVisible(item.sceneBoundingRect(), 40, 40)
+        if item is not None and self.isVisible() and not self._needs_frame:
+            # A click, or any selection in the zoomed-out overview, keeps the graph still
+            # unless the node is partly hidden; otherwise a node outside the inner area is
+            # brought to the middle, never left at an edge.
+            overview = self.zoom() < SIMPLE_LOD
+            keep = QRectF(self.uncovered_rect()) if self._pressing or overview else self._inner_rect()
+            if not keep.contains(self._node_rect(node_id)):
+                self.center_on_node(node_id)
         summary = " — ".join(item.toolTip().splitlines()[:3]) if item is not None else "nothing selected"
         self.setAccessibleDescription(f"{DESCRIPTION} Selected: {summary}")
 
@@ -347,7 +465,7 @@ class ProvenanceView(QGraphicsView):
         scene = self.scene()  # None while the scene is being destroyed (not self._scene then)
         banner = scene.banner if isinstance(scene, ProvenanceScene) else None
         if banner is not None and shiboken6.isValid(banner):
-            banner.setPos(self.mapToScene(8, 6))
+            banner.setPos(self.mapToScene(8, BANNER_TOP))
 
 
 def nearest(

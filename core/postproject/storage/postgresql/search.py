@@ -46,8 +46,62 @@ def _term(term: str) -> tuple[str, list[Any]]:
     return "(" + " OR ".join(parts) + ")", params
 
 
-def job_search(query: JobQuery, after: JobKey | None, limit: int, columns: str) -> tuple[str, list[Any]]:
-    """The statement and parameters of one page of ``query`` (``columns``: what a job row reads)."""
+def _term_ids(term: str) -> tuple[str, list[Any]]:
+    """The ids of the jobs :func:`_term` matches, as a union of index lookups (for the
+    gather: one OR of hashed subplans can only be tested row by row, along the whole table
+    when the term is rare)."""
+    like = _like(term)
+    parts = [
+        "SELECT id FROM jobs WHERE kind IN (SELECT kind FROM job_counts WHERE kind ILIKE %s)",
+        "SELECT id FROM jobs WHERE output_asset_id IN (SELECT asset FROM asset_search WHERE name ILIKE %s)",
+        "SELECT job_id FROM job_attempts WHERE agent_name IN (SELECT name FROM job_agents WHERE name ILIKE %s)",
+        "SELECT job_id FROM job_attempts WHERE worker_id IN (SELECT id FROM workers WHERE name ILIKE %s)",
+        "SELECT job FROM job_diagnostics WHERE body ILIKE %s",
+    ]
+    params: list[Any] = [like] * 5
+    digits = term.lower().lstrip("…").replace("-", "")
+    if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
+        if len(digits) == 32:
+            parts.append("SELECT id FROM jobs WHERE id = %s")
+            params.append(Id(bytes.fromhex(digits)))
+        else:
+            parts.append(
+                "SELECT id FROM jobs WHERE substring(uuid_send(id) FROM 14) = %s"
+                " AND replace(id::text, '-', '') LIKE %s"
+            )
+            params.extend([bytes.fromhex(digits[-TAIL_HEX:]), f"%{digits}"])
+    return " UNION ".join(parts), params
+
+
+COMMON_ASSETS = 25  # a term naming this many assets or more may match a good share of the jobs
+
+
+def _common(term: str) -> tuple[str, list[Any]]:
+    """Whether ``term`` may match many jobs (a kind, an agent, or 25+ asset names): only then
+    is a window of jobs walked in order (``Reads.search_jobs``, :func:`may_be_common`)."""
+    like = _like(term)
+    sql = (
+        "(EXISTS (SELECT 1 FROM job_counts WHERE kind ILIKE %s)"
+        " OR EXISTS (SELECT 1 FROM job_agents WHERE name ILIKE %s)"
+        " OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE name ILIKE %s LIMIT %s) a) = %s)"
+    )
+    return sql, [like, like, like, COMMON_ASSETS, COMMON_ASSETS]
+
+
+def may_be_common(terms: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """One row, one boolean: whether every term may match many jobs (see :func:`_common`);
+    asked before a window walk (a query planned in well under a millisecond, where the walk's
+    statement takes a few to plan)."""
+    guards = [_common(term) for term in terms]
+    return "SELECT " + " AND ".join(sql for sql, _ in guards), [v for _, values in guards for v in values]
+
+
+def job_search(
+    query: JobQuery, after: JobKey | None, limit: int, columns: str, window: int | None = None
+) -> tuple[str, list[Any]]:
+    """The statement and parameters of one page of ``query`` (``columns``: what a job row
+    reads); with ``window``, only the first ``window`` jobs in the page's order that pass the
+    other filters are tested against the terms (see ``Reads.search_jobs``)."""
     where: list[str] = []
     params: list[Any] = []
     if query.state is not None:
@@ -56,10 +110,6 @@ def job_search(query: JobQuery, after: JobKey | None, limit: int, columns: str) 
     if query.kind is not None:
         where.append("j.kind = %s")
         params.append(query.kind)
-    for term in query.terms:
-        clause, values = _term(term)
-        where.append(clause)
-        params.extend(values)
     for column, low, high in (
         ("requested_at", query.requested_after, query.requested_before),
         ("finished_at", query.finished_after, query.finished_before),
@@ -81,8 +131,28 @@ def job_search(query: JobQuery, after: JobKey | None, limit: int, columns: str) 
             where.append(f"(j.{column}, j.id) {compare} (%s, %s)")
             params.extend([after[0], Id(after[1])])
     order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    if window is None and query.terms:
+        # Each term's matching ids are gathered through the indexes (a union of lookups),
+        # intersected, and only then joined to their rows, one primary-key probe each (the
+        # LATERAL ... LIMIT 1 keeps that order: the planner cannot turn it into a walk of
+        # the whole table in sort order, filtered row by row, as an OR of subplans would be).
+        unions = [_term_ids(term) for term in query.terms]
+        matched = " INTERSECT ".join(f"SELECT id FROM ({sql}) t{n}" for n, (sql, _) in enumerate(unions))
+        params = [value for _, values in unions for value in values] + params
+        source = f"({matched}) m CROSS JOIN LATERAL (SELECT * FROM jobs j WHERE j.id = m.id LIMIT 1) j"
+    elif window is None:
+        source = "jobs j"
+    else:
+        source = (
+            "(SELECT * FROM jobs j"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" ORDER BY {order} LIMIT %s) j"
+        )
+        terms = [_term(term) for term in query.terms]
+        where = [clause for clause, _ in terms]
+        params += [window, *(value for _, values in terms for value in values)]
     sql = (
-        f"SELECT {columns} FROM jobs j"
+        f"SELECT {columns} FROM {source}"
         + (f" WHERE {' AND '.join(where)}" if where else "")
         + f" ORDER BY {order} LIMIT %s"
     )

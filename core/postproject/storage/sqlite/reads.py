@@ -307,8 +307,10 @@ class Reader:
         with self.snapshot():
             return self._with_attempts(self._all(sql, [*params, limit]))
 
-    def search_jobs(self, query: JobQuery, after: JobKey | None, limit: int) -> list[Job]:
-        sql, params = search.job_search(query, after, limit)
+    def search_jobs(
+        self, query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
+    ) -> list[Job]:
+        sql, params = search.job_search(query, after, limit, window)
         with self.snapshot():
             return self._with_attempts(self._all(sql, params))
 

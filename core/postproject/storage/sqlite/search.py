@@ -51,8 +51,28 @@ def _term(term: str) -> tuple[str, list[Any]]:
     return "(" + " OR ".join(parts) + ")", params
 
 
-def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, list[Any]]:
-    """The statement and parameters of one page of ``query``."""
+COMMON_ASSETS = 25  # a term naming this many assets or more may match a good share of the jobs
+
+
+def _common(term: str) -> tuple[str, list[Any]]:
+    """Whether ``term`` may match many jobs (a kind, an agent, or 25+ asset names): only then
+    is a window of jobs walked in order (``Reads.search_jobs``)."""
+    like = _like(term)
+    assets = "asset_search MATCH ?" if len(term) >= TRIGRAM else "name LIKE ? ESCAPE '\\'"
+    sql = (
+        "(EXISTS (SELECT 1 FROM job_counts WHERE kind LIKE ? ESCAPE '\\')"
+        " OR EXISTS (SELECT 1 FROM job_agents WHERE name LIKE ? ESCAPE '\\')"
+        f" OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE {assets} LIMIT ?)) = ?)"
+    )
+    return sql, [like, like, _phrase(term) if len(term) >= TRIGRAM else like, COMMON_ASSETS, COMMON_ASSETS]
+
+
+def job_search(
+    query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
+) -> tuple[str, list[Any]]:
+    """The statement and parameters of one page of ``query``; with ``window``, only the first
+    ``window`` jobs in the page's order that pass the other filters are tested against the
+    terms (a bounded walk of the sort index: see ``Reads.search_jobs``)."""
     where: list[str] = []
     params: list[Any] = []
     if query.state is not None:
@@ -61,10 +81,6 @@ def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, 
     if query.kind is not None:
         where.append("j.kind = ?")
         params.append(query.kind)
-    for term in query.terms:
-        clause, values = _term(term)
-        where.append(clause)
-        params.extend(values)
     for column, low, high in (
         ("requested_at", query.requested_after, query.requested_before),
         ("finished_at", query.finished_after, query.finished_before),
@@ -86,8 +102,31 @@ def job_search(query: JobQuery, after: JobKey | None, limit: int) -> tuple[str, 
             where.append(f"(j.{column}, j.id) {compare} (?, ?)")
             params.extend(after)
     order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    matching: list[str] = []
+    term_params: list[Any] = []
+    for term in query.terms:
+        clause, values = _term(term)
+        matching.append(clause)
+        term_params.extend(values)
+    if window is None:
+        where += matching
+        params += term_params
+        source = "jobs j"
+    else:
+        # The guards sit in the LIMIT, evaluated once before the walk: when a term cannot
+        # be common the window is empty (a guard in WHERE would be tested on every row).
+        guards = [_common(term) for term in query.terms]
+        source = (
+            "(SELECT * FROM jobs j"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" ORDER BY {order} LIMIT CASE WHEN {' AND '.join(sql for sql, _ in guards)}"
+            + " THEN ? ELSE 0 END) j"
+        )
+        where = matching
+        params += [value for _, values in guards for value in values]
+        params += [window, *term_params]
     sql = (
-        f"SELECT {rows.JOB_COLUMNS} FROM jobs j"
+        f"SELECT {rows.JOB_COLUMNS} FROM {source}"
         + (f" WHERE {' AND '.join(where)}" if where else "")
         + f" ORDER BY {order} LIMIT ?"
     )
