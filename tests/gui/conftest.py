@@ -125,7 +125,7 @@ def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Presentation]) ->
     fails the test when anything reached the error presenter."""
 
     def make(
-        path: Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
+        path: str | Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
     ) -> MainWindow:
         theme = ThemeManager(ThemeMode.LIGHT)
         theme.apply()

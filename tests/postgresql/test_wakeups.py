@@ -125,7 +125,7 @@ def test_another_process_progress_wakes_the_waits_at_once(
     time.sleep(0.3)
     committed = report(reporter, 0.25)
     thread.join(30)
-    (at, found), = woke
+    ((at, found),) = woke
     assert found != token
     assert at - committed < 1.0  # NOTIFY: a few ms here; generous for a loaded machine
 
@@ -141,7 +141,7 @@ def test_another_process_progress_wakes_the_waits_at_once(
     time.sleep(1.1)  # the attempt signals at most once a second
     committed = report(reporter, 0.5)
     thread.join(30)
-    (at, revisions, progress), = results
+    ((at, revisions, progress),) = results
     assert revisions == 0 and progress != found  # progress is not a revision
     assert at - committed < 1.0
 
@@ -156,7 +156,9 @@ def test_progress_notifications_hold_no_lease_secret(location: str, reporter: su
     assert payloads == [f"{uri.parse(location).production} progress"]
 
 
-def test_a_wait_catches_up_while_its_notifications_are_down(location: str, postgres_server: LocalServer) -> None:
+def test_a_wait_catches_up_while_its_notifications_are_down(
+    location: str, postgres_server: LocalServer
+) -> None:
     """With the listening connection killed, a commit made before it is back is still seen."""
     with Production.open(location, read_only=True) as follower, Production.open(location) as writer:
         head = follower.latest_sequence()
