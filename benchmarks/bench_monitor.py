@@ -1,7 +1,7 @@
 """The monitor on a big production: time to first rows, memory, commit-to-screen latency.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_monitor.py [--jobs N]
-        [--production PATH] [--commits N] [--json PATH]
+        [--production PATH] [--commits N] [--postgres] [--pg-jobs N] [--rounds N] [--json PATH]
 
 Builds (outside any timing) a production of N requested jobs (default 1,000,000) through
 the public API in transactions of 10,000, or reuses ``--production`` if it already holds
@@ -15,6 +15,12 @@ them. Then, in this process:
 - commit-to-screen latency: another process requests one job at a time; each is timed from
   the moment its commit returned (CLOCK_MONOTONIC is system-wide, so the two processes'
   clocks agree) until its row is in the table model, and until the table has painted it.
+
+With ``--postgres`` the same commit-to-screen figures are measured on a PostgreSQL production
+too (``--pg-jobs`` jobs, default 20,000, on a throwaway local server at default durability):
+the window wakes through LISTEN/NOTIFY. The two engines' latencies are measured in
+interleaved rounds (``--rounds``, default 4: each round sends ``commits / rounds`` commits to
+the SQLite window, then as many to the PostgreSQL one), so machine load hits both alike.
 
 One line per figure; ``--json`` writes them all. Nothing is asserted.
 """
@@ -65,9 +71,9 @@ def rss_mib() -> float:
     return float("nan")
 
 
-def build(path: Path, jobs: int) -> tuple[str, str]:
+def build(path: Path | str, jobs: int, clip: Path | None = None) -> tuple[str, str]:
     """A production of ``jobs`` requested jobs; (asset id, representation id) for requests."""
-    clip = path.with_suffix(".mov")
+    clip = clip or Path(path).with_suffix(".mov")
     clip.write_bytes(b"essence")
     started = time.perf_counter()
     with Production.create(path) as production:
@@ -103,16 +109,32 @@ def baseline(path: Path) -> float:
     return time.perf_counter() - started
 
 
-class Bench:
-    def __init__(self, path: Path) -> None:
+_LOOP: Any = None
+
+
+def event_loop() -> Any:
+    """The process's one Qt application and qasync loop (shared by every window measured)."""
+    global _LOOP
+    if _LOOP is None:
         import qasync
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication([])
+        _LOOP = qasync.QEventLoop(app)
+        asyncio.set_event_loop(_LOOP)
+    return _LOOP
+
+
+class Bench:
+    def __init__(self, path: Path | str) -> None:
         from PySide6.QtCore import QEvent, QObject
         from PySide6.QtWidgets import QApplication
 
         self.path = path
-        self.app = QApplication.instance() or QApplication([])
-        self.loop = qasync.QEventLoop(self.app)
-        asyncio.set_event_loop(self.loop)
+        self.loop = event_loop()
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        self.app = app
         self.painted_rows = 0
         self.paints = 0
 
@@ -205,7 +227,43 @@ class Bench:
     def close(self) -> None:
         self.window.close()
         self.app.processEvents()
-        self.loop.close()
+
+
+def with_postgres(
+    sqlite: Bench, asset: str, rep: str, args: argparse.Namespace
+) -> tuple[list[float], list[float], dict[str, Any]]:
+    """Commit-to-screen on SQLite and on PostgreSQL, in interleaved rounds; (SQLite in model,
+    SQLite on screen, the PostgreSQL figures)."""
+    from postproject.storage.postgresql.localserver import ROLE, LocalServer
+
+    figures: dict[str, Any] = {"pg_jobs": args.pg_jobs}
+    with LocalServer(durable=True) as server, tempfile.TemporaryDirectory() as folder:
+        server.create_database("bench")
+        os.environ["PGPASSWORD"] = server.password  # the committer and the window find it here
+        uri = f"postgresql://{ROLE}@{server.host}:{server.port}/bench?production=monitor"
+        started = time.perf_counter()
+        pg_asset, pg_rep = build(uri, args.pg_jobs, Path(folder) / "clip.mov")
+        figures["pg_build_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        with Production.open(uri, read_only=True) as production:
+            production.jobs(limit=PAGE, newest_first=True)
+        figures["pg_baseline_first_page_ms"] = (time.perf_counter() - started) * 1e3
+        pg = Bench(uri)
+        window_to_rows, open_to_rows = pg.first_rows()
+        figures["pg_open_to_first_rows_ms"] = open_to_rows * 1e3
+        per_round = max(1, args.commits // args.rounds)
+        samples: dict[str, list[float]] = {k: [] for k in ("sq_model", "sq_screen", "pg_model", "pg_screen")}
+        for _ in range(args.rounds):
+            model, screen = sqlite.latency(asset, rep, per_round)
+            samples["sq_model"] += model
+            samples["sq_screen"] += screen
+            model, screen = pg.latency(pg_asset, pg_rep, per_round)
+            samples["pg_model"] += model
+            samples["pg_screen"] += screen
+        pg.close()
+    figures["pg_commit_to_model"] = summarise(samples["pg_model"])
+    figures["pg_commit_to_screen"] = summarise(samples["pg_screen"])
+    return samples["sq_model"], samples["sq_screen"], figures
 
 
 def summarise(samples: list[float]) -> dict[str, float]:
@@ -222,6 +280,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--production", type=Path, help="reuse (or create) the production at PATH")
     parser.add_argument("--commits", type=int, default=20)
+    parser.add_argument("--postgres", action="store_true", help="the same latency on PostgreSQL (NOTIFY)")
+    parser.add_argument("--pg-jobs", type=int, default=20_000, help="jobs in the PostgreSQL production")
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds of the two engines")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     folder = tempfile.TemporaryDirectory()
@@ -245,10 +306,15 @@ def main() -> None:
     figures["rss_after_first_page_mib"] = rss_mib()
     figures["scroll_to_20000_rows_ms"] = bench.scroll(SCROLL_ROWS) * 1e3
     figures["rss_after_20000_rows_mib"] = rss_mib()
-    in_model, on_screen = bench.latency(asset, rep, args.commits)
+    if not args.postgres:
+        in_model, on_screen = bench.latency(asset, rep, args.commits)
+    else:
+        in_model, on_screen, pg_figures = with_postgres(bench, asset, rep, args)
+        figures |= pg_figures
     figures["commit_to_model"] = summarise(in_model)
     figures["commit_to_screen"] = summarise(on_screen)
     bench.close()
+    event_loop().close()
     for name, value in figures.items():
         if isinstance(value, dict):
             print(
