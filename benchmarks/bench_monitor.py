@@ -249,7 +249,7 @@ def with_postgres(
             production.jobs(limit=PAGE, newest_first=True)
         figures["pg_baseline_first_page_ms"] = (time.perf_counter() - started) * 1e3
         pg = Bench(uri)
-        window_to_rows, open_to_rows = pg.first_rows()
+        _, open_to_rows = pg.first_rows()
         figures["pg_open_to_first_rows_ms"] = open_to_rows * 1e3
         per_round = max(1, args.commits // args.rounds)
         samples: dict[str, list[float]] = {k: [] for k in ("sq_model", "sq_screen", "pg_model", "pg_screen")}
