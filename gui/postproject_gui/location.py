@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from postproject import netfs
 from postproject.storage import display_location, is_location_uri
@@ -33,7 +34,18 @@ def shown(location: str) -> str:
 
 
 def name(location: str) -> str:
-    """A short name: the file's name, or the URI without its password."""
+    """A short name: the file's name, or ``PRODUCTION on HOST/DATABASE`` for a URI."""
+    if not is_database(location):
+        return Path(location).name
+    parts = urlsplit(shown(location))
+    host = parts.netloc.rpartition("@")[2]
+    database = parts.path.strip("/")
+    return f"{stem(location)} on {host}/{database}" if database else f"{stem(location)} on {host}"
+
+
+def title(location: str) -> str:
+    """What the window title and the status bar name: the file's name, or the whole URI
+    without its password (which host, database and production the window shows)."""
     return shown(location) if is_database(location) else Path(location).name
 
 

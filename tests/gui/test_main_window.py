@@ -32,10 +32,10 @@ def test_main_widgets_have_object_and_accessible_names(
         widget = window.findChild(QWidget, name)
         assert widget is not None, name
         assert widget.accessibleName(), name
-    assert window.status.production.text() == production_location.name(builder.production.location)
+    assert window.status.production.text() == production_location.title(builder.production.location)
     assert (
         window.windowTitle()
-        == f"{production_location.name(builder.production.location)} — PostProject Monitor"
+        == f"{production_location.title(builder.production.location)} — PostProject Monitor"
     )
     assert window.status.revision.text() == f"as of revision {builder.production.latest_revision().sequence}"  # type: ignore[union-attr]
     assert window.status.is_live

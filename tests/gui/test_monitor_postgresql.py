@@ -76,7 +76,9 @@ def test_a_postgresql_production_opens_live_and_its_password_is_never_shown(
     assert shown.startswith("postgresql://postproject@127.0.0.1:") and password not in shown
     assert window.windowTitle() == f"{shown} — PostProject Monitor"
     assert window.status.production.text() == shown and window.status.production.toolTip() == shown
-    assert window.detail.title.text() == shown
+    schema = shown.rpartition("production=")[2]
+    assert window.detail.title.text() == f"{schema} on 127.0.0.1:{postgres_server.port}/postproject_tests"
+    assert window.detail.subtitle.text() == shown
     assert settings.recent() == [shown]  # remembered without the password
     assert [a.toolTip() for a in window.actions_.recent_menu.actions()][:1] == [shown]
     assert window.status.feed_state == "live"
@@ -89,7 +91,7 @@ def test_a_postgresql_production_opens_live_and_its_password_is_never_shown(
     wait_for(qtbot, lambda: session.table.rowCount() == 3)
     assert str(job) in {str(session.table.row(r).job.id) for r in range(3)}
     assert window.status.revision.text() == f"as of revision {head + 1:,}"
-    texts = [window.windowTitle(), window.status.production.text(), window.detail.title.text()]
+    texts = [window.windowTitle(), window.status.production.text(), window.detail.subtitle.text()]
     assert all(password not in text for text in texts)
 
 

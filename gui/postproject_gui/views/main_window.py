@@ -297,7 +297,7 @@ class MainWindow(QMainWindow):
         self.workers.connect_session(session)
         self._tab_changed(self.tabs.currentIndex())
         self.status.set_production(location)
-        self.setWindowTitle(f"{production_location.name(location)} — PostProject Monitor")
+        self.setWindowTitle(f"{production_location.title(location)} — PostProject Monitor")
         self._filter_changed(session.filter)
         session.start()
         self._selection_changed()

@@ -60,7 +60,7 @@ class StatusBar(QStatusBar):
     def set_production(self, location: str | None) -> None:
         """The production's name (a file name, or a URI without its password) and, as the
         tooltip, where it is."""
-        self.production.setText(production_location.name(location) if location else "No production")
+        self.production.setText(production_location.title(location) if location else "No production")
         self.production.setToolTip(production_location.shown(location) if location else "")
         if location is None:
             self._revision = None
