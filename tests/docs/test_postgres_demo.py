@@ -72,7 +72,7 @@ def run_demo(
     )
     env.pop("PGPASSWORD", None)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "dev.py"), "demo", "--postgres", "--assets", "3"],
+        [sys.executable, str(ROOT / "dev.py"), "demo", "--postgres", "--assets", str(assets)],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -85,7 +85,7 @@ def run_demo(
 
 
 def test_dev_py_demo_postgres_runs_workers_over_tcp_and_stops_cleanly(pgdata: Path, tmp_path: Path) -> None:
-    done, shown = run_demo(pgdata, tmp_path, "first")
+    done, shown = run_demo(pgdata, tmp_path, "first", 3)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     production = str(shown["production"])
@@ -98,7 +98,7 @@ def test_dev_py_demo_postgres_runs_workers_over_tcp_and_stops_cleanly(pgdata: Pa
     assert not (pgdata / "data" / "postmaster.pid").exists()  # the server was stopped
     assert list((tmp_path / "media" / "logs").glob("worker-*.log"))  # separate worker processes
 
-    again, shown = run_demo(pgdata, tmp_path, "second")  # the same cluster, a fresh demo production
+    again, shown = run_demo(pgdata, tmp_path, "second", 1)  # the same cluster, a fresh demo production
     assert again.returncode == 0, again.stderr[-3000:]
     assert (
         str(shown["production"]).endswith("production=demo")
