@@ -58,7 +58,7 @@ def pgdata() -> Iterator[Path]:
 
 
 def run_demo(
-    pgdata: Path, tmp_path: Path, shot: str
+    pgdata: Path, tmp_path: Path, shot: str, assets: int
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     script = tmp_path / "monitor.py"
     script.write_text(MONITOR, encoding="utf-8")
