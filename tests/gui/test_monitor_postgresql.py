@@ -5,6 +5,8 @@ LISTEN/NOTIFY, and a killed server connection turns the status to "Not live" and
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,3 +155,33 @@ def test_a_killed_connection_goes_not_live_then_catches_up(
 
     commit_from_another_process(pg_builder)  # and live updates continue
     wait_for(qtbot, lambda: session.applied_revision == head + 2, timeout=10_000)
+
+
+def test_the_configured_production_may_be_a_uri_and_the_snapshot_hides_its_password(
+    pg_builder: ProductionBuilder, postgres_uri: str, postgres_server: LocalServer, tmp_path: Path
+) -> None:
+    """``production = 'postgresql://...'`` in the configuration opens in the monitor; the
+    snapshot document names it without the password even when the URI carries one."""
+    pg_builder.request(3)
+    config = tmp_path / "config.toml"
+    config.write_text(f"production = '{postgres_uri}'\n", encoding="utf-8")
+    out = tmp_path / "shot.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "POSTPROJECT_CONFIG": str(config)}
+    env.pop("PGPASSWORD")  # the password is only in the configured URI
+    done = subprocess.run(
+        [sys.executable, "-m", "postproject_gui", "--snapshot", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert document["production"] == pg_builder.production.location
+    assert document["counts"]["requested"] == 3 and document["live"] is True
+    password = postgres_server.password
+    assert password not in out.with_suffix(".json").read_text(encoding="utf-8")
+    assert password not in done.stdout + done.stderr
+    logs = list(Path(os.environ["XDG_STATE_HOME"]).rglob("monitor.log"))
+    assert logs and all(password not in log.read_text(encoding="utf-8") for log in logs)
