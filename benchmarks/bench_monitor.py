@@ -1,7 +1,7 @@
 """The monitor on a big production: time to first rows, memory, commit-to-screen latency.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_monitor.py [--jobs N]
-        [--production PATH] [--commits N] [--postgres] [--pg-jobs N] [--rounds N] [--json PATH]
+        [--production PATH] [--commits N] [--engine sqlite|postgresql] [--json PATH]
 
 Builds (outside any timing) a production of N requested jobs (default 1,000,000) through
 the public API in transactions of 10,000, or reuses ``--production`` if it already holds
@@ -16,11 +16,11 @@ them. Then, in this process:
   the moment its commit returned (CLOCK_MONOTONIC is system-wide, so the two processes'
   clocks agree) until its row is in the table model, and until the table has painted it.
 
-With ``--postgres`` the same commit-to-screen figures are measured on a PostgreSQL production
-too (``--pg-jobs`` jobs, default 20,000, on a throwaway local server at default durability):
-the window wakes through LISTEN/NOTIFY. The two engines' latencies are measured in
-interleaved rounds (``--rounds``, default 4: each round sends ``commits / rounds`` commits to
-the SQLite window, then as many to the PostgreSQL one), so machine load hits both alike.
+With ``--engine postgresql`` the production is a schema on a throwaway local PostgreSQL
+server at default durability (the window then wakes through LISTEN/NOTIFY; the committer and
+the window find the password in PGPASSWORD); compare with SQLite by alternating runs of the
+two engines (``--engine sqlite`` is the default) and taking medians, so machine load hits
+both alike.
 
 One line per figure; ``--json`` writes them all. Nothing is asserted.
 """
@@ -96,13 +96,13 @@ def build(path: Path | str, jobs: int, clip: Path | None = None) -> tuple[str, s
     return str(asset), str(rep)
 
 
-def existing(path: Path) -> tuple[str, str, int]:
+def existing(path: Path | str) -> tuple[str, str, int]:
     with Production.open(path, read_only=True) as production:
         rep = production.representations(limit=1).items[0]
         return str(rep.asset_id), str(rep.id), sum(production.job_counts().values())
 
 
-def baseline(path: Path) -> float:
+def baseline(path: Path | str) -> float:
     started = time.perf_counter()
     with Production.open(path, read_only=True) as production:
         production.jobs(limit=PAGE, newest_first=True)
@@ -229,43 +229,6 @@ class Bench:
         self.app.processEvents()
 
 
-def with_postgres(
-    sqlite: Bench, asset: str, rep: str, args: argparse.Namespace
-) -> tuple[list[float], list[float], dict[str, Any]]:
-    """Commit-to-screen on SQLite and on PostgreSQL, in interleaved rounds; (SQLite in model,
-    SQLite on screen, the PostgreSQL figures)."""
-    from postproject.storage.postgresql.localserver import ROLE, LocalServer
-
-    figures: dict[str, Any] = {"pg_jobs": args.pg_jobs}
-    with LocalServer(durable=True) as server, tempfile.TemporaryDirectory() as folder:
-        server.create_database("bench")
-        os.environ["PGPASSWORD"] = server.password  # the committer and the window find it here
-        uri = f"postgresql://{ROLE}@{server.host}:{server.port}/bench?production=monitor"
-        started = time.perf_counter()
-        pg_asset, pg_rep = build(uri, args.pg_jobs, Path(folder) / "clip.mov")
-        figures["pg_build_s"] = time.perf_counter() - started
-        started = time.perf_counter()
-        with Production.open(uri, read_only=True) as production:
-            production.jobs(limit=PAGE, newest_first=True)
-        figures["pg_baseline_first_page_ms"] = (time.perf_counter() - started) * 1e3
-        pg = Bench(uri)
-        _, open_to_rows = pg.first_rows()
-        figures["pg_open_to_first_rows_ms"] = open_to_rows * 1e3
-        per_round = max(1, args.commits // args.rounds)
-        samples: dict[str, list[float]] = {k: [] for k in ("sq_model", "sq_screen", "pg_model", "pg_screen")}
-        for _ in range(args.rounds):
-            model, screen = sqlite.latency(asset, rep, per_round)
-            samples["sq_model"] += model
-            samples["sq_screen"] += screen
-            model, screen = pg.latency(pg_asset, pg_rep, per_round)
-            samples["pg_model"] += model
-            samples["pg_screen"] += screen
-        pg.close()
-    figures["pg_commit_to_model"] = summarise(samples["pg_model"])
-    figures["pg_commit_to_screen"] = summarise(samples["pg_screen"])
-    return samples["sq_model"], samples["sq_screen"], figures
-
-
 def summarise(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
@@ -280,21 +243,30 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--production", type=Path, help="reuse (or create) the production at PATH")
     parser.add_argument("--commits", type=int, default=20)
-    parser.add_argument("--postgres", action="store_true", help="the same latency on PostgreSQL (NOTIFY)")
-    parser.add_argument("--pg-jobs", type=int, default=20_000, help="jobs in the PostgreSQL production")
-    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds of the two engines")
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     folder = tempfile.TemporaryDirectory()
-    path = args.production or Path(folder.name) / "bench.pproj"
+    server = None
+    path: Path | str = args.production or Path(folder.name) / "bench.pproj"
     build_seconds = None
-    if path.exists():
-        asset, rep, jobs = existing(path)
+    if args.engine == "postgresql":
+        from postproject.storage.postgresql.localserver import ROLE, LocalServer
+
+        server = LocalServer(durable=True).start()
+        server.create_database("bench")
+        os.environ["PGPASSWORD"] = server.password
+        path = f"postgresql://{ROLE}@{server.host}:{server.port}/bench?production=monitor"
+        started = time.perf_counter()
+        asset, rep = build(path, args.jobs, Path(folder.name) / "clip.mov")
+        build_seconds, jobs = time.perf_counter() - started, args.jobs
+    elif Path(path).exists():
+        asset, rep, jobs = existing(Path(path))
     else:
         started = time.perf_counter()
         asset, rep = build(path, args.jobs)
         build_seconds, jobs = time.perf_counter() - started, args.jobs
-    figures: dict[str, Any] = {"jobs": jobs, "build_s": build_seconds}
+    figures: dict[str, Any] = {"engine": args.engine, "jobs": jobs, "build_s": build_seconds}
     figures["baseline_first_page_ms"] = baseline(path) * 1e3
     figures["rss_core_only_mib"] = rss_mib()
     bench = Bench(path)
@@ -306,11 +278,7 @@ def main() -> None:
     figures["rss_after_first_page_mib"] = rss_mib()
     figures["scroll_to_20000_rows_ms"] = bench.scroll(SCROLL_ROWS) * 1e3
     figures["rss_after_20000_rows_mib"] = rss_mib()
-    if not args.postgres:
-        in_model, on_screen = bench.latency(asset, rep, args.commits)
-    else:
-        in_model, on_screen, pg_figures = with_postgres(bench, asset, rep, args)
-        figures |= pg_figures
+    in_model, on_screen = bench.latency(asset, rep, args.commits)
     figures["commit_to_model"] = summarise(in_model)
     figures["commit_to_screen"] = summarise(on_screen)
     bench.close()
@@ -326,6 +294,8 @@ def main() -> None:
             print(f"{name:28} {value}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if server is not None:
+        server.stop()
     folder.cleanup()
 
 
