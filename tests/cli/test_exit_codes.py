@@ -1,6 +1,7 @@
 """Exit codes and error reporting for each error category (acceptance check 61).
 
-With ``--json`` an error is ``{"error": {"code", "message"}}`` on stdout; a one-line human
+With ``--json`` an error is ``{"error": {"code", "message"}}`` on stdout (plus ``reason`` for a
+refined case); a one-line human
 message always goes to stderr; no traceback ever reaches the user.
 """
 
@@ -26,7 +27,9 @@ ABSENT = "0190a000-0000-7000-8000-000000000000"
 
 def assert_error(outcome: Outcome, code: str, status: int) -> None:
     assert outcome.code == status, outcome
-    assert outcome.json == {"error": {"code": code, "message": outcome.json["error"]["message"]}}
+    assert set(outcome.json) == {"error"}
+    assert outcome.json["error"]["code"] == code
+    assert set(outcome.json["error"]) - {"reason"} == {"code", "message"}
     assert outcome.json["error"]["message"]
     lines = outcome.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("postproject: error: ") and f"({code})" in lines[0]

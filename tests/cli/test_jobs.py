@@ -249,6 +249,10 @@ def test_complete_after_cancel_conflicts_and_adds_no_representation(cli: Cli, sc
     assert cli("job", "complete", scene.path, job, str(output), "--lease-token-file", token).code == 4
     reps = cli.json("representation", "list", scene.path)["items"]
     assert [r["id"] for r in reps] == [scene.original]
+    again = cli("--json", "job", "complete", scene.path, job, str(output), "--lease-token-file", token)
+    # Scripts branch on the refined case, not on the message's wording.
+    assert again.json["error"]["code"] == "conflict"
+    assert again.json["error"]["reason"] == "lease_lost"  # the cancel ended the claim
 
 
 def test_fail_stores_exact_diagnostic_and_validates_it(cli: Cli, scene: Scene) -> None:
@@ -338,3 +342,22 @@ def test_write_that_changes_nothing_reports_null_revision(cli: Cli, scene: Scene
     observed = cli.json("representation", "observe", scene.path, scene.original)
     assert observed["changed"] is False
     assert observed["commit_receipt"]["revision"] is None
+
+
+def test_an_input_changed_completion_names_the_input_and_revision(cli: Cli, scene: Scene) -> None:
+    job = scene.request()
+    scene.claim(job)
+    (scene.dir / "media" / "A001.mov").write_bytes(b"a new take")
+    observed = cli.json("representation", "observe", scene.path, scene.original)
+    output = scene.dir / "proxy.mov"
+    output.write_bytes(b"proxy")
+    token = str(scene.dir / "lease.token")
+    outcome = cli("--json", "job", "complete", scene.path, job, str(output), "--lease-token-file", token)
+    assert outcome.code == 4
+    error = outcome.json["error"]
+    assert (error["code"], error["reason"], error["input_id"]) == (
+        "conflict",
+        "input_changed",
+        scene.original,
+    )
+    assert error["superseding_revision"] == observed["commit_receipt"]["revision"]["sequence"]

@@ -170,10 +170,12 @@ def test_a_claim_skips_held_jobs_and_waits_only_when_every_claimable_one_is_held
         assert lease is not None and lease.job_id == second and time.monotonic() - started < 1
         holding.rollback()
 
-        with production.edit() as tx:  # `first` is claimed by a worker that dies: its lease lapses
-            tx.claim_job_lease(first, TOOL, timedelta(milliseconds=1))
+        # `first` is claimed by a worker that dies: its lease lapses. (A lease long enough to
+        # survive its own commit on a loaded machine; the sleep outlasts it.)
+        with production.edit() as tx:
+            tx.claim_job_lease(first, TOOL, timedelta(milliseconds=500))
             tx.commit()
-        time.sleep(0.01)
+        time.sleep(0.6)
         with production.edit() as tx:
             assert tx.finalize_lost() == 1  # a sweep in flight holds the expired, claimable `first`
             claimed: list[Any] = []

@@ -27,6 +27,7 @@ from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
 from postproject.errors import ErrorCode, PostProjectError
 from postproject.executor import commands as executor_commands
+from postproject.leases import InputChangedError
 
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130
@@ -167,7 +168,7 @@ def _dispatch(ctx: Context) -> int:
         return EXIT_OK
     except PostProjectError as exc:
         extra = {"commit_receipt": exc.receipt} if isinstance(exc, tokens.DeliveryError) else None
-        return _fail(out, exc.code, exc.message, extra)
+        return _fail(out, exc.code, exc.message, extra, detail=_detail(exc))
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_CODES[ErrorCode.IO]
@@ -184,9 +185,28 @@ def _dispatch(ctx: Context) -> int:
         return _fail(out, ErrorCode.INTERNAL, message)
 
 
-def _fail(out: Renderer, code: ErrorCode, message: str, extra: dict[str, Any] | None = None) -> int:
+def _detail(exc: PostProjectError) -> dict[str, Any]:
+    """The refined case of an error for scripts: ``reason`` (an :class:`~postproject.Reason`
+    value) when there is one, and the structured facts some reasons carry."""
+    detail: dict[str, Any] = {}
+    if exc.reason is not None:
+        detail["reason"] = exc.reason.value
+    if isinstance(exc, InputChangedError):
+        detail["input_id"] = str(exc.input_id)
+        detail["superseding_revision"] = exc.superseding_revision
+    return detail
+
+
+def _fail(
+    out: Renderer,
+    code: ErrorCode,
+    message: str,
+    extra: dict[str, Any] | None = None,
+    *,
+    detail: dict[str, Any] | None = None,
+) -> int:
     try:
-        out.error(code.value, tokens.redact(message), extra)
+        out.error(code.value, tokens.redact(message), extra, detail=detail)
     except BrokenPipeError:
         _silence_stdout()
     return EXIT_CODES[code]

@@ -56,11 +56,20 @@ class Renderer:
             _write(sys.stdout, "\n".join(humanize.printable(line) for line in text.split("\n")))
             sys.stdout.flush()
 
-    def error(self, code: str, message: str, extra: Mapping[str, Any] | None = None) -> None:
-        """The error document (JSON mode) on stdout and always one human line on stderr."""
+    def error(
+        self,
+        code: str,
+        message: str,
+        extra: Mapping[str, Any] | None = None,
+        *,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The error document (JSON mode) on stdout and always one human line on stderr.
+        ``detail`` (``reason`` and the facts a reason carries) joins ``code`` and ``message``
+        inside the ``error`` object."""
         one_line = humanize.printable(" ".join(message.split()))
         if self.json_mode:
-            body = {"error": {"code": code, "message": one_line}, **(extra or {})}
+            body = {"error": {"code": code, "message": one_line, **(detail or {})}, **(extra or {})}
             _write(sys.stdout, json.dumps(body, indent=2) + "\n")
         _write(sys.stderr, f"postproject: error: {one_line} ({code})\n")
 
