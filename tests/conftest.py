@@ -36,6 +36,9 @@ GUI_ON_BOTH_ENGINES = frozenset(
         "test_gui_thread.py",
         "test_workers.py",
         "test_snapshot.py",
+        "test_dashboard.py",
+        "test_notifications.py",
+        "test_knowledge_window.py",
         "test_monitor_postgresql.py",
     }
 )

@@ -51,6 +51,7 @@ class ProductionBuilder:
 
     def __init__(self, production: Production, media: Path) -> None:
         self.production = production
+        self.media = media
         media.mkdir(parents=True, exist_ok=True)
         clip = media / "A001_C002.mov"
         clip.write_bytes(b"essence")
