@@ -39,6 +39,7 @@ GUI_ON_BOTH_ENGINES = frozenset(
         "test_dashboard.py",
         "test_notifications.py",
         "test_knowledge_window.py",
+        "test_actions_and_dialogs.py",
         "test_monitor_postgresql.py",
     }
 )
