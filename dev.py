@@ -176,7 +176,8 @@ def test(args: list[str]) -> int:
 
 
 def demo(args: list[str]) -> int:
-    setup("gui")
+    postgres = "--postgres" in args
+    setup("gui,postgresql" if postgres else "gui")
     ensure_system_packages(QT_LIBRARIES)
     if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         ensure_system_packages(QT_X11_LIBRARIES)
@@ -186,7 +187,7 @@ def demo(args: list[str]) -> int:
         say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
-    if "--postgres" in args:
+    if postgres:
         return demo_postgres([a for a in args if a != "--postgres"])
     # POSTPROJECT_DEMO_PRODUCTION lets the Quick start test keep the demo in a scratch folder.
     production = Path(os.environ.get("POSTPROJECT_DEMO_PRODUCTION", ROOT / "demo" / "demo.pproj"))
@@ -197,7 +198,6 @@ def demo_postgres(args: list[str]) -> int:
     """The demo on a local PostgreSQL server kept in .pgdata/ (reused by later runs): the demo
     production in it, workers as separate processes connecting over TCP, the monitor on its URI.
     Ctrl-C or closing the monitor stops the workers, then the server."""
-    setup("gui,postgresql")
     ensure_postgresql_server()
     if not has_postgresql_server():
         sys.exit("the PostgreSQL demo needs PostgreSQL's server programs: sudo apt-get install postgresql")
