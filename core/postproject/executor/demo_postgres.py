@@ -44,9 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         with interrupt_on_sigterm(), LocalServer(directory, durable=True) as server:
-            found = server.admin().execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,))
-            if found.fetchone() is None:
-                server.create_database(DATABASE)
+            server.ensure_database(DATABASE)
             os.environ["PGPASSWORD"] = server.password
             uri = demo_uri(server)
             sys.stderr.write(f"[demo] PostgreSQL {server.version} in {directory}: {uri}\n")
