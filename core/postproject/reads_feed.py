@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from postproject import clock as clocks
@@ -119,14 +119,18 @@ class FeedReads:
         *,
         limit: int = 100,
         stop: threading.Event | None = None,
+        heartbeat: Callable[[], object] | None = None,
     ) -> tuple[Changes, int]:
         """Block until revisions after ``after_sequence`` exist or the progress signal
         (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or
         ``stop`` is set); (the changes, the current progress token). What a monitor follows:
-        one wait for both, woken like :meth:`wait_for_changes`.
+        one wait for both, woken like :meth:`wait_for_changes`, reading nothing while nothing
+        commits (on PostgreSQL) however long the timeout.
 
         Args:
             timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
+            heartbeat: called every few tens of milliseconds while the wait is alive and
+                nothing changed, so a caller can tell a quiet production from a hung one.
         """
         if isinstance(after_progress, bool) or not isinstance(after_progress, int):
             raise InvalidArgumentError(f"after_progress must be an int; got {after_progress!r}")
@@ -136,14 +140,23 @@ class FeedReads:
             token = engine.change_token()
             changes = self.changes_since(after_sequence, limit)
             progress = self._handle.reads.progress_token()
-            if changes or progress != after_progress or not wait_changed(engine, token, deadline, stop):
+            if changes or progress != after_progress:
+                return changes, progress
+            if not wait_changed(engine, token, deadline, stop, heartbeat):
                 return changes, progress
 
 
-def wait_changed(engine: Engine, token: object, deadline: float, stop: threading.Event | None) -> bool:
+def wait_changed(
+    engine: Engine,
+    token: object,
+    deadline: float,
+    stop: threading.Event | None,
+    heartbeat: Callable[[], object] | None = None,
+) -> bool:
     """Sleep until the engine's change token differs from ``token``; False when ``deadline``
-    (monotonic seconds) passes or ``stop`` is set first. Short slices keep ``stop`` responsive;
-    nothing is read from the tables here (only the engine's cheap change token)."""
+    (monotonic seconds) passes or ``stop`` is set first. Short slices keep ``stop`` responsive
+    (``heartbeat`` is called after each quiet one); nothing is read from the tables here (only
+    the engine's cheap change token)."""
     while True:
         remaining = deadline - clocks.monotonic()
         if remaining <= 0 or (stop is not None and stop.is_set()):
@@ -151,6 +164,8 @@ def wait_changed(engine: Engine, token: object, deadline: float, stop: threading
         engine.wait_for_change(token, min(remaining, STOP_SLICE))
         if engine.change_token() != token:
             return True
+        if heartbeat is not None:
+            heartbeat()
 
 
 def _seconds(timeout: float | timedelta) -> float:

@@ -28,12 +28,14 @@ def later(seconds: float, action: object) -> threading.Thread:
     return thread
 
 
-def test_it_times_out_with_nothing_new(s: Setup) -> None:
+def test_it_times_out_with_nothing_new_and_beats_meanwhile(s: Setup) -> None:
     head, token = s.head(), s.production.progress_token()
+    beats: list[float] = []
     started = time.monotonic()
-    changes, found = s.production.wait_for_activity(head, token, 0.3)
+    changes, found = s.production.wait_for_activity(head, token, 0.3, heartbeat=lambda: beats.append(1))
     assert changes.revisions == () and found == token
     assert 0.25 <= time.monotonic() - started < 5
+    assert len(beats) >= 2  # alive between its short sleeps
 
 
 def test_a_commit_elsewhere_wakes_it_with_the_revisions(s: Setup) -> None:

@@ -185,3 +185,25 @@ def test_the_configured_production_may_be_a_uri_and_the_snapshot_hides_its_passw
     assert password not in done.stdout + done.stderr
     logs = list(Path(os.environ["XDG_STATE_HOME"]).rglob("monitor.log"))
     assert logs and all(password not in log.read_text(encoding="utf-8") for log in logs)
+
+
+def test_an_idle_window_reads_nothing(
+    qtbot: Any, make_window: WindowFactory, pg_builder: ProductionBuilder, postgres_server: LocalServer
+) -> None:
+    """Between commits the window's connections run no query: the feed watcher sleeps until
+    the server notifies (a polling watcher would query every few tens of milliseconds)."""
+    pg_builder.request(2)
+    window: MainWindow = make_window(monitored(pg_builder.production.location))
+    session = window.session
+    assert session is not None
+    qtbot.wait(1500)  # the opening reads finish
+    admin = postgres_server.admin()
+    (started,) = admin.execute("SELECT clock_timestamp()").fetchone()
+    qtbot.wait(2000)
+    (last,) = admin.execute(
+        "SELECT max(query_start) FROM pg_stat_activity WHERE application_name = %s", (MONITOR,)
+    ).fetchone()
+    assert last is not None and last < started, "the idle window queried the server"
+    head = session.applied_revision
+    commit_from_another_process(pg_builder)  # and it still wakes at once
+    wait_for(qtbot, lambda: session.applied_revision == head + 1, timeout=10_000)

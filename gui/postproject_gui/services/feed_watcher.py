@@ -13,8 +13,9 @@ When the production cannot be read (a server restarted, a connection killed, a f
 the watcher says so (``live_changed(False)``), reopens the production with backoff and, once
 it can read again, says it is live and catches up from the last revision it delivered.
 
-The thread notes when each probe returns (:meth:`FeedWatcher.silence`): a feed that has not
-answered for a few seconds (a hung network disk, a lock) is *stalled*, which the window shows
+The thread notes when each probe returns, and the wait's heartbeat between its short sleeps
+(:meth:`FeedWatcher.silence`): a feed that has not answered for a few seconds (a hung network
+disk, a lock) is *stalled*, which the window shows
 in amber rather than claiming to be live.
 """
 
@@ -34,7 +35,7 @@ from postproject_gui import location as production_location
 
 log = logging.getLogger(__name__)
 
-WAIT_SECONDS = 1.0  # one wait (stop() interrupts it within 50 ms); it returns at once on a change
+WAIT_SECONDS = 30.0  # one wait (stop() interrupts it within 50 ms); it returns at once on a change
 BATCH = 200  # revisions read per wake-up
 RETRY_SECONDS = (0.25, 0.5, 1.0, 2.0)  # backoff while the production cannot be read
 STALL_SECONDS = 3.0  # a probe that has not returned for this long: the feed is stalled
@@ -148,6 +149,7 @@ class FeedWatcher(QObject):
                         WAIT_SECONDS,
                         limit=BATCH,
                         stop=self._stop,
+                        heartbeat=self._beat,
                     )
                     self._probed = self._timer()
                 except PostProjectError as exc:
@@ -171,6 +173,10 @@ class FeedWatcher(QObject):
                     progress = token
         finally:
             _closed(production)
+
+    def _beat(self) -> None:
+        """The wait is alive (it answers between its short sleeps): not stalled."""
+        self._probed = self._timer()
 
     def _post(self, changes: Changes | None, through: int, *, live: bool) -> None:
         if not changes and live == self._live:
