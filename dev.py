@@ -2,6 +2,7 @@
 """Set up and run PostProject Monitor from a fresh checkout (needs only Python 3.11+).
 
     python3 dev.py demo     set up, create a live demo production, open the monitor on it
+                            (--postgres: the same on a local PostgreSQL server in .pgdata/)
     python3 dev.py test     set up, then run the whole test suite offscreen (what CI runs)
     python3 dev.py bench    set up, then run the benchmarks and print their figures
 
@@ -175,7 +176,8 @@ def test(args: list[str]) -> int:
 
 
 def demo(args: list[str]) -> int:
-    setup("gui")
+    postgres = "--postgres" in args
+    setup("gui,postgresql" if postgres else "gui")
     ensure_system_packages(QT_LIBRARIES)
     if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         ensure_system_packages(QT_X11_LIBRARIES)
@@ -185,9 +187,24 @@ def demo(args: list[str]) -> int:
         say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+    if postgres:
+        return demo_postgres([a for a in args if a != "--postgres"])
     # POSTPROJECT_DEMO_PRODUCTION lets the Quick start test keep the demo in a scratch folder.
     production = Path(os.environ.get("POSTPROJECT_DEMO_PRODUCTION", ROOT / "demo" / "demo.pproj"))
     return run(BIN / "postproject", "demo", "run", production, "--fresh", *args)
+
+
+def demo_postgres(args: list[str]) -> int:
+    """The demo on a local PostgreSQL server kept in .pgdata/ (reused by later runs): the demo
+    production in it, workers as separate processes connecting over TCP, the monitor on its URI.
+    Ctrl-C or closing the monitor stops the workers, then the server."""
+    ensure_postgresql_server()
+    if not has_postgresql_server():
+        sys.exit("the PostgreSQL demo needs PostgreSQL's server programs: sudo apt-get install postgresql")
+    # POSTPROJECT_DEMO_PGDATA lets the demo test keep the server in a scratch folder.
+    data = Path(os.environ.get("POSTPROJECT_DEMO_PGDATA", ROOT / ".pgdata"))
+    media = Path(os.environ.get("POSTPROJECT_DEMO_MEDIA", ROOT / "demo" / "postgres-media"))
+    return run(PYTHON, "-m", "postproject.executor.demo_postgres", data, media, *args)
 
 
 def bench(args: list[str]) -> int:

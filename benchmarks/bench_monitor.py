@@ -1,7 +1,7 @@
 """The monitor on a big production: time to first rows, memory, commit-to-screen latency.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/bench_monitor.py [--jobs N]
-        [--production PATH] [--commits N] [--json PATH]
+        [--production PATH] [--commits N] [--engine sqlite|postgresql] [--json PATH]
 
 Builds (outside any timing) a production of N requested jobs (default 1,000,000) through
 the public API in transactions of 10,000, or reuses ``--production`` if it already holds
@@ -15,6 +15,12 @@ them. Then, in this process:
 - commit-to-screen latency: another process requests one job at a time; each is timed from
   the moment its commit returned (CLOCK_MONOTONIC is system-wide, so the two processes'
   clocks agree) until its row is in the table model, and until the table has painted it.
+
+With ``--engine postgresql`` the production is a schema on a throwaway local PostgreSQL
+server at default durability (the window then wakes through LISTEN/NOTIFY; the committer and
+the window find the password in PGPASSWORD); compare with SQLite by alternating runs of the
+two engines (``--engine sqlite`` is the default) and taking medians, so machine load hits
+both alike.
 
 One line per figure; ``--json`` writes them all. Nothing is asserted.
 """
@@ -65,9 +71,9 @@ def rss_mib() -> float:
     return float("nan")
 
 
-def build(path: Path, jobs: int) -> tuple[str, str]:
+def build(path: Path | str, jobs: int, clip: Path | None = None) -> tuple[str, str]:
     """A production of ``jobs`` requested jobs; (asset id, representation id) for requests."""
-    clip = path.with_suffix(".mov")
+    clip = clip or Path(path).with_suffix(".mov")
     clip.write_bytes(b"essence")
     started = time.perf_counter()
     with Production.create(path) as production:
@@ -90,29 +96,45 @@ def build(path: Path, jobs: int) -> tuple[str, str]:
     return str(asset), str(rep)
 
 
-def existing(path: Path) -> tuple[str, str, int]:
+def existing(path: Path | str) -> tuple[str, str, int]:
     with Production.open(path, read_only=True) as production:
         rep = production.representations(limit=1).items[0]
         return str(rep.asset_id), str(rep.id), sum(production.job_counts().values())
 
 
-def baseline(path: Path) -> float:
+def baseline(path: Path | str) -> float:
     started = time.perf_counter()
     with Production.open(path, read_only=True) as production:
         production.jobs(limit=PAGE, newest_first=True)
     return time.perf_counter() - started
 
 
-class Bench:
-    def __init__(self, path: Path) -> None:
+_LOOP: Any = None
+
+
+def event_loop() -> Any:
+    """The process's one Qt application and qasync loop (shared by every window measured)."""
+    global _LOOP
+    if _LOOP is None:
         import qasync
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance() or QApplication([])
+        _LOOP = qasync.QEventLoop(app)
+        asyncio.set_event_loop(_LOOP)
+    return _LOOP
+
+
+class Bench:
+    def __init__(self, path: Path | str) -> None:
         from PySide6.QtCore import QEvent, QObject
         from PySide6.QtWidgets import QApplication
 
         self.path = path
-        self.app = QApplication.instance() or QApplication([])
-        self.loop = qasync.QEventLoop(self.app)
-        asyncio.set_event_loop(self.loop)
+        self.loop = event_loop()
+        app = QApplication.instance()
+        assert isinstance(app, QApplication)
+        self.app = app
         self.painted_rows = 0
         self.paints = 0
 
@@ -205,7 +227,6 @@ class Bench:
     def close(self) -> None:
         self.window.close()
         self.app.processEvents()
-        self.loop.close()
 
 
 def summarise(samples: list[float]) -> dict[str, float]:
@@ -222,18 +243,30 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--production", type=Path, help="reuse (or create) the production at PATH")
     parser.add_argument("--commits", type=int, default=20)
+    parser.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     folder = tempfile.TemporaryDirectory()
-    path = args.production or Path(folder.name) / "bench.pproj"
+    server = None
+    path: Path | str = args.production or Path(folder.name) / "bench.pproj"
     build_seconds = None
-    if path.exists():
-        asset, rep, jobs = existing(path)
+    if args.engine == "postgresql":
+        from postproject.storage.postgresql.localserver import ROLE, LocalServer
+
+        server = LocalServer(durable=True).start()
+        server.create_database("bench")
+        os.environ["PGPASSWORD"] = server.password
+        path = f"postgresql://{ROLE}@{server.host}:{server.port}/bench?production=monitor"
+        started = time.perf_counter()
+        asset, rep = build(path, args.jobs, Path(folder.name) / "clip.mov")
+        build_seconds, jobs = time.perf_counter() - started, args.jobs
+    elif Path(path).exists():
+        asset, rep, jobs = existing(Path(path))
     else:
         started = time.perf_counter()
         asset, rep = build(path, args.jobs)
         build_seconds, jobs = time.perf_counter() - started, args.jobs
-    figures: dict[str, Any] = {"jobs": jobs, "build_s": build_seconds}
+    figures: dict[str, Any] = {"engine": args.engine, "jobs": jobs, "build_s": build_seconds}
     figures["baseline_first_page_ms"] = baseline(path) * 1e3
     figures["rss_core_only_mib"] = rss_mib()
     bench = Bench(path)
@@ -249,6 +282,7 @@ def main() -> None:
     figures["commit_to_model"] = summarise(in_model)
     figures["commit_to_screen"] = summarise(on_screen)
     bench.close()
+    event_loop().close()
     for name, value in figures.items():
         if isinstance(value, dict):
             print(
@@ -260,6 +294,8 @@ def main() -> None:
             print(f"{name:28} {value}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    if server is not None:
+        server.stop()
     folder.cleanup()
 
 

@@ -15,13 +15,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 
-# name, full-run arguments, quick-run arguments
+# name (script[:variant]), full-run arguments, quick-run arguments
 BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ("bench_jobs", [], ["--quick"]),
     ("bench_knowledge", [], ["--chains", "1000"]),
     ("bench_graph_layout", [], ["100"]),
     ("bench_provenance_graph", [], ["100"]),
     ("bench_monitor", [], ["--jobs", "20000", "--commits", "5"]),
+    (
+        "bench_monitor:postgresql",
+        ["--engine", "postgresql", "--jobs", "20000"],
+        ["--engine", "postgresql", "--jobs", "2000", "--commits", "5"],
+    ),
     ("bench_postgres_claims", [], ["--quick"]),
     ("bench_progress", [], ["--quick"]),
 ]
@@ -32,14 +37,17 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     failed = []
     for name, full, short in BENCHMARKS:
-        script = HERE / f"{name}.py"
+        script = HERE / f"{name.partition(':')[0]}.py"
         if not script.exists():
             continue
         args = [sys.executable, str(script), *(short if quick else full)]
         if name != "bench_graph_layout":
             args += [
                 "--json",
-                str(RESULTS / f"{name.removeprefix('bench_')}{'-quick' if quick else ''}.json"),
+                str(
+                    RESULTS
+                    / f"{name.removeprefix('bench_').replace(':', '-')}{'-quick' if quick else ''}.json"
+                ),
             ]
         print(f"\n=== {name} {' '.join(args[2:])}", flush=True)
         if subprocess.call(args) != 0:

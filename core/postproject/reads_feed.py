@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 
 from postproject import clock as clocks
+from postproject.engine import Engine
 from postproject.errors import InvalidArgumentError
 from postproject.handle import ProductionHandle
 from postproject.ids import RevisionId
@@ -19,6 +20,7 @@ from postproject.pages import check_limit
 
 MAX_WAIT = timedelta(seconds=60)
 MAX_SEQUENCE = 2**63 - 1
+STOP_SLICE = 0.05  # seconds: how soon a wait notices ``stop``
 
 
 class FeedReads:
@@ -92,24 +94,78 @@ class FeedReads:
         """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
         ``stop`` is set by another thread).
 
-        Another process's commit is noticed within a few tens of milliseconds: the wait polls
-        ``PRAGMA data_version`` (microseconds per probe) with a 5-50 ms backoff; commits from
-        this process wake it at once.
+        Another process's commit is noticed within a few tens of milliseconds, and the feed is
+        read again only when something committed: on SQLite the wait probes ``PRAGMA
+        data_version`` (microseconds per probe) with a 5-50 ms backoff; on PostgreSQL it sleeps
+        until a LISTEN/NOTIFY notification (no table is polled while the notifications are
+        heard). Commits from this process wake it at once.
 
         Args:
             timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
         """
-        seconds = _seconds(timeout)
+        deadline = clocks.monotonic() + _seconds(timeout)
         engine = self._handle.engine
-        deadline = clocks.monotonic() + seconds
         while True:
             token = engine.change_token()
             changes = self.changes_since(after_sequence, limit, kinds)
-            remaining = deadline - clocks.monotonic()
-            if changes or remaining <= 0 or (stop is not None and stop.is_set()):
+            if changes or not wait_changed(engine, token, deadline, stop):
                 return changes
-            # Short slices keep ``stop`` responsive; the engine wakes early on a commit.
-            engine.wait_for_change(token, min(remaining, 0.05))
+
+    def wait_for_activity(
+        self,
+        after_sequence: int,
+        after_progress: int,
+        timeout: float | timedelta,
+        *,
+        limit: int = 100,
+        stop: threading.Event | None = None,
+        heartbeat: Callable[[], object] | None = None,
+    ) -> tuple[Changes, int]:
+        """Block until revisions after ``after_sequence`` exist or the progress signal
+        (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or
+        ``stop`` is set); (the changes, the current progress token). What a monitor follows:
+        one wait for both, woken like :meth:`wait_for_changes`, reading nothing while nothing
+        commits (on PostgreSQL) however long the timeout.
+
+        Args:
+            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
+            heartbeat: called every few tens of milliseconds while the wait is alive and
+                nothing changed, so a caller can tell a quiet production from a hung one.
+        """
+        if isinstance(after_progress, bool) or not isinstance(after_progress, int):
+            raise InvalidArgumentError(f"after_progress must be an int; got {after_progress!r}")
+        deadline = clocks.monotonic() + _seconds(timeout)
+        engine = self._handle.engine
+        while True:
+            token = engine.change_token()
+            changes = self.changes_since(after_sequence, limit)
+            progress = self._handle.reads.progress_token()
+            if changes or progress != after_progress:
+                return changes, progress
+            if not wait_changed(engine, token, deadline, stop, heartbeat):
+                return changes, progress
+
+
+def wait_changed(
+    engine: Engine,
+    token: object,
+    deadline: float,
+    stop: threading.Event | None,
+    heartbeat: Callable[[], object] | None = None,
+) -> bool:
+    """Sleep until the engine's change token differs from ``token``; False when ``deadline``
+    (monotonic seconds) passes or ``stop`` is set first. Short slices keep ``stop`` responsive
+    (``heartbeat`` is called after each quiet one); nothing is read from the tables here (only
+    the engine's cheap change token)."""
+    while True:
+        remaining = deadline - clocks.monotonic()
+        if remaining <= 0 or (stop is not None and stop.is_set()):
+            return False
+        engine.wait_for_change(token, min(remaining, STOP_SLICE))
+        if engine.change_token() != token:
+            return True
+        if heartbeat is not None:
+            heartbeat()
 
 
 def _seconds(timeout: float | timedelta) -> float:

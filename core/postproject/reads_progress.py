@@ -17,6 +17,7 @@ from postproject.errors import InvalidArgumentError, NotFoundError
 from postproject.handle import ProductionHandle
 from postproject.ids import JobId
 from postproject.model.progress import AttemptLog
+from postproject.reads_feed import wait_changed
 
 MAX_WAIT = 60.0
 
@@ -37,7 +38,8 @@ class AttemptReads:
     ) -> int:
         """Block until the progress signal differs from ``after_token`` (or ``timeout`` passes,
         or ``stop`` is set); returns the current token. Another process's report is noticed
-        within a few tens of milliseconds (the engine's change notifications)."""
+        within a few tens of milliseconds (the engine's change notifications: on PostgreSQL a
+        signalling report NOTIFYs, so nothing is polled)."""
         seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_WAIT:
             raise InvalidArgumentError(f"timeout must be between 0 and 60 seconds; got {timeout!r}")
@@ -46,10 +48,8 @@ class AttemptReads:
         while True:
             change = engine.change_token()
             token = self.progress_token()
-            remaining = deadline - clocks.monotonic()
-            if token != after_token or remaining <= 0 or (stop is not None and stop.is_set()):
+            if token != after_token or not wait_changed(engine, change, deadline, stop):
                 return token
-            engine.wait_for_change(change, min(remaining, 0.05))
 
     def attempt_log(self, job_id: JobId, attempt: int | None = None) -> AttemptLog:
         """The log of a job's attempt ``attempt`` (its newest when None): where the full log

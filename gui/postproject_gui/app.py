@@ -27,9 +27,10 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from postproject import __version__, humanize, netfs
+from postproject import __version__, humanize
 from postproject import config as settings
 from postproject.errors import PostProjectError
+from postproject_gui import location as production_location
 from postproject_gui import startup
 
 log = logging.getLogger("postproject_gui")
@@ -43,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Watch and steer the jobs of a PostProject production.",
     )
     parser.add_argument(
-        "production", nargs="?", type=Path, help="the .pproj file to open (default: the configured one)"
+        "production",
+        nargs="?",
+        help="the .pproj file or postgresql:// URI to open (default: the configured one)",
     )
     parser.add_argument(
         "--theme",
@@ -115,7 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.theme = config["monitor.theme"]
     args.root_map = config.root_map
     if args.production is None and config["production"] is not None:
-        args.production = Path(config["production"])
+        args.production = str(config["production"])
+    if args.production is not None:
+        args.production = production_location.of(args.production)
     if args.snapshot is not None:
         if args.production is None:
             parser.error("--snapshot needs a PRODUCTION")
@@ -133,7 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANNOT_START
     log_file = Path(config["monitor.log_file"] or settings.log_dir() / startup.LOG_FILE_NAME)
     startup.setup_logging(log_file, verbose=config["monitor.verbose"])
-    log.info("postproject-monitor %s starting (production %s)", __version__, args.production or "-")
+    shown = production_location.shown(args.production) if args.production else "-"
+    log.info("postproject-monitor %s starting (production %s)", __version__, shown)
     try:
         return _run(args)
     except ImportError as exc:  # Qt's own libraries could not load a system library
@@ -204,8 +210,8 @@ def _run(args: argparse.Namespace) -> int:
         window.show()
         if args.production is not None:
             window.open_production(args.production)
-            warning = netfs.network_warning(args.production) if "://" not in str(args.production) else None
-            if warning is not None:  # SQLite on NFS/SMB: say so where the user looks
+            warning = production_location.network_warning(args.production)
+            if warning is not None:  # SQLite on NFS/SMB (never a database): say so where the user looks
                 log.warning("%s", warning)
                 window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
         with _closing_on_signals(loop):

@@ -12,10 +12,10 @@ vocabulary, and otherwise ``--param VOCABULARY PROPERTY VALUE_JSON`` with the ta
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from pathlib import Path
 
 from postproject import (
     EXECUTOR_VOCABULARY,
@@ -29,45 +29,53 @@ from postproject import (
     RepresentationKind,
     StringValue,
 )
+from postproject_gui import location as production_location
 from postproject_gui.params import tagged_json
 
 PROGRAM = "postproject"
+Location = str | os.PathLike[str]  # a .pproj path or a postgresql:// URI
 
 
 def _q(value: object) -> str:
     return shlex.quote(str(value))
 
 
-def show(production: Path, job_id: JobId) -> str:
-    return f"{PROGRAM} job show {_q(production)} {job_id}"
+def _p(production: Location) -> str:
+    """The production argument: a path, or a URI without its password (``PGPASSWORD`` or a
+    passfile supplies it; a command line the monitor shows never holds one)."""
+    return shlex.quote(production_location.shown(os.fspath(production)))
 
 
-def cancel(production: Path, job_ids: Iterable[JobId]) -> str:
+def show(production: Location, job_id: JobId) -> str:
+    return f"{PROGRAM} job show {_p(production)} {job_id}"
+
+
+def cancel(production: Location, job_ids: Iterable[JobId]) -> str:
     """One ``job cancel`` line per job."""
-    return "\n".join(f"{PROGRAM} job cancel {_q(production)} {job_id}" for job_id in job_ids)
+    return "\n".join(f"{PROGRAM} job cancel {_p(production)} {job_id}" for job_id in job_ids)
 
 
-def retry(production: Path, job_ids: Iterable[JobId]) -> str:
+def retry(production: Location, job_ids: Iterable[JobId]) -> str:
     """One ``job retry`` line per job (request a failed or cancelled job again)."""
-    return "\n".join(f"{PROGRAM} job retry {_q(production)} {job_id}" for job_id in job_ids)
+    return "\n".join(f"{PROGRAM} job retry {_p(production)} {job_id}" for job_id in job_ids)
 
 
-def requeue(production: Path, job_ids: Iterable[JobId]) -> str:
+def requeue(production: Location, job_ids: Iterable[JobId]) -> str:
     """One ``job requeue`` line per job (return a claim to requested)."""
-    return "\n".join(f"{PROGRAM} job requeue {_q(production)} {job_id}" for job_id in job_ids)
+    return "\n".join(f"{PROGRAM} job requeue {_p(production)} {job_id}" for job_id in job_ids)
 
 
-def sweep(production: Path, limit: int | None = None) -> str:
+def sweep(production: Location, limit: int | None = None) -> str:
     """``job sweep``: finalise expired, unrenewed claims."""
-    return f"{PROGRAM} job sweep {_q(production)}" + (f" --limit {limit}" if limit is not None else "")
+    return f"{PROGRAM} job sweep {_p(production)}" + (f" --limit {limit}" if limit is not None else "")
 
 
-def priority(production: Path, job_ids: Iterable[JobId], value: int | str) -> str:
+def priority(production: Location, job_ids: Iterable[JobId], value: int | str) -> str:
     """One ``job priority`` line per job."""
-    return "\n".join(f"{PROGRAM} job priority {_q(production)} {job_id} {value}" for job_id in job_ids)
+    return "\n".join(f"{PROGRAM} job priority {_p(production)} {job_id} {value}" for job_id in job_ids)
 
 
-def request(production: Path, job: Job, parameters: Sequence[Assertion] = ()) -> str:
+def request(production: Location, job: Job, parameters: Sequence[Assertion] = ()) -> str:
     """The command that requests a job like ``job`` (same kind, inputs, output, parameters,
     priority, attempt limit and not-before instant)."""
     return request_line(
@@ -85,7 +93,7 @@ def request(production: Path, job: Job, parameters: Sequence[Assertion] = ()) ->
 
 
 def request_line(
-    production: Path,
+    production: Location,
     kind: str,
     inputs: Sequence[RepresentationId],
     output_asset: AssetId,
@@ -98,7 +106,7 @@ def request_line(
     max_attempts: int | None = None,
     idempotency_key: str | None = None,
 ) -> str:
-    parts = [PROGRAM, "job", "request", _q(production), _q(kind), str(output_asset), output_kind.value]
+    parts = [PROGRAM, "job", "request", _p(production), _q(kind), str(output_asset), output_kind.value]
     parts += [f"--input {rep}" for rep in inputs]
     if target_root:
         parts.append(f"--target-root {_q(target_root)}")

@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
+from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.knowledge_session import KnowledgeSession
 from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
@@ -41,7 +42,7 @@ class MonitorSession(QObject):
     """Everything the window shows about one production (see the module docstring).
 
     Signals:
-        opened(ProductionInfo), open_failed(str path), counts_changed(JobCounts),
+        opened(ProductionInfo), open_failed(str: the location as shown), counts_changed(JobCounts),
         kinds_changed(tuple[str, ...]), outlook_changed(ClaimOutlook), filter_changed(JobFilter),
         detail_loaded(JobDetail), detail_missing(str job id), applied(int revision),
         live_changed(bool), revisions_arrived(list[Revision]),
@@ -189,20 +190,20 @@ class MonitorSession(QObject):
 
     def start(self) -> None:
         """Open the production in the background (``opened`` then ``applied`` follow)."""
-        self.spawn(self._open(), f"Opening {self.service.path.name}")
+        self.spawn(self._open(), f"Opening {production_location.name(self.service.location)}")
 
     async def _open(self) -> None:
         try:
             info = await self.service.open()
         except PostProjectError as exc:
-            self._presenter.present(exc, f"Opening {self.service.path.name}")
-            self.open_failed.emit(str(self.service.path))
+            self._presenter.present(exc, f"Opening {production_location.name(self.service.location)}")
+            self.open_failed.emit(self.service.shown)
             return
         self.info = info
         self.table.set_loader(self._load_page)
         self._feed_head = info.head
         watcher = FeedWatcher(
-            self.service.path, after=info.head, loop=self.service.loop, clock=self.service.clock
+            self.service.location, after=info.head, loop=self.service.loop, clock=self.service.clock
         )
         watcher.setParent(self)
         watcher.revisions_arrived.connect(self._on_revisions)

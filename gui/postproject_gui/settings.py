@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from postproject_gui import location as production_location
 from postproject_gui.theme import ThemeMode
 
 ORGANISATION = "PostProject"
@@ -51,16 +52,17 @@ class Settings:
 
     # --- recent productions ------------------------------------------------------------
 
-    def recent(self) -> list[Path]:
+    def recent(self) -> list[str]:
+        """Recent productions, newest first: paths, and URIs (kept without their passwords)."""
         value = self._get("recent")
         items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-        return [Path(p) for p in items if isinstance(p, str) and p]
+        return [p for p in items if isinstance(p, str) and p]
 
-    def add_recent(self, path: Path) -> list[Path]:
-        resolved = path.resolve()
-        paths = [resolved, *(p for p in self.recent() if p != resolved)][:MAX_RECENT]
-        self._set("recent", [str(p) for p in paths])
-        return paths
+    def add_recent(self, location: str | Path) -> list[str]:
+        kept = production_location.remembered(production_location.of(location))
+        locations = [kept, *(p for p in self.recent() if p != kept)][:MAX_RECENT]
+        self._set("recent", locations)
+        return locations
 
     def clear_recent(self) -> None:
         self._set("recent", [])

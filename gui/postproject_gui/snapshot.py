@@ -105,7 +105,7 @@ class SnapshotOptions:
             raise SnapshotError(f"--filter-state must be a state or 'stuck'; got {self.state!r}", 2)
 
 
-async def take(window: MainWindow, production: Path, options: SnapshotOptions) -> dict[str, Any]:
+async def take(window: MainWindow, production: str | Path, options: SnapshotOptions) -> dict[str, Any]:
     """Open ``production`` in ``window``, wait, save the PNG and JSON; the JSON document."""
     options.check()
     deadline = monotonic() + options.timeout.total_seconds()
@@ -247,7 +247,7 @@ def describe(window: MainWindow, session: MonitorSession, options: SnapshotOptio
     scene = window.detail.scene.state
     assert session.info is not None
     return {
-        "production": str(session.info.path),
+        "production": session.info.shown,
         "production_id": str(session.info.id),
         "head_revision": session.applied_revision,
         "view": options.view,
@@ -334,7 +334,7 @@ def _worker(worker: Worker, now: datetime) -> dict[str, Any]:
 def _head(session: MonitorSession, options: SnapshotOptions, window: MainWindow) -> dict[str, Any]:
     assert session.info is not None
     return {
-        "production": str(session.info.path),
+        "production": session.info.shown,
         "production_id": str(session.info.id),
         "head_revision": session.applied_revision,
         "view": options.view,

@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import asyncio
+import gc
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -58,6 +59,10 @@ def _no_dangling_work(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     app = QApplication.instance()
     if app is not None:
         app.processEvents()
+    # Collect what the test left behind now, on the GUI thread: left to a later collection,
+    # a Qt object could be deleted on whichever thread allocates then (a feed watcher, a
+    # PostgreSQL listener or pool worker), which Qt does not survive.
+    gc.collect()
     running = [
         o
         for o in started
@@ -125,7 +130,7 @@ def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Presentation]) ->
     fails the test when anything reached the error presenter."""
 
     def make(
-        path: Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
+        path: str | Path | None = None, clock: FakeClock | None = None, settings: Settings | None = None
     ) -> MainWindow:
         theme = ThemeManager(ThemeMode.LIGHT)
         theme.apply()

@@ -51,6 +51,7 @@ class ProductionBuilder:
 
     def __init__(self, production: Production, media: Path) -> None:
         self.production = production
+        self.media = media
         media.mkdir(parents=True, exist_ok=True)
         clip = media / "A001_C002.mov"
         clip.write_bytes(b"essence")
@@ -122,7 +123,7 @@ def commit_from_another_process(builder: ProductionBuilder, count: int = 1) -> l
             sys.executable,
             "-c",
             COMMIT_SCRIPT,
-            str(builder.production.path),
+            builder.production.location,
             str(builder.asset),
             str(builder.rep),
             str(count),
@@ -167,7 +168,7 @@ def steady_writer(
             sys.executable,
             "-c",
             STEADY_WRITER_SCRIPT,
-            str(builder.production.path),
+            builder.production.location,
             str(builder.asset),
             str(builder.rep),
             str(rate),

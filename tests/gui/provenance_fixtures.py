@@ -247,7 +247,7 @@ def change_original_elsewhere(chain: Chain) -> None:
             sys.executable,
             "-c",
             CHANGE_SCRIPT,
-            str(chain.production.path),
+            chain.production.location,
             str(chain.original),
             str(chain.original_file),
         ],

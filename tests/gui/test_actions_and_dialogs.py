@@ -40,7 +40,7 @@ def window(qtbot: Any, qloop: LoopRunner, builder: ProductionBuilder, clock: Fak
 
 
 def open_and_wait(qtbot: Any, window: MainWindow, builder: ProductionBuilder) -> None:
-    window.open_production(builder.production.path)
+    window.open_production(builder.production.location)
     wait_for(
         qtbot,
         lambda: (
@@ -67,7 +67,7 @@ def test_request_dialog_validates_as_you_type(
 ) -> None:
     open_and_wait(qtbot, window, builder)
     choices = qloop.run(window.session.service.request_choices())  # type: ignore[union-attr]
-    dialog = RequestJobDialog(choices, builder.production.path)
+    dialog = RequestJobDialog(choices, builder.production.location)
     qtbot.addWidget(dialog)
     assert KIND in [dialog.kind.itemText(i) for i in range(dialog.kind.count())]
     dialog.kind.setCurrentText("not a kind")
@@ -103,7 +103,7 @@ def test_request_dialog_ask_returns_the_request(
         qtbot.mouseClick(dialog.ok, Qt.MouseButton.LeftButton)
 
     later(fill_and_accept)
-    spec = RequestJobDialog.ask(window, choices, builder.production.path)
+    spec = RequestJobDialog.ask(window, choices, builder.production.location)
     assert (
         spec is not None
         and spec.inputs == (builder.rep,)

@@ -16,6 +16,9 @@ from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import LoopRunner, ProductionBuilder, wait_for
 
 
+@pytest.mark.sqlite_only(
+    "holds SQLite's write lock (BEGIN IMMEDIATE); PostgreSQL writers do not block each other"
+)
 def test_a_busy_database_waits_without_a_modal_and_retry_finishes_the_cancel(
     qtbot: Any,
     make_window: WindowFactory,
@@ -24,9 +27,9 @@ def test_a_busy_database_waits_without_a_modal_and_retry_finishes_the_cancel(
     presented: list[Any],
 ) -> None:
     (job,) = builder.request(1)
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     monkeypatch.setattr(CancelDialog, "ask", classmethod(lambda cls, *args: True))
-    holder = Production.open(builder.production.path)
+    holder = Production.open(builder.production.location)
     tx = holder.edit()
     tx.create_asset("holds the write lock")  # another program is writing: BEGIN IMMEDIATE held
     try:
@@ -50,6 +53,9 @@ def test_a_busy_database_waits_without_a_modal_and_retry_finishes_the_cancel(
     assert not presented
 
 
+@pytest.mark.sqlite_only(
+    "holds SQLite's write lock (BEGIN IMMEDIATE); PostgreSQL writers do not block each other"
+)
 def test_giving_up_forgets_what_waits(
     qtbot: Any,
     make_window: WindowFactory,
@@ -57,9 +63,9 @@ def test_giving_up_forgets_what_waits(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (job,) = builder.request(1)
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     monkeypatch.setattr(CancelDialog, "ask", classmethod(lambda cls, *args: True))
-    with Production.open(builder.production.path) as holder:
+    with Production.open(builder.production.location) as holder:
         tx = holder.edit()
         tx.create_asset("holds the write lock")
         window.table.selectRow(0)
@@ -82,7 +88,7 @@ def test_a_feed_that_stops_answering_is_stalled(
     def timer() -> float:
         return 0.0 if threading.current_thread().name == "pp-feed" else now[0]
 
-    watcher = FeedWatcher(builder.production.path, after=0, loop=qloop.loop, timer=timer)
+    watcher = FeedWatcher(builder.production.location, after=0, loop=qloop.loop, timer=timer)
     watcher.start()
     try:
         wait_for(qtbot, lambda: watcher.live)
@@ -97,7 +103,7 @@ def test_a_feed_that_stops_answering_is_stalled(
 
 def test_the_status_bar_says_stalled_in_amber(make_window: WindowFactory, builder: ProductionBuilder) -> None:
     builder.request(1)
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     status = window.status
     assert status.feed_state == "live" and status.live.property("live") == "true"
     status.set_stalled(12.4)

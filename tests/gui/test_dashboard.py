@@ -21,7 +21,7 @@ def _succeed(builder: ProductionBuilder, job_id: Any) -> None:
     from postproject import ActivitySpec, RepresentationKind
 
     lease = builder.claim(job_id)
-    media = Path(builder.production.path).parent / "media"
+    media = builder.media
     out = media / f"{job_id}.mov"
     out.write_bytes(b"proxy")
     with builder.production.edit() as tx:
@@ -65,7 +65,7 @@ def test_the_dashboard_follows_the_feed(
 ) -> None:
     ids = builder.request(3)
     builder.fail(ids[0], "moov atom not found")
-    window = make_window(builder.production.path)  # the system clock, as the other process's
+    window = make_window(builder.production.location)  # the system clock, as the other process's
     tab = window.dashboard
     window.tabs.setCurrentIndex(DASHBOARD)
     wait_for(qtbot, lambda: tab.ready and tab.series is not None)
@@ -90,7 +90,7 @@ def test_dashboard_snapshot_lists_the_series(builder: ProductionBuilder, tmp_pat
             sys.executable,
             "-m",
             "postproject_gui",
-            str(builder.production.path),
+            str(builder.production.location),
             "--snapshot",
             str(out),
             "--view",
@@ -110,5 +110,5 @@ def test_dashboard_snapshot_lists_the_series(builder: ProductionBuilder, tmp_pat
     assert set(shown) >= {"throughput", "failure_rate", "backlog", "rows"}
     assert shown["backlog"][-1] == 2 and len(shown["failure_rate"]) == 60
     assert len(shown["rows"]) == 3
-    with Production.open(builder.production.path, read_only=True) as production:
+    with Production.open(builder.production.location, read_only=True) as production:
         assert shown["head_revision"] == production.latest_sequence()

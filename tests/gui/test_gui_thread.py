@@ -15,6 +15,7 @@ from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
 
 
+@pytest.mark.sqlite_only("counts statements with SQLite's trace callback")
 def test_no_statement_runs_on_the_gui_thread(
     qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -36,7 +37,7 @@ def test_no_statement_runs_on_the_gui_thread(
         return conn
 
     monkeypatch.setattr(connection, "_connect", traced)
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     session = window.session
     assert session is not None
     window.select_job(ids[0])

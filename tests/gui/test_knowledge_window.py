@@ -71,7 +71,7 @@ def select_artifacts(window: MainWindow, ids: list[RepresentationId]) -> None:
 def test_artifacts_tab_lists_the_chain_with_states(
     qtbot: Any, make_window: WindowFactory, chain: Chain
 ) -> None:
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     assert window.tabs.currentIndex() == JOBS and window.tabs.tabText(ARTIFACTS) == "Artifacts"
     assert window.summary.stale_card.count_text == "0"
     show_artifacts(qtbot, window, 4)
@@ -87,7 +87,7 @@ def test_artifacts_tab_lists_the_chain_with_states(
 def test_a_change_elsewhere_turns_rows_graph_and_count_stale(
     qtbot: Any, make_window: WindowFactory, chain: Chain
 ) -> None:
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     session = window.session
     assert session is not None
     show_artifacts(qtbot, window, 4)
@@ -103,7 +103,7 @@ def test_a_change_elsewhere_turns_rows_graph_and_count_stale(
     wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3")
     shown = graph_states(window)
     assert shown[str(chain.proxy)] == shown[str(chain.render)] == "stale"
-    with Production.open(chain.production.path, read_only=True) as production:
+    with Production.open(chain.production.location, read_only=True) as production:
         graph = production.provenance(chain.render)
         assert {str(n.id): n.state.value for n in graph.nodes if isinstance(n, RepresentationNode)} == shown
     render = window.knowledge.provenance.scene.node_document(str(chain.render))
@@ -119,7 +119,7 @@ def test_plan_and_enqueue_request_exactly_the_previewed_jobs_and_select_them(
     qtbot: Any, make_window: WindowFactory, chain: Chain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chain.change_original()
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     show_artifacts(qtbot, window, 4)
     previewed: list[tuple[RegenerationPlan, ...]] = []
 
@@ -169,7 +169,7 @@ def test_downstream_plan_of_the_changed_original_from_the_graph(
     qtbot: Any, make_window: WindowFactory, chain: Chain, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chain.change_original()
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     window.knowledge.show_graph(chain.original)
     wait_for(qtbot, lambda: window.knowledge.provenance.read is not None and not window.session.busy)  # type: ignore[union-attr]
     assert window.knowledge.provenance.selected_representation() == chain.original
@@ -187,7 +187,7 @@ def test_downstream_plan_of_the_changed_original_from_the_graph(
 def test_live_completion_redraws_keeping_zoom_and_selection(
     qtbot: Any, make_window: WindowFactory, chain: Chain
 ) -> None:
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     show_artifacts(qtbot, window, 4)
     tab = window.knowledge.provenance
     window.knowledge.show_graph(chain.proxy)
@@ -212,7 +212,7 @@ def test_live_completion_redraws_keeping_zoom_and_selection(
 def test_show_provenance_of_a_job_and_click_through_to_it(
     qtbot: Any, make_window: WindowFactory, chain: Chain
 ) -> None:
-    window = make_window(chain.production.path, chain.production.clock)
+    window = make_window(chain.production.location, chain.production.clock)
     assert window.table.select_job(chain.job)
     wait_for(qtbot, lambda: window.detail.detail is not None)
     window.detail.provenance.click()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QWidget
 
 from postproject import FakeClock, JobState
+from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models.columns import column
 from postproject_gui.models.filters import JobFilter
@@ -24,12 +27,16 @@ def test_main_widgets_have_object_and_accessible_names(
     make_window: WindowFactory, builder: ProductionBuilder
 ) -> None:
     builder.request(2)
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     for name in ("jobTable", "stateSummary", "filterBar", "jobDetail", "lifecycleDiagram", "eventLog"):
         widget = window.findChild(QWidget, name)
         assert widget is not None, name
         assert widget.accessibleName(), name
-    assert window.status.production.text() == builder.production.path.name
+    assert window.status.production.text() == production_location.title(builder.production.location)
+    assert (
+        window.windowTitle()
+        == f"{production_location.title(builder.production.location)} — PostProject Monitor"
+    )
     assert window.status.revision.text() == f"as of revision {builder.production.latest_revision().sequence}"  # type: ignore[union-attr]
     assert window.status.is_live
 
@@ -40,7 +47,7 @@ def test_summary_counts_are_filter_toggles(
     ids = builder.request(4)
     builder.fail(ids[0], "ffmpeg exited with status 1\nmoov atom not found")
     builder.cancel(ids[1])
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     cards = window.summary.cards
     assert [cards[s].count_text for s in JobState] == ["2", "0", "0", "1", "1"]
     qtbot.mouseClick(cards[JobState.FAILED], Qt.MouseButton.LeftButton)
@@ -60,7 +67,7 @@ def test_filter_bar_kind_and_search(
 ) -> None:
     builder.request(2)
     other = builder.request(1, "org.example:conform")
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     session = window.session
     assert session is not None
     window.filters.kind.setCurrentIndex(window.filters.kind.findData("org.example:conform"))
@@ -78,7 +85,7 @@ def test_selecting_a_job_shows_every_fact_and_its_lifecycle(
 ) -> None:
     ids = builder.request(2)
     builder.fail(ids[0], "ffmpeg exited with status 1\nmoov atom not found")
-    window = make_window(builder.production.path, builder.production.clock)
+    window = make_window(builder.production.location, builder.production.clock)
     session = window.session
     assert session is not None
     assert window.detail.mode == "production" and window.detail.scene.state.counts[JobState.FAILED] == 1
@@ -97,7 +104,7 @@ def test_selecting_a_job_shows_every_fact_and_its_lifecycle(
     assert scene.variant == "job" and scene.highlighted is JobState.FAILED
     assert scene.travelled[(JobState.CLAIMED, JobState.FAILED)] == 1 and scene.offered == ()
     assert not detail.cancel.isEnabled()
-    assert detail.cli.text() == f"postproject job show {builder.production.path} {ids[0]}"
+    assert detail.cli.text() == f"postproject job show {shlex.quote(builder.production.location)} {ids[0]}"
     window.table.clearSelection()
     window.table.setCurrentIndex(window.table.model().index(-1, -1))
     wait_for(qtbot, lambda: window.detail.mode == "production")
@@ -107,7 +114,7 @@ def test_another_process_commit_updates_table_counts_log_and_status(
     qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
 ) -> None:
     builder.request(1)
-    window = make_window(builder.production.path)
+    window = make_window(builder.production.location)
     session = window.session
     assert session is not None
     head = session.applied_revision
@@ -130,7 +137,7 @@ def test_stuck_claims_show_in_summary_and_filter(
     ids = builder.request(3)
     builder.claim(ids[0], seconds=10)
     builder.claim(ids[1], seconds=3600)
-    window = make_window(builder.production.path, clock)
+    window = make_window(builder.production.location, clock)
     session = window.session
     assert session is not None
     assert window.summary.stuck_card.count_text == "0"
@@ -144,6 +151,7 @@ def test_stuck_claims_show_in_summary_and_filter(
     assert window.detail.scene.state.highlighted is JobState.CLAIMED
 
 
+@pytest.mark.sqlite_only("drops a .pproj file on the window and remembers file paths")
 def test_open_recent_drop_and_reopen(
     qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder, tmp_path: Path
 ) -> None:
@@ -154,7 +162,7 @@ def test_open_recent_drop_and_reopen(
     window = make_window(settings=settings)
     assert window.detail.title.text() == "No production open"
     data = QMimeData()
-    data.setUrls([QUrl.fromLocalFile(str(builder.production.path))])
+    data.setUrls([QUrl.fromLocalFile(str(builder.production.location))])
     drop = QDropEvent(
         QPoint(10, 10),
         Qt.DropAction.CopyAction,
@@ -164,8 +172,8 @@ def test_open_recent_drop_and_reopen(
     )
     window.dropEvent(drop)
     wait_for(qtbot, lambda: ready(window))
-    assert settings.recent()[0] == builder.production.path.resolve()
-    assert builder.production.path.name in window.actions_.recent_menu.actions()[0].text()
+    assert settings.recent()[0] == str(Path(builder.production.location).resolve())
+    assert Path(builder.production.location).name in window.actions_.recent_menu.actions()[0].text()
     with Production.create(tmp_path / "second.pproj"):
         pass
     window.open_production(tmp_path / "second.pproj")
@@ -174,7 +182,10 @@ def test_open_recent_drop_and_reopen(
         lambda: window.session is not None and window.session.info is not None and not window.session.busy,
     )
     assert window.session.table.rowCount() == 0  # type: ignore[union-attr]
-    assert [p.name for p in settings.recent()] == ["second.pproj", builder.production.path.name]
+    assert [Path(p).name for p in settings.recent()] == [
+        "second.pproj",
+        Path(builder.production.location).name,
+    ]
     window.close_production()
     assert window.session is None and window.status.production.text() == "No production"
 
@@ -184,7 +195,7 @@ def test_theme_switch_and_column_memory(
 ) -> None:
     builder.request(1)
     settings = Settings.user()
-    window = make_window(builder.production.path, builder.production.clock, settings)
+    window = make_window(builder.production.location, builder.production.clock, settings)
     window.theme.set_mode(ThemeMode.DARK)
     assert window.theme.theme.dark and window.actions_.themes[ThemeMode.DARK].isChecked()
     assert settings.theme() is ThemeMode.DARK
@@ -192,7 +203,7 @@ def test_theme_switch_and_column_memory(
     window.table.setColumnWidth(column("kind"), 321)
     window.close()
     assert "inputs" in (settings.strings("workspace/producer/jobTableHidden") or [])
-    again = make_window(builder.production.path, builder.production.clock, settings)
+    again = make_window(builder.production.location, builder.production.clock, settings)
     assert again.table.isColumnHidden(column("inputs")) and again.table.columnWidth(column("kind")) == 321
     window.theme.set_mode(ThemeMode.LIGHT)
 

@@ -132,7 +132,10 @@ def test_settings_round_trip(factory: Any, tmp_path: Any) -> None:
     assert settings.recent() == [] and settings.theme() is theme.ThemeMode.SYSTEM
     for name in ("a", "b", "a"):
         settings.add_recent(tmp_path / f"{name}.pproj")
-    assert [p.name for p in settings.recent()] == ["a.pproj", "b.pproj"]
+    assert settings.recent() == [str(tmp_path / "a.pproj"), str(tmp_path / "b.pproj")]
+    uri = "postgresql://render:secret@db.studio/farm?production=show"
+    settings.add_recent(uri)  # a URI is kept without its password
+    assert settings.recent()[0] == "postgresql://render@db.studio/farm?production=show"
     settings.set_theme(theme.ThemeMode.DARK)
     settings.set_strings("cols", ["inputs"])
     settings.sync()

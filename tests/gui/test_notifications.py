@@ -16,7 +16,7 @@ def test_failures_are_grouped_into_one_message_and_limited_to_one_a_minute(
 ) -> None:
     monkeypatch.setattr(notifications, "GROUP_SECONDS", 1)  # the five commits land within it
     ids = builder.request(8)
-    window = make_window(builder.production.path, builder.production.clock, Settings.user())
+    window = make_window(builder.production.location, builder.production.clock, Settings.user())
     notifier = window.notifier
     assert not notifier.enabled and not window.notify_action.isChecked()  # off by default
     builder.fail(ids[0], "moov atom not found")

@@ -106,7 +106,7 @@ def test_progress_texts_and_the_model_role(qtmodeltester: ModelTester, farm: Far
 def test_live_progress_log_and_cancelling_in_the_window(
     qtbot: Any, qtmodeltester: ModelTester, make_window: WindowFactory, farm: Farm
 ) -> None:
-    window: MainWindow = make_window(farm.production.path, farm.clock)
+    window: MainWindow = make_window(farm.production.location, farm.clock)
     window.tabs.setCurrentIndex(JOBS)
     assert window.table.select_job(farm.job)
     wait_for(qtbot, lambda: window.detail.detail is not None and window.detail.detail.job.id == farm.job)

@@ -27,7 +27,7 @@ from tests.gui.helpers import KIND, LoopRunner, ProductionBuilder, commit_from_a
 
 @pytest.fixture
 def service(builder: ProductionBuilder, clock: FakeClock, qloop: LoopRunner) -> Iterator[ProductionService]:
-    svc = ProductionService(builder.production.path, clock=clock, loop=qloop.loop)
+    svc = ProductionService(builder.production.location, clock=clock, loop=qloop.loop)
     qloop.run(svc.open())
     yield svc
     svc.close()
@@ -129,7 +129,7 @@ def test_bulk_cancel_of_a_missing_job_rolls_everything_back(
 
 
 def test_calls_after_close_raise(builder: ProductionBuilder, clock: FakeClock, qloop: LoopRunner) -> None:
-    svc = ProductionService(builder.production.path, clock=clock, loop=qloop.loop)
+    svc = ProductionService(builder.production.location, clock=clock, loop=qloop.loop)
     qloop.run(svc.open())
     svc.close()
     svc.close()
@@ -153,7 +153,7 @@ class Recorder:
 @pytest.fixture
 def watcher(builder: ProductionBuilder, qloop: LoopRunner) -> Iterator[FeedWatcher]:
     latest = builder.production.latest_revision()
-    feed = FeedWatcher(builder.production.path, after=latest.sequence if latest else 0, loop=qloop.loop)
+    feed = FeedWatcher(builder.production.location, after=latest.sequence if latest else 0, loop=qloop.loop)
     feed.start()
     yield feed
     feed.stop()

@@ -80,7 +80,9 @@ def test_snapshot_waits_for_a_revision_committed_elsewhere(
     builder.request(1)
     head = builder.production.latest_revision().sequence  # type: ignore[union-attr]
     out = tmp_path / "later.png"
-    running = monitor(builder.production.path, "--snapshot", out, "--until-revision", head + 1, wait=False)
+    running = monitor(
+        builder.production.location, "--snapshot", out, "--until-revision", head + 1, wait=False
+    )
     assert isinstance(running, subprocess.Popen)
     (new_id,) = commit_from_another_process(builder)
     _stdout, stderr = running.communicate(timeout=120)
@@ -100,13 +102,13 @@ def test_until_revision_returns_while_writers_keep_committing(
         target = builder.production.latest_sequence() + 300  # two seconds of writing ahead
         out = tmp_path / "busy.png"
         done = monitor(
-            builder.production.path, "--snapshot", out, "--until-revision", target, "--timeout", "60s"
+            builder.production.location, "--snapshot", out, "--until-revision", target, "--timeout", "60s"
         )
         assert done.returncode == 0, done.stderr
         assert writer.poll() is None, "the writer stopped before the snapshot returned"
         shown = json.loads(out.with_suffix(".json").read_text())
         assert shown["head_revision"] >= target
-        with Production.open(builder.production.path, read_only=True) as production:
+        with Production.open(builder.production.location, read_only=True) as production:
             expected = len(production.jobs(limit=1000).items)
             assert production.latest_sequence() > shown["head_revision"]  # writing went on meanwhile
         assert shown["rows_loaded"] <= expected
@@ -117,7 +119,7 @@ def test_until_revision_returns_while_writers_keep_committing(
 
 def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path: Path) -> None:
     done = monitor(
-        builder.production.path,
+        builder.production.location,
         "--snapshot",
         tmp_path / "x.png",
         "--until-revision",
@@ -147,7 +149,7 @@ def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path:
 def test_snapshot_rejects_bad_arguments(
     builder: ProductionBuilder, tmp_path: Path, args: list[str], code: int, message: str
 ) -> None:
-    done = monitor(builder.production.path, "--snapshot", tmp_path / "x.png", *args)
+    done = monitor(builder.production.location, "--snapshot", tmp_path / "x.png", *args)
     assert done.returncode == code and message in done.stderr
 
 
@@ -166,11 +168,11 @@ def changed_chain(production: Production, tmp_path: Path) -> Chain:
 def test_provenance_snapshot_matches_the_production(changed_chain: Chain, tmp_path: Path) -> None:
     chain = changed_chain
     out = tmp_path / "graph.png"
-    done = monitor(chain.production.path, "--snapshot", out, "--view", f"provenance:{chain.render}")
+    done = monitor(chain.production.location, "--snapshot", out, "--view", f"provenance:{chain.render}")
     assert done.returncode == 0, done.stderr
     assert out.read_bytes().startswith(PNG) and "6 nodes" in done.stdout  # the thumbnail is a sibling
     shown = json.loads(out.with_suffix(".json").read_text())
-    with Production.open(chain.production.path, read_only=True) as production:
+    with Production.open(chain.production.location, read_only=True) as production:
         graph = production.provenance(chain.render)
         assert shown["head_revision"] == production.latest_sequence()
         assert shown["focus"] == str(chain.render) and shown["truncated"] is False
@@ -194,10 +196,10 @@ def test_provenance_snapshot_matches_the_production(changed_chain: Chain, tmp_pa
 def test_artifacts_snapshot_matches_the_production(changed_chain: Chain, tmp_path: Path) -> None:
     chain = changed_chain
     out = tmp_path / "artifacts.png"
-    done = monitor(chain.production.path, "--snapshot", out, "--view", "artifacts")
+    done = monitor(chain.production.location, "--snapshot", out, "--view", "artifacts")
     assert done.returncode == 0, done.stderr
     shown = json.loads(out.with_suffix(".json").read_text())
-    with Production.open(chain.production.path, read_only=True) as production:
+    with Production.open(chain.production.location, read_only=True) as production:
         assert shown["head_revision"] == production.latest_sequence()
         expected = [
             {

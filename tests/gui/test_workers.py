@@ -6,6 +6,7 @@ the core (``register_worker`` / ``heartbeat`` on a FakeClock)."""
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ def farm(builder: ProductionBuilder, clock: FakeClock) -> Farm:
 def window(
     make_window: WindowFactory, builder: ProductionBuilder, clock: FakeClock, farm: Farm
 ) -> MainWindow:
-    return make_window(builder.production.path, clock)
+    return make_window(builder.production.location, clock)
 
 
 def workers_shown(window: MainWindow) -> dict[str, str]:
@@ -87,7 +88,7 @@ def test_workers_tab_shows_liveness_capacity_outcomes_and_attempts(
     show_workers(qtbot, window)
     tab = window.workers
     assert workers_shown(window) == {"render-01": "Online", "render-02": "Online", "render-03": "Offline"}
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         truth = {w.name: w for w in production.workers()}
     model = tab.model
     row = model.row_of("render-01")
@@ -169,7 +170,7 @@ def test_snapshot_mode_stays_read_only_and_never_sweeps(
 ) -> None:
     show_workers(qtbot, window)
     window.tabs.setCurrentIndex(JOBS)
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         assert len(production.claims_expiring().items) == 1  # render-03's claim stays stuck
 
 
@@ -250,9 +251,11 @@ def test_retry_requests_failed_and_cancelled_jobs_again_in_one_transaction(
     rows = [session.table.row(session.table.row_of(j) or 0) for j in (cancelled, farm.waiting[1])]
     window.jobs.retry_rows(rows)
     assert asked and asked[0][1] == "retryDialog"
-    assert asked[0][4] == cli_command.retry(builder.production.path, [cancelled])  # the equivalent command
+    assert asked[0][4] == cli_command.retry(
+        builder.production.location, [cancelled]
+    )  # the equivalent command
     wait_for(qtbot, lambda: session.applied_revision == head + 1)
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         again = production.job(cancelled).retried_as
         assert again is not None and production.job(again).retry_of == cancelled
         assert production.job(again).state is JobState.REQUESTED
@@ -278,7 +281,7 @@ def test_requeue_returns_a_live_claim_and_fences_its_worker(
     window.detail.farm.click()
     assert asked[0][1] == "requeueDialog" and "render-01" in asked[0][3]  # names the live holder
     wait_for(qtbot, lambda: session.table.row(session.table.row_of(job) or 0).job.state is JobState.REQUESTED)
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         attempts = production.job(job).attempts
         assert attempts[-1].outcome is AttemptOutcome.RELEASED and attempts[-1].worker == "render-01"
 
@@ -306,7 +309,7 @@ def test_change_priority_on_requested_jobs(
             session.table.row(session.table.row_of(j) or 0).job.priority == 750 for j in farm.waiting[:2]
         ),
     )
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         assert [production.job(j).priority for j in farm.waiting[:3]] == [750, 750, 0]
 
 
@@ -327,9 +330,11 @@ def test_finalize_lost_work_is_an_explicit_action(
     window.jobs.status.connect(messages.append)
     window.tabs.setCurrentIndex(WORKERS)
     window.workers.finalize.click()
-    assert asked[0][1] == "finalizeDialog" and asked[0][4] == cli_command.sweep(builder.production.path, 100)
+    assert asked[0][1] == "finalizeDialog" and asked[0][4] == cli_command.sweep(
+        builder.production.location, 100
+    )
     wait_for(qtbot, lambda: any(m.startswith("Finalized 1 lost claim") for m in messages))
-    with Production.open(builder.production.path, read_only=True, clock=clock) as production:
+    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
         job = production.job(stuck)
         assert job.state is JobState.REQUESTED and job.attempts[-1].outcome is AttemptOutcome.LOST
     window.jobs.finalize_lost_work()  # nothing left: says so, commits nothing
@@ -371,7 +376,7 @@ def test_request_dialog_round_trips_scheduling_and_previews_the_command(
         max_attempts=3,
         idempotency_key="dailies-0142",
     )
-    dialog = RequestJobDialog(choices, builder.production.path)
+    dialog = RequestJobDialog(choices, builder.production.location)
     qtbot.addWidget(dialog)
     dialog.set_spec(spec)
     assert dialog.spec() == spec
@@ -475,14 +480,15 @@ def test_snapshot_view_workers_lists_the_workers_shown(tmp_path: Path) -> None:
 
 
 def test_cli_commands_of_the_farm_actions(builder: ProductionBuilder, farm: Farm) -> None:
-    path = builder.production.path
+    location = builder.production.location
+    path = shlex.quote(location)
     job = farm.waiting[0]
-    assert cli_command.retry(path, [job]) == f"postproject job retry {path} {job}"
-    assert cli_command.requeue(path, [job]) == f"postproject job requeue {path} {job}"
-    assert cli_command.sweep(path, 100) == f"postproject job sweep {path} --limit 100"
-    assert cli_command.priority(path, [job], 5) == f"postproject job priority {path} {job} 5"
+    assert cli_command.retry(location, [job]) == f"postproject job retry {path} {job}"
+    assert cli_command.requeue(location, [job]) == f"postproject job requeue {path} {job}"
+    assert cli_command.sweep(location, 100) == f"postproject job sweep {path} --limit 100"
+    assert cli_command.priority(location, [job], 5) == f"postproject job priority {path} {job} 5"
     line = cli_command.request_line(
-        path,
+        location,
         KIND,
         [builder.rep],
         builder.asset,

@@ -28,13 +28,13 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from postproject import config as settings
-from postproject import humanize
+from postproject import humanize, storage
 from postproject.cli import farm
 from postproject.cli.durations import parse_lease
 from postproject.errors import InvalidArgumentError
 from postproject.executor import jobs
 from postproject.executor.console import JobBars, executor_logging, stderr_console
-from postproject.executor.demo import create_demo
+from postproject.executor.demo import create_demo, demo_exists
 from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
@@ -120,7 +120,16 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
     run = commands.add_parser("run", help="the monitor on the demo production, with live workers")
     run.set_defaults(handler=demo_run)
     for parser in (create, run):
-        parser.add_argument("production", metavar="PRODUCTION", help="the production file to create (.pproj)")
+        parser.add_argument(
+            "production",
+            metavar="PRODUCTION",
+            help="the production to create: a .pproj file or a postgresql:// URI",
+        )
+        parser.add_argument(
+            "--media",
+            metavar="DIR",
+            help="where the clips and worker logs go (default: beside the .pproj, or ./NAME-media for a URI)",
+        )
         parser.add_argument(
             "--assets", default="6", metavar="N", help="how many clips (6; the full mix needs 3)"
         )
@@ -203,7 +212,14 @@ def demo_create(args: Any) -> int:
     recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR), _overall_bar(console) as report:
-        summary = create_demo(Path(ns.production), assets=assets, seed=seed, recipe=recipe, report=report)
+        summary = create_demo(
+            _demo_location(ns.production),
+            assets=assets,
+            seed=seed,
+            recipe=recipe,
+            report=report,
+            media=_media(ns),
+        )
     if getattr(ns, "json", False):
         _emit_json(
             {
@@ -226,21 +242,29 @@ def demo_run(args: Any) -> int:
         assets=_int("--assets", ns.assets, 1, 500),
         seed=_int("--seed", ns.seed, 0, 2**32),
         workers=_int("--workers", ns.workers, 1, 8),
+        media=_media(ns),
     )
     recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
-    path = Path(ns.production)
+    path = _demo_location(ns.production)
     console = stderr_console()
     with executor_logging(console, level=logging.ERROR):
         if ns.fresh:
-            remove_demo(path)
-        if not path.exists():
+            remove_demo(path, options.media)
+        if not demo_exists(path):
             with _overall_bar(console) as report:
-                create_demo(path, assets=options.assets, seed=options.seed, recipe=recipe, report=report)
+                create_demo(
+                    path,
+                    assets=options.assets,
+                    seed=options.seed,
+                    recipe=recipe,
+                    report=report,
+                    media=options.media,
+                )
         result = run_demo(path, options, recipe=recipe, say=lambda text: _say(console, text))
     if getattr(ns, "json", False):
         _emit_json(
             {
-                "path": str(path),
+                "path": storage.display_location(path),
                 "exit_code": result.exit_code,
                 "workers": [
                     {"pid": pid, "exit_code": code}
@@ -253,6 +277,16 @@ def demo_run(args: Any) -> int:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _demo_location(production: str) -> Path | str:
+    """A demo's PRODUCTION argument: a URI as given, otherwise a path."""
+    return production if storage.is_location_uri(production) else Path(production)
+
+
+def _media(ns: argparse.Namespace) -> Path | None:
+    media = getattr(ns, "media", None)
+    return Path(media) if media else None
 
 
 def _namespace(args: Any) -> argparse.Namespace:

@@ -29,8 +29,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from postproject import storage
 from postproject.clock import SystemClock
-from postproject.errors import AlreadyExistsError, InvalidArgumentError
+from postproject.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from postproject.executor import jobs
 from postproject.executor.recipe import AssetPlan, JobStep, Recipe
 from postproject.executor.testclip import generate_test_clip
@@ -70,7 +71,7 @@ class StoryClock:
 
 @dataclass(frozen=True, slots=True)
 class DemoSummary:
-    path: Path
+    path: Path | str  # the production file, or the URI without its password
     media: Path
     assets: int
     jobs: dict[JobState, int]
@@ -85,36 +86,63 @@ class _Asset:
     proxy: RepresentationId | None = None
 
 
-def media_folder(path: Path) -> Path:
-    """``<dir>/<stem>-media``: where a demo production keeps its files."""
+DemoLocation = Path | str  # a .pproj path, or a postgresql:// URI (a production in a database)
+
+
+def media_folder(location: DemoLocation, media: Path | None = None) -> Path:
+    """Where a demo production keeps its files: ``media`` when given, else ``<dir>/<stem>-media``
+    beside a production file, or ``./<production name>-media`` for a production in a database."""
+    if media is not None:
+        return media.resolve()
+    if storage.is_location_uri(location):
+        from postproject.storage.postgresql.uri import parse
+
+        return (Path.cwd() / f"{parse(str(location)).production}-media").resolve()
+    path = Path(location)
     return path.parent / f"{path.stem}-media"
 
 
+def demo_exists(location: DemoLocation) -> bool:
+    """Whether a production already lives at ``location`` (a file, or a schema of a database)."""
+    if not storage.is_location_uri(location):
+        return Path(location).exists()
+    try:
+        Production.open(str(location), read_only=True).close()
+    except NotFoundError:
+        return False
+    return True
+
+
 def create_demo(
-    path: Path,
+    path: DemoLocation,
     *,
     assets: int = 6,
     seed: int = 0,
     recipe: Recipe | None = None,
     report: Report | None = None,
+    media: Path | None = None,
 ) -> DemoSummary:
-    """Create the demo production at ``path`` (see the module docstring).
+    """Create the demo production at ``path`` (a file, or a ``postgresql://`` URI; its clips go
+    to ``media``, by default :func:`media_folder`; see the module docstring).
 
     Raises:
-        AlreadyExistsError: (already_exists) ``path`` exists.
+        AlreadyExistsError: (already_exists) a production exists at ``path``.
         InvalidArgumentError: (invalid_argument) a bad asset count or recipe.
     """
-    path = path.resolve()
+    location: DemoLocation = str(path) if storage.is_location_uri(path) else Path(path).resolve()
     recipe = recipe or Recipe.load()
     plans = recipe.plan(assets, seed)
-    if path.exists():
-        raise AlreadyExistsError(f"a file already exists at {path}; delete it or use 'demo run --fresh'")
-    media = media_folder(path)
+    if demo_exists(location):
+        raise AlreadyExistsError(
+            f"a production already exists at {storage.display_location(location)}; "
+            "delete it or use 'demo run --fresh'"
+        )
+    media = media_folder(location, media)
     run_steps = sum(s.outcome == "run" for p in plans for s in p.story.jobs)
     progress = _Progress(report, len(plans) + run_steps + 3)
     items = _shoot(recipe, plans, media / "originals", progress)
     clock = StoryClock(45)
-    with Production.create(path, clock=clock) as production:
+    with Production.create(location, clock=clock) as production:
         _import(production, recipe, items, media)
         progress.step("Imported originals")
         for minutes, source in ((40, "original"), (30, "proxy")):
@@ -128,7 +156,8 @@ def create_demo(
         clock.at(2)
         _request_rest(production, recipe, items)
         progress.step("Requested remaining work")
-        return DemoSummary(path, media, len(items), production.job_counts())
+        shown = location if isinstance(location, Path) else production.location
+        return DemoSummary(shown, media, len(items), production.job_counts())
 
 
 class _Progress:

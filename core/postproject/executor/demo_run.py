@@ -30,9 +30,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from postproject import storage
 from postproject.errors import ConflictError, PostProjectError, Reason, StorageError
 from postproject.executor import jobs
-from postproject.executor.demo import STORY, Report, create_demo, media_folder
+from postproject.executor.demo import STORY, DemoLocation, Report, create_demo, demo_exists, media_folder
 from postproject.executor.recipe import Recipe
 from postproject.ids import AssetId, RepresentationId
 from postproject.model.assets import RepresentationKind
@@ -44,7 +45,7 @@ from postproject.values import StringValue
 MONITOR_ENV = "POSTPROJECT_DEMO_MONITOR_CMD"
 _GUI_LAUNCH = "import sys; from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
 
-Monitor = Callable[[Path], int]
+Monitor = Callable[[DemoLocation], int]
 Say = Callable[[str], None]
 
 
@@ -68,10 +69,11 @@ class DemoRunOptions:
     producer_interval: float = 3.0
     producer_cap: int = 60
     grace: float = 10.0
+    media: Path | None = None  # where clips and worker logs go (default: demo.media_folder)
 
 
 def run_demo(
-    path: Path,
+    path: DemoLocation,
     options: DemoRunOptions | None = None,
     *,
     recipe: Recipe | None = None,
@@ -79,13 +81,18 @@ def run_demo(
     report: Report | None = None,
     say: Say = lambda text: None,
 ) -> DemoRunResult:
-    """Run the demo (see the module docstring) and return once the monitor has closed."""
+    """Run the demo (see the module docstring) and return once the monitor has closed.
+
+    ``path`` is a production file or a ``postgresql://`` URI; the workers, the producer and the
+    monitor each connect to it themselves (a password comes from ``PGPASSWORD`` or a passfile)."""
     options = options or DemoRunOptions()
     recipe = recipe or Recipe.load()
     if options.fresh:
-        remove_demo(path)
-    if not path.exists():
-        create_demo(path, assets=options.assets, seed=options.seed, recipe=recipe, report=report)
+        remove_demo(path, options.media)
+    if not demo_exists(path):
+        create_demo(
+            path, assets=options.assets, seed=options.seed, recipe=recipe, report=report, media=options.media
+        )
     show, attached = _choose_monitor(monitor, say)
     producer = Producer(path, recipe, options.producer_interval, options.producer_cap)
     procs = _start_workers(path, options, attached)
@@ -101,19 +108,20 @@ def run_demo(
     return DemoRunResult(code, tuple(p.pid for p in procs), exit_codes, producer.requested)
 
 
-def remove_demo(path: Path) -> None:
-    """Delete a demo production, its -wal/-shm files and its media folder (demo productions only)."""
-    if path.exists():
+def remove_demo(path: DemoLocation, media: Path | None = None) -> None:
+    """Delete a demo production (its file with its -wal/-shm files, or its schema) and its media
+    folder (demo productions only)."""
+    if demo_exists(path):
         if not is_demo(path):
+            shown = storage.display_location(path)
             raise ConflictError(
-                f"{path} is not a demo production; refusing to delete it", reason=Reason.NOT_A_DEMO
+                f"{shown} is not a demo production; refusing to delete it", reason=Reason.NOT_A_DEMO
             )
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-    shutil.rmtree(media_folder(path), ignore_errors=True)
+        storage.remove(path)
+    shutil.rmtree(media_folder(path, media), ignore_errors=True)
 
 
-def is_demo(path: Path) -> bool:
+def is_demo(path: DemoLocation) -> bool:
     """True for a production made by ``demo create`` (its assets carry a demo story)."""
     try:
         with Production.open(path, read_only=True) as production:
@@ -125,7 +133,7 @@ def is_demo(path: Path) -> bool:
         return False
 
 
-def worker_command(path: Path, number: int, lease: str) -> list[str]:
+def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
     """The command line of demo worker ``number``."""
     return [
         sys.executable,
@@ -142,10 +150,12 @@ def worker_command(path: Path, number: int, lease: str) -> list[str]:
     ]
 
 
-def _start_workers(path: Path, options: DemoRunOptions, to_files: bool) -> list[subprocess.Popen[bytes]]:
+def _start_workers(
+    path: DemoLocation, options: DemoRunOptions, to_files: bool
+) -> list[subprocess.Popen[bytes]]:
     """Start the worker processes; ``to_files`` sends each one's output to its own log file."""
     procs = []
-    folder = media_folder(path) / "logs"
+    folder = media_folder(path, options.media) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
     for number in range(1, options.workers + 1):
         command = worker_command(path, number, options.lease)
@@ -239,7 +249,7 @@ def _env_command() -> list[str] | None:
     return shlex.split(text) if text else None
 
 
-def _wait_for_interrupt(path: Path) -> int:
+def _wait_for_interrupt(path: DemoLocation) -> int:
     threading.Event().wait()  # until KeyboardInterrupt
     return 0  # pragma: no cover
 
@@ -247,7 +257,7 @@ def _wait_for_interrupt(path: Path) -> int:
 class Producer:
     """Requests a proxy or a thumbnail of a healthy original every ``interval`` seconds."""
 
-    def __init__(self, path: Path, recipe: Recipe, interval: float, cap: int) -> None:
+    def __init__(self, path: DemoLocation, recipe: Recipe, interval: float, cap: int) -> None:
         self._path, self._recipe, self._interval, self._cap = path, recipe, interval, cap
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._run, name="demo-producer", daemon=True)

@@ -21,6 +21,20 @@ def is_location_uri(location: str | os.PathLike[str]) -> bool:
     return isinstance(location, str) and is_uri(location)
 
 
+def display_location(location: str | os.PathLike[str]) -> str:
+    """What titles, logs and JSON show for a production location: a path as given, a URI
+    without any password (the same text as ``Production.location`` once it is open)."""
+    if not is_location_uri(location):
+        return os.fspath(location)
+    from postproject.errors import PostProjectError
+    from postproject.storage.postgresql.uri import parse, redact
+
+    try:
+        return parse(str(location)).display
+    except PostProjectError:
+        return redact(str(location))
+
+
 def create_engine(location: str | os.PathLike[str], production_id: bytes, created_at: int | None) -> Engine:
     """Create a new, empty production at ``location`` and open it.
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from postproject import Action, JobId, JobState
 from postproject_gui import cli_command
+from postproject_gui import location as production_location
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.farm_dialogs import ConfirmDialog, PriorityDialog, job_list
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
@@ -165,7 +166,8 @@ class JobActions(QObject):
         session = self._session()
         if session is None:
             return
-        start = str(session.service.path.with_name(f"{session.service.path.stem}-jobs.csv"))
+        location = session.service.location
+        start = str(production_location.beside(location, f"{production_location.stem(location)}-jobs.csv"))
         path, _ = QFileDialog.getSaveFileName(
             self._window, "Export job list", start, "CSV (*.csv);;JSON (*.json)"
         )
@@ -196,7 +198,7 @@ class JobActions(QObject):
     def _ask_request(
         self, session: MonitorSession, choices: RequestChoices, initial: RequestSpec | None
     ) -> None:
-        spec = RequestJobDialog.ask(self._window, choices, session.service.path, initial)
+        spec = RequestJobDialog.ask(self._window, choices, session.service.location, initial)
         if spec is not None:
             session.spawn_retryable(lambda: self._submit(session, spec), "Requesting the job")
 
@@ -287,7 +289,7 @@ class JobActions(QObject):
         )
         if skipped:
             message += f"\n{_jobs(skipped)} cannot be retried (not failed or cancelled, or retried already)."
-        command = cli_command.retry(session.service.path, [r.id for r in chosen])
+        command = cli_command.retry(session.service.location, [r.id for r in chosen])
         if ConfirmDialog.ask(self._window, "retryDialog", f"Retry {_jobs(n)}?", message, command, "Retry"):
             ids = [r.id for r in chosen]
             session.spawn_retryable(lambda: self._retry(session, ids), f"Retrying {_jobs(n)}")
@@ -320,7 +322,7 @@ class JobActions(QObject):
                 f"\n{_jobs(len(live))} {'is' if len(live) == 1 else 'are'} still held by a live lease "
                 f"({', '.join(holders)}): that worker's later renewals and results will be refused."
             )
-        command = cli_command.requeue(session.service.path, [r.id for r in chosen])
+        command = cli_command.requeue(session.service.location, [r.id for r in chosen])
         title = f"Requeue {n} claim{'s' if n != 1 else ''}?"
         if ConfirmDialog.ask(self._window, "requeueDialog", title, message, command, "Requeue", danger=True):
             ids = [r.id for r in chosen]
@@ -341,7 +343,7 @@ class JobActions(QObject):
         if not chosen:
             self.status.emit("Only requested jobs change priority.")
             return
-        command = cli_command.priority(session.service.path, [r.id for r in chosen], "{PRIORITY}")
+        command = cli_command.priority(session.service.location, [r.id for r in chosen], "{PRIORITY}")
         value = PriorityDialog.ask(self._window, chosen, command)
         if value is not None:
             ids = [r.id for r in chosen]
@@ -367,7 +369,7 @@ class JobActions(QObject):
             f"{writes.SWEEP_LIMIT} are finalised in this transaction. A worker that re-claims one "
             "first wins."
         )
-        command = cli_command.sweep(session.service.path, writes.SWEEP_LIMIT)
+        command = cli_command.sweep(session.service.location, writes.SWEEP_LIMIT)
         if ConfirmDialog.ask(
             self._window, "finalizeDialog", "Finalize lost work?", message, command, "Finalize", danger=True
         ):
@@ -394,7 +396,7 @@ class JobActions(QObject):
             self.status.emit(f"Copied job id {detail.job.id}")
         else:
             QGuiApplication.clipboard().setText(
-                cli_command.request(session.service.path, detail.job, detail.parameters)
+                cli_command.request(session.service.location, detail.job, detail.parameters)
             )
             self.status.emit("Copied the postproject command that requests this job")
 
@@ -413,7 +415,7 @@ class JobActions(QObject):
         lines = []
         for job_id in ids:
             detail = await session.service.job_detail(job_id)
-            lines.append(cli_command.request(session.service.path, detail.job, detail.parameters))
+            lines.append(cli_command.request(session.service.location, detail.job, detail.parameters))
         QGuiApplication.clipboard().setText("\n".join(lines))
         self.status.emit(f"Copied {len(lines)} postproject command{'s' if len(lines) != 1 else ''}")
 

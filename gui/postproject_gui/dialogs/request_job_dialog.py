@@ -9,7 +9,6 @@ production until "Request" is pressed, and then in one transaction). ``ask`` ret
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 from PySide6.QtCore import QDateTime, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFontDatabase, QStandardItem, QStandardItemModel
@@ -81,7 +80,7 @@ class TypeDelegate(QStyledItemDelegate):
 
 class RequestJobDialog(QDialog):
     def __init__(
-        self, choices: RequestChoices, production: Path | None = None, parent: QWidget | None = None
+        self, choices: RequestChoices, production: str | None = None, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setObjectName("requestJobDialog")
@@ -375,7 +374,7 @@ class RequestJobDialog(QDialog):
         cls,
         parent: QWidget | None,
         choices: RequestChoices,
-        production: Path | None = None,
+        production: str | None = None,
         initial: RequestSpec | None = None,
     ) -> RequestSpec | None:
         """Show the dialog; the request entered, or None when cancelled."""

@@ -1,13 +1,21 @@
 """Watch a production's revision feed and say, narrowly, what changed.
 
 One background thread owns its own read-only :class:`~postproject.Production` and blocks
-in :meth:`~postproject.Production.wait_for_changes`, which probes SQLite's
-``PRAGMA data_version`` (microseconds) with a 5-50 ms backoff, wakes at once on commits
-made in this process and returns as soon as :meth:`FeedWatcher.stop` sets its stop event. New revisions are handed to the GUI thread through the asyncio loop
-and re-emitted as signals. This is the application's only change probe: no widget polls.
+in :meth:`~postproject.Production.wait_for_activity` (new revisions or a moved progress
+signal), which wakes the engine's way: on SQLite it probes ``PRAGMA data_version``
+(microseconds) with a 5-50 ms backoff; on PostgreSQL it sleeps until a LISTEN/NOTIFY
+notification and reads nothing in between. Commits made in this process wake it at once, and
+it returns as soon as :meth:`FeedWatcher.stop` sets its stop event. New revisions are handed to
+the GUI thread through the asyncio loop and re-emitted as signals. This is the application's
+only change probe: no widget polls.
 
-The thread notes when each probe returns (:meth:`FeedWatcher.silence`): a feed that has not
-answered for a few seconds (a hung network disk, a lock) is *stalled*, which the window shows
+When the production cannot be read (a server restarted, a connection killed, a file gone),
+the watcher says so (``live_changed(False)``), reopens the production with backoff and, once
+it can read again, says it is live and catches up from the last revision it delivered.
+
+The thread notes when each probe returns, and the wait's heartbeat between its short sleeps
+(:meth:`FeedWatcher.silence`): a feed that has not answered for a few seconds (a hung network
+disk, a lock) is *stalled*, which the window shows
 in amber rather than claiming to be live.
 """
 
@@ -23,10 +31,11 @@ from PySide6.QtCore import QObject, Signal
 
 from postproject import Changes, Clock, JobId, PostProjectError, Production, Revision
 from postproject.clock import monotonic
+from postproject_gui import location as production_location
 
 log = logging.getLogger(__name__)
 
-WAIT_SECONDS = 0.1  # one wait; the 5-50 ms probe backoff restarts with each (stop() interrupts it at once)
+WAIT_SECONDS = 30.0  # one wait (stop() interrupts it within 50 ms); it returns at once on a change
 BATCH = 200  # revisions read per wake-up
 RETRY_SECONDS = (0.25, 0.5, 1.0, 2.0)  # backoff while the production cannot be read
 STALL_SECONDS = 3.0  # a probe that has not returned for this long: the feed is stalled
@@ -56,7 +65,7 @@ class FeedWatcher(QObject):
         live_changed(bool): whether the feed can be read (False while it cannot).
         progress_moved(int): the progress signal (``progress_token``) moved: a running
             attempt reported progress (at most once per attempt per second). Progress is
-            not a revision; the thread probes the token after each wait, nothing more.
+            not a revision; the same wait wakes on it.
     """
 
     revisions_arrived = Signal(list)
@@ -67,7 +76,7 @@ class FeedWatcher(QObject):
 
     def __init__(
         self,
-        path: str | Path,
+        location: str | Path,
         *,
         after: int,
         loop: asyncio.AbstractEventLoop,
@@ -78,7 +87,7 @@ class FeedWatcher(QObject):
         super().__init__(parent)
         self._timer = timer  # seconds, for stalls (a fake one in tests)
         self._probed = timer()  # when the last probe returned (written by the thread)
-        self._path = Path(path)
+        self._location = production_location.of(location)
         self._head = after
         self._loop = loop
         self._clock = clock
@@ -128,14 +137,28 @@ class FeedWatcher(QObject):
             while not self._stop.is_set():
                 try:
                     if production is None:
-                        production = Production.open(self._path, read_only=True, clock=self._clock)
-                        progress = self._progress_probe(production)  # the baseline, before "live"
+                        production = Production.open(self._location, read_only=True, clock=self._clock)
+                        if progress is None:
+                            progress = production.progress_token()  # the baseline, before "live"
+                        if failures:
+                            log.info("revision feed of %s readable again", production.location)
                         self._post(None, after, live=True)  # readable: live before the first wait ends
-                    changes = production.wait_for_changes(after, WAIT_SECONDS, limit=BATCH, stop=self._stop)
+                    changes, token = production.wait_for_activity(
+                        after,
+                        progress if progress is not None else -1,
+                        WAIT_SECONDS,
+                        limit=BATCH,
+                        stop=self._stop,
+                        heartbeat=self._beat,
+                    )
                     self._probed = self._timer()
                 except PostProjectError as exc:
                     if not failures:
-                        log.warning("revision feed of %s unreadable: %s", self._path, exc)
+                        log.warning(
+                            "revision feed of %s unreadable: %s",
+                            production_location.shown(self._location),
+                            exc,
+                        )
                     _closed(production)
                     production = None
                     self._post(None, after, live=False)
@@ -145,13 +168,15 @@ class FeedWatcher(QObject):
                 failures = 0
                 after = max(after, changes.through_sequence)
                 self._post(changes, after, live=True)
-                token = self._progress_probe(production)
-                if token is not None and token != progress:
-                    if progress is not None:
-                        self._post_progress(token)
+                if token != progress:
+                    self._post_progress(token)
                     progress = token
         finally:
             _closed(production)
+
+    def _beat(self) -> None:
+        """The wait is alive (it answers between its short sleeps): not stalled."""
+        self._probed = self._timer()
 
     def _post(self, changes: Changes | None, through: int, *, live: bool) -> None:
         if not changes and live == self._live:
@@ -160,13 +185,6 @@ class FeedWatcher(QObject):
             self._loop.call_soon_threadsafe(self._deliver, changes, through, live)
         except RuntimeError:  # the loop closed under us: the window is going away
             self._stop.set()
-
-    @staticmethod
-    def _progress_probe(production: Production) -> int | None:
-        try:
-            return production.progress_token()
-        except PostProjectError:
-            return None
 
     def _post_progress(self, token: int) -> None:
         try:

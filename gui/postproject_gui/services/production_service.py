@@ -31,6 +31,7 @@ from postproject import (
 )
 from postproject.errors import Reason
 from postproject_gui import dashboard_data, job_export, provenance_export
+from postproject_gui import location as production_location
 from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.provenance_export import ProvFormat
@@ -79,7 +80,7 @@ class ProductionService:
     """Async façade over one production (see the module docstring).
 
     Args:
-        path: the ``.pproj`` file.
+        location: the production: a ``.pproj`` path or a ``postgresql://`` URI.
         clock: the core clock (a ``FakeClock`` in tests); also the GUI's notion of "now".
         readers: reader threads (each with its own read-only connection).
         loop: the asyncio loop results are delivered on (default: the current one).
@@ -89,14 +90,14 @@ class ProductionService:
 
     def __init__(
         self,
-        path: str | Path,
+        location: str | Path,
         *,
         clock: Clock | None = None,
         readers: int = 2,
         loop: asyncio.AbstractEventLoop | None = None,
         root_map: Mapping[str, str] | None = None,
     ) -> None:
-        self._path = Path(path)
+        self._location = production_location.of(location)
         self._root_map = dict(root_map or {}) or None
         self._clock: Clock = clock or SystemClock()
         self._loop = loop or asyncio.get_event_loop()
@@ -107,8 +108,14 @@ class ProductionService:
         self._closed = False
 
     @property
-    def path(self) -> Path:
-        return self._path
+    def location(self) -> str:
+        """Where the production lives (to open it; may hold a password: never show it)."""
+        return self._location
+
+    @property
+    def shown(self) -> str:
+        """The location as the window shows it (a URI without its password)."""
+        return production_location.shown(self._location)
 
     @property
     def clock(self) -> Clock:
@@ -134,11 +141,11 @@ class ProductionService:
         production = self._readers[0].production
         assert production is not None
         head = await self._read(reads.head)
-        return ProductionInfo(production.id, self._path, head)
+        return ProductionInfo(production.id, self._location, head, production.location)
 
     def _open_reader(self, worker: _Worker) -> None:
         worker.production = Production.open(
-            self._path, read_only=True, clock=self._clock, root_map=self._root_map
+            self._location, read_only=True, clock=self._clock, root_map=self._root_map
         )
 
     def close(self) -> None:
@@ -249,7 +256,9 @@ class ProductionService:
 
     async def export_prov(self, ids: Sequence[RepresentationId], fmt: ProvFormat, path: Path) -> Path:
         """Write the W3C PROV of these representations' lineage (on a reader thread)."""
-        return await self._run(self._pick(), provenance_export.export_prov, self._path, tuple(ids), fmt, path)
+        return await self._run(
+            self._pick(), provenance_export.export_prov, self._location, tuple(ids), fmt, path
+        )
 
     async def export_jobs(self, flt: JobFilter, path: Path) -> int:
         """Write every job ``flt`` lists to ``path`` (CSV, or JSON for ``*.json``); how many.
@@ -272,10 +281,10 @@ class ProductionService:
         """Run ``fn(production, *args)`` on a new thread with its own read-only production
         (long reads that must not hold up the table's readers)."""
         self._check_open()
-        path, clock = self._path, self._clock
+        location, clock = self._location, self._clock
 
         def work() -> T:
-            with Production.open(path, read_only=True, clock=clock) as production:
+            with Production.open(location, read_only=True, clock=clock) as production:
                 return fn(production, *args)
 
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pp-long-read")
@@ -320,7 +329,7 @@ class ProductionService:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RuntimeError(f"the production service for {self._path} is closed")
+            raise RuntimeError(f"the production service for {self.shown} is closed")
 
     async def _run(self, worker: _Worker, fn: Callable[..., T], *args: object) -> T:
         self._check_open()
@@ -351,7 +360,7 @@ class ProductionService:
         worker = self._writer
         if worker.production is None:
             worker.production = Production.open(
-                self._path, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS, root_map=self._root_map
+                self._location, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS, root_map=self._root_map
             )
         if worker.production.read_only:  # pragma: no cover - opened writable above
             raise ConflictError("production is open read-only", reason=Reason.READ_ONLY)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from postproject import (
     ArtifactKnowledge,
@@ -38,8 +37,9 @@ class ProductionInfo:
     """What the window shows about the open production."""
 
     id: ProductionId
-    path: Path
+    location: str  # a .pproj path or a URI (may hold a password: never shown; see ``shown``)
     head: int
+    shown: str  # the location as the window shows it (a URI without its password)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 from datetime import datetime
-from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 from postproject import Action, JobState
 from postproject.model.jobs import AttemptOutcome
 from postproject_gui import cli_command, params, timefmt
+from postproject_gui import location as production_location
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
 from postproject_gui.models.record_model import RecordTableModel
@@ -91,7 +91,7 @@ class JobDetailPanel(QFrame):
         self.setMinimumWidth(380)
         self._theme = theme
         self._detail: JobDetail | None = None
-        self._production: Path | None = None
+        self._production: str | None = None
         self._now: datetime | None = None
         self._health: ClaimHealth | None = None
         self.scene = LifecycleScene(theme, self)
@@ -330,9 +330,9 @@ class JobDetailPanel(QFrame):
         self.request.setVisible(info is not None)
         self.glyph.clear()
         self.glyph.hide()
-        self.title.setText(info.path.name if info else "No production open")
+        self.title.setText(production_location.name(info.location) if info else "No production open")
         self.subtitle.setText(
-            str(info.path) if info else "Open a production (Ctrl+O) or drop a .pproj file here."
+            info.shown if info else "Open a production (Ctrl+O) or drop a .pproj file here."
         )
         stuck = len(outlook.stuck(now, counts.kind if counts else None)) if outlook and now else 0
         expiring = len(outlook.expiring(now, counts.kind if counts else None)) if outlook and now else 0
@@ -364,7 +364,7 @@ class JobDetailPanel(QFrame):
             "why it failed, its parameters, its history and the path it took through the lifecycle.</p>"
         )
 
-    def show_detail(self, detail: JobDetail, now: datetime, production: Path | None) -> None:
+    def show_detail(self, detail: JobDetail, now: datetime, production: str | None) -> None:
         self._detail, self._production = detail, production
         job = detail.job
         self.request.hide()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import Clock, FailureGroup, JobId, JobState
+from postproject_gui import location as production_location
 from postproject_gui import theme as themes
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
@@ -250,17 +251,20 @@ class MainWindow(QMainWindow):
     # --- opening -----------------------------------------------------------------------
 
     def ask_open(self) -> None:
-        start = str(self.settings.recent()[0].parent) if self.settings.recent() else ""
+        files = [p for p in self.settings.recent() if not production_location.is_database(p)]
+        start = str(Path(files[0]).parent) if files else ""
         path, _ = QFileDialog.getOpenFileName(
             self, "Open production", start, f"Productions (*{SUFFIX});;All files (*)"
         )
         if path:
-            self.open_production(Path(path))
+            self.open_production(path)
 
-    def open_production(self, path: Path) -> MonitorSession:
-        """Close the current production (if any) and open ``path``."""
+    def open_production(self, location: str | Path) -> MonitorSession:
+        """Close the current production (if any) and open ``location``: a ``.pproj`` path or a
+        ``postgresql://`` URI (the title and status bar show it without its password)."""
         self.close_production()
-        service = ProductionService(path, clock=self._clock, root_map=self._root_map)
+        location = production_location.of(location)
+        service = ProductionService(location, clock=self._clock, root_map=self._root_map)
         session = MonitorSession(service, self.presenter, self)
         self.session = session
         session.opened.connect(self._opened)
@@ -292,8 +296,8 @@ class MainWindow(QMainWindow):
         self.dashboard.connect_session(session)
         self.workers.connect_session(session)
         self._tab_changed(self.tabs.currentIndex())
-        self.status.set_production(path)
-        self.setWindowTitle(f"{path.name} — PostProject Monitor")
+        self.status.set_production(location)
+        self.setWindowTitle(f"{production_location.title(location)} — PostProject Monitor")
         self._filter_changed(session.filter)
         session.start()
         self._selection_changed()
@@ -361,7 +365,7 @@ class MainWindow(QMainWindow):
             self.close_production()
 
     def _opened(self, info: ProductionInfo) -> None:
-        self._refresh_recent(self.settings.add_recent(info.path))
+        self._refresh_recent(self.settings.add_recent(info.location))
         self._show_overview()
 
     # --- session -> views --------------------------------------------------------------
@@ -432,7 +436,7 @@ class MainWindow(QMainWindow):
 
     def _detail_loaded(self, detail: JobDetail) -> None:
         if self.session is not None:
-            self.detail.show_detail(detail, self.session.now(), self.session.service.path)
+            self.detail.show_detail(detail, self.session.now(), self.session.service.location)
 
     def _ticked(self) -> None:
         if self.session is not None:
@@ -506,7 +510,7 @@ class MainWindow(QMainWindow):
 
     # --- layout, drops, closing --------------------------------------------------------
 
-    def _refresh_recent(self, paths: list[Path] | None = None) -> None:
+    def _refresh_recent(self, paths: list[str] | None = None) -> None:
         def clear() -> None:
             self.settings.clear_recent()
             self._refresh_recent([])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
 
 from postproject import __version__
+from postproject_gui import location as production_location
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.actions.provenance_actions import ProvenanceActions
 from postproject_gui.theme import ThemeManager, ThemeMode
@@ -265,15 +265,16 @@ def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions, knowledge:
 
 
 def fill_recent(
-    menu: QMenu, paths: list[Path], opener: Callable[[Path], object], clear: Callable[[], None]
+    menu: QMenu, locations: list[str], opener: Callable[[str], object], clear: Callable[[], None]
 ) -> None:
     menu.clear()
-    for index, path in enumerate(paths):
-        action = menu.addAction(f"&{index + 1}  {path.name}" if index < 9 else path.name)
-        action.setToolTip(str(path))
-        action.setStatusTip(str(path))
-        action.triggered.connect(lambda _checked=False, p=path: opener(p))
-    if not paths:
+    for index, location in enumerate(locations):
+        name = production_location.name(location)
+        action = menu.addAction(f"&{index + 1}  {name}" if index < 9 else name)
+        action.setToolTip(production_location.shown(location))
+        action.setStatusTip(production_location.shown(location))
+        action.triggered.connect(lambda _checked=False, p=location: opener(p))
+    if not locations:
         menu.addAction("(none)").setEnabled(False)
     menu.addSeparator()
     menu.addAction("Clear the list", clear)

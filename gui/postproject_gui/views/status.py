@@ -4,10 +4,9 @@ updates are working (so nobody mistakes a stale screen for a quiet production): 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
+from postproject_gui import location as production_location
 from postproject_gui.theme import Theme
 
 MESSAGE_MS = 8000
@@ -58,10 +57,12 @@ class StatusBar(QStatusBar):
     def message(self, text: str) -> None:
         self.showMessage(text, MESSAGE_MS)
 
-    def set_production(self, path: Path | None) -> None:
-        self.production.setText(path.name if path else "No production")
-        self.production.setToolTip(str(path) if path else "")
-        if path is None:
+    def set_production(self, location: str | None) -> None:
+        """The production's name (a file name, or a URI without its password) and, as the
+        tooltip, where it is."""
+        self.production.setText(production_location.title(location) if location else "No production")
+        self.production.setToolTip(production_location.shown(location) if location else "")
+        if location is None:
             self._revision = None
             self.revision.setText("")
             self.set_live(None)

@@ -1,11 +1,13 @@
 """What an engine learns between queries: commits (LISTEN/NOTIFY), the server's clock, known rows.
 
 :class:`Listener` holds one connection that ``LISTEN``s on the ``postproject`` channel
-(``pp_publish`` notifies it at every commit: schema, sequence and clock mark; never a secret)
+(``pp_publish`` notifies it at every commit: schema, sequence and clock mark; a progress
+report that signals notifies ``schema progress``; never a secret)
 in a thread that sleeps in ``select`` until the server or the engine speaks: no table is
 polled. A notification for this production wakes the process's waiters at once
 (:mod:`postproject.feed`). When the connection drops, the thread reconnects with backoff and
-catches up: if the newest sequence moved while it was away, waiters wake too. While idle it
+catches up: waiters wake when it drops (and read the feed themselves until it is back: see
+``PostgresEngine.change_token``) and again if the newest sequence moved while it was away. While idle it
 samples the server's clock every :data:`PROBE_EVERY` seconds (which also notices a silently
 dead connection).
 
@@ -33,6 +35,7 @@ from postproject.storage.postgresql import connection
 from postproject.storage.postgresql.uri import PostgresUri
 
 CHANNEL = "postproject"
+PROGRESS = "progress"  # the payload's rest when a progress report signalled (see progress_writes)
 PROBE_EVERY = 30.0  # seconds between idle clock samples on the listening connection
 SERVER_NOW = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 DRIFT = 100e-6  # how fast a clock sample's bound widens (100 ppm, far above real oscillators)
@@ -190,6 +193,7 @@ class Listener:
                 with contextlib.suppress(Exception):
                     self._conn.close()
                 self._conn = None
+                wake(self.key)  # waiters read the feed themselves until notifications are heard again
 
     def _listen(self, conn: Any) -> None:
         """Wait for notifications until the connection breaks or the engine stops."""
@@ -212,6 +216,9 @@ class Listener:
     def _heard(self, channel: str, payload: str) -> None:
         schema, _, rest = payload.partition(" ")
         if channel != CHANNEL or schema != self.uri.production:
+            return
+        if rest == PROGRESS:  # a progress report signalled: stored state, not a revision
+            wake(self.key)
             return
         sequence, _, mark = rest.partition(" ")
         try:

@@ -8,6 +8,7 @@ clock a production takes its time from the server (:class:`.changes.ServerClock`
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -44,6 +45,7 @@ class PostgresEngine:
         self._clock = ServerClock(lambda: self._high_water)
         self._write_conn: Connection | None = None
         self._listener: Listener | None = None
+        self._unheard = itertools.count()
         self._closed = False
         self.last_locked_at: int | None = None  # server time the last commit here took the numbering lock
         try:
@@ -151,13 +153,20 @@ class PostgresEngine:
             self.notify_committed()
 
     def change_token(self) -> object:
+        """This process's count of commits heard (NOTIFY, or its own). While the listening
+        connection is down (reconnecting), a new value every time: waiters then read the
+        feed at each of their short waits, catching up until notifications are heard again."""
         self._listen()
+        listener = self._listener
+        if listener is not None and not listener.connected.is_set():
+            return ("unheard", next(self._unheard))
         return feed.generation(self._key)
 
     def wait_for_change(self, token: object, timeout: float) -> None:
         """Sleep until a commit is heard (NOTIFY, or this process's own) or ``timeout`` passes."""
         self._listen()
-        feed.wait(self._key, token if isinstance(token, int) else -1, timeout)
+        seen = token if isinstance(token, int) else feed.generation(self._key)
+        feed.wait(self._key, seen, timeout)
 
     def notify_committed(self) -> None:
         feed.notify(self._key)

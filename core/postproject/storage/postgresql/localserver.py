@@ -241,6 +241,11 @@ class LocalServer:
         self.admin().execute(statement)
         return self.uri(name)
 
+    def ensure_database(self, name: str) -> str:
+        """Create database ``name`` (owned by :data:`ROLE`) unless it exists; return its URI."""
+        found = self.admin().execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        return self.uri(name) if found is not None else self.create_database(name)
+
     def drop_database(self, name: str) -> None:
         """Drop database ``name`` if it exists, ending its sessions first."""
         from psycopg import sql

@@ -4,7 +4,8 @@
 A progress report is one guarded ``UPDATE`` of the running attempt (fenced by the lease like
 a renewal); when the attempt's last signal is at least ``signal_every`` old it also moves
 ``progress_signalled_at``, and a trigger bumps ``progress_signal.token`` in the same
-statement. None of it is a revision: the edit commits as stored state only. A cancel that
+statement, which also NOTIFYs ``schema progress`` (delivered at commit; no secret), so
+progress waits on every host wake without polling. None of it is a revision: the edit commits as stored state only. A cancel that
 commits first holds the attempt's row: the report waits for it, then finds the attempt ended.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from postproject.engine_progress import AttemptFacts
 from postproject.model.jobs import AttemptOutcome
+from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
 from postproject.storage.postgresql.pipeline import Pipeline
 from postproject.storage.postgresql.types import Id
 
@@ -43,7 +45,11 @@ class ProgressWrites(Pipeline):
             "OR %(now)s - progress_signalled_at >= %(every)s THEN %(now)s ELSE progress_signalled_at END "
             "WHERE job_id = %(id)s AND outcome IS NULL AND number = (SELECT claim_attempt FROM jobs "
             "WHERE id = %(id)s AND state = 2 AND claim_secret_hash = %(secret)s AND claim_expires_at > %(now)s) "
-            "RETURNING number, progress_signalled_at = %(now)s, (SELECT claim_expires_at FROM jobs WHERE id = %(id)s)",
+            "RETURNING number, progress_signalled_at = %(now)s, (SELECT claim_expires_at FROM jobs WHERE id = %(id)s), "
+            # A signalling report wakes followers on every host (NOTIFY is sent at commit, and
+            # repeats within a transaction fold into one); the payload names only the schema.
+            "CASE WHEN progress_signalled_at = %(now)s THEN "
+            "(SELECT 1 FROM pg_notify(%(channel)s, current_schema() || ' ' || %(progress)s)) END",
             {
                 "id": Id(job_id),
                 "secret": secret,
@@ -52,6 +58,8 @@ class ProgressWrites(Pipeline):
                 "stage": stage,
                 "message": message,
                 "every": signal_every,
+                "channel": CHANNEL,
+                "progress": PROGRESS,
             },
         )
         if row is None:

@@ -1,0 +1,76 @@
+"""``wait_for_activity``: one wait for new revisions or a moved progress signal (what the
+monitor's feed watcher blocks in), on both engines."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from postproject import FakeClock, InvalidArgumentError, Production
+from tests.core.jobs_helpers import Setup, make_setup
+
+
+@pytest.fixture
+def s(production: Production, clock: FakeClock, tmp_path: Path) -> Setup:
+    return make_setup(production, clock, tmp_path)
+
+
+def later(seconds: float, action: object) -> threading.Thread:
+    def run() -> None:
+        time.sleep(seconds)
+        action()  # type: ignore[operator]
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_it_times_out_with_nothing_new_and_beats_meanwhile(s: Setup) -> None:
+    head, token = s.head(), s.production.progress_token()
+    beats: list[float] = []
+    started = time.monotonic()
+    changes, found = s.production.wait_for_activity(head, token, 0.3, heartbeat=lambda: beats.append(1))
+    assert changes.revisions == () and found == token
+    assert 0.25 <= time.monotonic() - started < 5
+    assert len(beats) >= 2  # alive between its short sleeps
+
+
+def test_a_commit_elsewhere_wakes_it_with_the_revisions(s: Setup) -> None:
+    head, token = s.head(), s.production.progress_token()
+    thread = later(0.2, s.request)
+    changes, found = s.production.wait_for_activity(head, token, 20)
+    thread.join()
+    assert [r.sequence for r in changes.revisions] == [head + 1] and found == token
+
+
+def test_a_progress_report_wakes_it_without_a_revision(s: Setup) -> None:
+    job = s.request()
+    lease = s.claim(job, 10_000_000)
+    head, token = s.head(), s.production.progress_token()
+
+    def report() -> None:
+        with s.production.edit() as tx:
+            assert tx.report_progress(lease, fraction=0.5)
+            tx.commit()
+
+    thread = later(0.2, report)
+    changes, found = s.production.wait_for_activity(head, token, 20)
+    thread.join()
+    assert changes.revisions == () and found != token
+
+
+def test_stop_ends_it_and_bad_arguments_are_refused(s: Setup) -> None:
+    head, token = s.head(), s.production.progress_token()
+    stop = threading.Event()
+    thread = later(0.1, stop.set)
+    started = time.monotonic()
+    assert s.production.wait_for_activity(head, token, 30, stop=stop)[0].revisions == ()
+    thread.join()
+    assert time.monotonic() - started < 5
+    with pytest.raises(InvalidArgumentError):
+        s.production.wait_for_activity(head, True, 1)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        s.production.wait_for_activity(head, token, 61)
