@@ -177,20 +177,8 @@ def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str
     outputs = Path(tempfile.mkdtemp(prefix=f"out{workers}_", dir=root))
     location = server.uri("bench", production=f"s_{workers}_{outputs.name.rsplit('_', 1)[1].lower()}")
     seed(location, n, outputs)
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
-    procs = [
-        ctx.Process(target=api_worker, args=(location, str(outputs), w, barrier, results))
-        for w in range(workers)
-    ]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0, t0 = server_cpu(server.data), time.perf_counter()
-    outs = [results.get() for _ in procs]
-    for p in procs:
-        p.join()
-    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
+    args = [(location, str(outputs), w) for w in range(workers)]
+    outs, t0, cpu_server = pg_peers.run_workers(server, server_cpu, api_worker, args)
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         print(fatal[0], flush=True)
@@ -266,19 +254,9 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
         )
         conn.execute("INSERT INTO raw_jobs (state, payload) SELECT 1, 'x' FROM generate_series(1, %s)", (n,))
         conn.execute("VACUUM ANALYZE raw_jobs")
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
-    procs = [
-        ctx.Process(target=raw_worker, args=(conninfo, project, barrier, results)) for _ in range(workers)
-    ]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0, t0 = server_cpu(server.data), time.perf_counter()
-    outs = [results.get() for _ in procs]
-    for p in procs:
-        p.join()
-    cpu_server = pg_peers.settled_cpu(server, server_cpu) - cpu0
+    outs, t0, cpu_server = pg_peers.run_workers(
+        server, server_cpu, raw_worker, [(conninfo, project)] * workers
+    )
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o)}
     done = sum(o["done"] for o in outs)

@@ -41,6 +41,28 @@ def settled_cpu(server: LocalServer, server_cpu: Callable[[Path], float]) -> flo
     return server_cpu(server.data)
 
 
+def run_workers(
+    server: LocalServer,
+    server_cpu: Callable[[Path], float],
+    target: Callable[..., None],
+    args: list[tuple[Any, ...]],
+) -> tuple[list[dict[str, Any]], float, float]:
+    """Spawn one process per ``args`` entry running ``target(*entry, barrier, results)``, start
+    the clock when all wait at the barrier, and collect one result dict from each: (results,
+    the start on ``time.perf_counter``, the server's CPU seconds spent meanwhile)."""
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(len(args) + 1), ctx.Queue()
+    procs = [ctx.Process(target=target, args=(*entry, barrier, results)) for entry in args]
+    for p in procs:
+        p.start()
+    barrier.wait()
+    cpu0, t0 = server_cpu(server.data), time.perf_counter()
+    outs = [results.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return outs, t0, settled_cpu(server, server_cpu) - cpu0
+
+
 def make_app(conninfo: str) -> tuple[procrastinate.App, Any]:
     """A procrastinate app with one no-op task (queue ``bench``)."""
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
@@ -90,19 +112,7 @@ def procrastinate_drain(
 ) -> dict[str, Any]:
     conninfo = procrastinate_database(server, f"procrastinate_w{workers}")
     defer_jobs(conninfo, n)
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
-    procs = [
-        ctx.Process(target=procrastinate_worker, args=(conninfo, barrier, results)) for _ in range(workers)
-    ]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    cpu0, t0 = server_cpu(server.data), time.perf_counter()
-    outs = [results.get() for _ in procs]
-    for p in procs:
-        p.join()
-    cpu_server = settled_cpu(server, server_cpu) - cpu0
+    outs, t0, cpu_server = run_workers(server, server_cpu, procrastinate_worker, [(conninfo,)] * workers)
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o).strip().splitlines()[-1]}
     with psycopg.connect(conninfo) as conn:
