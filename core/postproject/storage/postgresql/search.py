@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from postproject.engine import JOB_SORTS, JobKey, JobQuery
+from postproject.engine import JobKey, JobQuery
+from postproject.storage import job_pages
 from postproject.storage.postgresql.types import Id
 
 TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
@@ -102,35 +103,7 @@ def job_search(
     """The statement and parameters of one page of ``query`` (``columns``: what a job row
     reads); with ``window``, only the first ``window`` jobs in the page's order that pass the
     other filters are tested against the terms (see ``Reads.search_jobs``)."""
-    where: list[str] = []
-    params: list[Any] = []
-    if query.state is not None:
-        where.append("j.state = %s")
-        params.append(query.state)
-    if query.kind is not None:
-        where.append("j.kind = %s")
-        params.append(query.kind)
-    for column, low, high in (
-        ("requested_at", query.requested_after, query.requested_before),
-        ("finished_at", query.finished_after, query.finished_before),
-    ):
-        if low is not None:
-            where.append(f"j.{column} >= %s")
-            params.append(low)
-        if high is not None:
-            where.append(f"j.{column} < %s")
-            params.append(high)
-    column = JOB_SORTS[query.sort]
-    direction = "DESC" if query.descending else "ASC"
-    compare = "<" if query.descending else ">"
-    if after is not None:
-        if column == "id":
-            where.append(f"j.id {compare} %s")
-            params.append(Id(after[1]))
-        else:
-            where.append(f"(j.{column}, j.id) {compare} (%s, %s)")
-            params.extend([after[0], Id(after[1])])
-    order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    where, params, order = job_pages.filters_and_order(query, after, "%s", Id)
     if window is None and query.terms:
         # Each term's matching ids are gathered through the indexes (a union of lookups),
         # intersected, and only then joined to their rows, one primary-key probe each (the

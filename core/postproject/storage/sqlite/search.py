@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from postproject.engine import JOB_SORTS, JobKey, JobQuery
+from postproject.engine import JobKey, JobQuery
+from postproject.storage import job_pages
 from postproject.storage.sqlite import rows
 
 TRIGRAM = 3  # shorter terms cannot use a trigram index: they scan the small tables with LIKE
@@ -73,35 +74,7 @@ def job_search(
     """The statement and parameters of one page of ``query``; with ``window``, only the first
     ``window`` jobs in the page's order that pass the other filters are tested against the
     terms (a bounded walk of the sort index: see ``Reads.search_jobs``)."""
-    where: list[str] = []
-    params: list[Any] = []
-    if query.state is not None:
-        where.append("j.state = ?")
-        params.append(query.state)
-    if query.kind is not None:
-        where.append("j.kind = ?")
-        params.append(query.kind)
-    for column, low, high in (
-        ("requested_at", query.requested_after, query.requested_before),
-        ("finished_at", query.finished_after, query.finished_before),
-    ):
-        if low is not None:
-            where.append(f"j.{column} >= ?")
-            params.append(low)
-        if high is not None:
-            where.append(f"j.{column} < ?")
-            params.append(high)
-    column = JOB_SORTS[query.sort]
-    direction = "DESC" if query.descending else "ASC"
-    compare = "<" if query.descending else ">"
-    if after is not None:
-        if column == "id":
-            where.append(f"j.id {compare} ?")
-            params.append(after[1])
-        else:
-            where.append(f"(j.{column}, j.id) {compare} (?, ?)")
-            params.extend(after)
-    order = f"j.id {direction}" if column == "id" else f"j.{column} {direction}, j.id {direction}"
+    where, params, order = job_pages.filters_and_order(query, after, "?", bytes)
     matching: list[str] = []
     term_params: list[Any] = []
     for term in query.terms:
