@@ -97,14 +97,15 @@ def run_demo(
     producer = Producer(path, recipe, options.producer_interval, options.producer_cap)
     procs = _start_workers(path, options, attached)
     producer.start()
-    try:
-        with _terminate_as_interrupt():
+    with _interrupt_once() as shield:
+        try:
             code = show(path)
-    except KeyboardInterrupt:
-        code = 130
-    finally:
-        producer.stop()
-        exit_codes = stop_workers(procs, options.grace)
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            shield()  # the shutdown below is never cut short by a second Ctrl-C
+            producer.stop()
+            exit_codes = stop_workers(procs, options.grace)
     return DemoRunResult(code, tuple(p.pid for p in procs), exit_codes, producer.requested)
 
 
@@ -218,20 +219,35 @@ def _run_child(command: list[str]) -> int:
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends the demo like Ctrl-C: the monitor closes and the workers release their claims."""
+def _interrupt_once() -> Iterator[Callable[[], None]]:
+    """Ctrl-C or SIGTERM ends the demo once, and nothing interrupts the shutdown that follows.
+
+    The first SIGINT or SIGTERM raises KeyboardInterrupt (the monitor closes); from then on,
+    or from when the caller calls the yielded ``shield``, both are ignored until the block
+    ends. A terminal's Ctrl-C reaches the whole process group and ``dev.py`` passes it on as
+    well, so a second one often arrives while the workers are being stopped: it must not
+    break that half-way (a worker left running, a traceback on the terminal).
+    """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def shield() -> None:
+        for number in previous:
+            signal.signal(number, signal.SIG_IGN)
 
     def interrupt(signum: int, frame: object) -> None:
+        shield()
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    for number in previous:
+        signal.signal(number, interrupt)
     try:
-        yield
+        yield shield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _gui_installed() -> bool:
