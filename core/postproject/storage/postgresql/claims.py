@@ -69,7 +69,8 @@ def claim_next_sql(by_kind: bool, *, wait: bool, gated: bool = False) -> str:
     return (
         f"WITH {_GATE if gated else ''}ready AS ({ready}), expired AS ({expired} {lock}), "
         "pick AS (SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1), "
-        f"claimed AS (UPDATE jobs j SET {SET_CLAIM} FROM pick WHERE j.id = pick.id AND {CLAIMABLE} {RETURNING}) "
+        # the picked row by its key (a join with pick may scan every claimable job instead)
+        f"claimed AS (UPDATE jobs j SET {SET_CLAIM} WHERE j.id = (SELECT id FROM pick) AND {CLAIMABLE} {RETURNING}) "
         f"SELECT c.id, c.claim_attempt, c.output_asset_id, c.inputs, c.id IS NULL AND ({held}){facts} "
         f"FROM (VALUES (1)) AS one LEFT JOIN claimed c ON true{' LEFT JOIN f ON true' if gated else ''}"
     )

@@ -172,12 +172,16 @@ class JobWrites(Pipeline):
             "j.output_kind, j.inputs, j.attempts, j.max_attempts, j.claim_attempt, c.representation_id, "
             "c.recorded_sequence, c.id, j.regenerates, CASE WHEN j.dependencies > 0 THEN ARRAY(SELECT "
             "resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) END "
-            "FROM jobs j LEFT JOIN LATERAL (SELECT f.representation_id, "
-            "f.recorded_sequence, r.id FROM representation_fingerprints f JOIN revisions r "
-            "ON r.sequence = f.recorded_sequence WHERE f.representation_id IN (SELECT encode(substring("
-            "j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid FROM generate_series(0, length(j.inputs) / 16 - 1) g "
-            "UNION SELECT resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) "
-            "AND f.recorded_sequence > j.claim_sequence ORDER BY f.recorded_sequence LIMIT 1) c ON true "
+            # each input's fingerprints probed by key (never a scan of every fingerprint)
+            "FROM jobs j LEFT JOIN LATERAL (SELECT f.representation_id, f.recorded_sequence, "
+            "(SELECT r.id FROM revisions r WHERE r.sequence = f.recorded_sequence) "
+            "FROM (SELECT encode(substring(j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid AS rep "
+            "FROM generate_series(0, length(j.inputs) / 16 - 1) g UNION SELECT resolved_id FROM "
+            "job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) i CROSS JOIN LATERAL "
+            "(SELECT f.representation_id, f.recorded_sequence FROM representation_fingerprints f "
+            "WHERE f.representation_id = i.rep AND f.recorded_sequence > j.claim_sequence "
+            "ORDER BY f.recorded_sequence LIMIT 1) f "
+            "ORDER BY f.recorded_sequence LIMIT 1) c ON true "
             "WHERE j.id = %s FOR NO KEY UPDATE OF j",
             (Id(job_id),),
         )

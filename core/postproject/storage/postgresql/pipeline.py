@@ -32,6 +32,14 @@ Params = Sequence[Any] | dict[str, Any]
 # execution, and every statement's plan is fixed by indexes, not by its values (measured in
 # back-to-back one-worker drains: 7-15 % less server CPU per job). Write connection only.
 GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
+# ... and a generic plan is made once, from the tables' sizes at that moment: one made while a
+# table was small (a new production, a fresh queue) scans it whole, and keeps doing so as it
+# grows to millions of rows (measured: a completion's input check, an activity's, and
+# pp_publish's renumbering read every row). Every statement of an edit reaches its rows through
+# an index, so the write connection never plans a sequential scan where an index serves (and
+# never compiles a statement with JIT, which that setting's cost penalty would otherwise start:
+# tens of milliseconds to compile statements that run in microseconds).
+INDEX_PLANS = ("SET enable_seqscan = off", "SET jit = off")
 
 
 class Known(Protocol):
@@ -175,6 +183,7 @@ class Pipeline:
             if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
                 begin.insert(0, (f"SET lock_timeout = {timeout}", None))
                 begin.insert(0, (GENERIC_PLANS, None))
+                begin[:0] = [(setting, None) for setting in INDEX_PLANS]
                 self.host.lock_timeouts[id(self.conn)] = timeout
             statements[:0] = begin
             keep = {position + len(begin) for position in keep}
