@@ -137,10 +137,13 @@ class Bench:
         self.app = app
         self.painted_rows = 0
         self.paints = 0
+        self.paint_times: list[int] = []  # monotonic ns of every paint of the table
+        self.inserted_at: dict[Any, int] = {}  # job id -> monotonic ns its row entered the model
 
         class PaintSpy(QObject):
             def eventFilter(spy, obj: QObject, event: QEvent) -> bool:
                 if event.type() == QEvent.Type.Paint:
+                    self.paint_times.append(time.monotonic_ns())
                     self.paints += 1
                     self.painted_rows = (
                         self.window.table.model().rowCount() if self.window.table.model() else 0
@@ -191,6 +194,14 @@ class Bench:
         session = self.window.session
         assert session is not None
         self.window.table.scrollToTop()
+        table = session.table
+
+        def inserted(parent: Any, first: int, last: int) -> None:
+            now = time.monotonic_ns()
+            for row in range(first, last + 1):
+                self.inserted_at.setdefault(table.row(row).id, now)
+
+        table.rowsInserted.connect(inserted)
         child = subprocess.Popen(
             [sys.executable, "-c", COMMITTER, str(self.path), asset, rep, str(commits)],
             stdout=subprocess.PIPE,
@@ -219,10 +230,13 @@ class Bench:
 
         wanted = JobId.parse(job_id)
         self.wait(lambda: session.table.row_of(wanted) is not None, timeout=30)
-        in_model.append((time.monotonic_ns() - committed_ns) / 1e6)
-        paints = self.paints
-        self.wait(lambda: self.paints > paints, timeout=30)
-        on_screen.append((time.monotonic_ns() - committed_ns) / 1e6)
+        # The row may have entered the model, and been painted, before this line was read:
+        # time the insertion itself and the first paint after it (not the next paint from here).
+        arrived = self.inserted_at.get(wanted, time.monotonic_ns())
+        in_model.append((arrived - committed_ns) / 1e6)
+        self.wait(lambda: bool(self.paint_times) and self.paint_times[-1] >= arrived, timeout=30)
+        painted = next(t for t in self.paint_times if t >= arrived)
+        on_screen.append((painted - committed_ns) / 1e6)
 
     def close(self) -> None:
         self.window.close()
