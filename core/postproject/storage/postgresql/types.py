@@ -74,8 +74,10 @@ class _BinaryTextLoader(_TextLoader):
 def configure(conn: Any) -> None:
     """Register the adaptations above on one connection."""
     adapters = conn.adapters
-    adapters.register_dumper(Id, _IdBinaryDumper)
+    # The dumper registered last serves ``%s``: the binary one (16 bytes as they are; an id
+    # list goes as a binary uuid[]), so no id is formatted as text and parsed back.
     adapters.register_dumper(Id, _IdTextDumper)
+    adapters.register_dumper(Id, _IdBinaryDumper)
     adapters.register_loader("uuid", _IdTextLoader)
     adapters.register_loader("uuid", _IdBinaryLoader)
     for name in ("json",):
