@@ -15,7 +15,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 import psycopg
-import pytest
 from psycopg import sql
 
 from postproject import ActivitySpec, JobRequest, JobState, Production, RepresentationKind, ToolIdentity
@@ -33,7 +32,6 @@ BIG = (
     "revision_events",
 )
 JOBS = 150
-
 
 
 def _database_and_schema(uri: str) -> tuple[str, str]:
@@ -79,13 +77,12 @@ def test_a_worker_draining_a_queue_reads_no_table_sequentially(postgres_uri: str
             name = sql.Identifier(schema, table)
             conn.execute(sql.SQL("ANALYZE {}").format(name))
             conn.execute(sql.SQL("ALTER TABLE {} SET (autovacuum_enabled = false)").format(name))
-    with Production.open(postgres_uri) as production:
-        with production.edit() as tx:
-            asset = tx.create_asset("A")
-            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
-            for _ in range(JOBS):
-                tx.request_job(JobRequest("org.example:plans", (original,), asset, RepresentationKind.PROXY))
-            tx.commit()
+    with Production.open(postgres_uri) as production, production.edit() as tx:
+        asset = tx.create_asset("A")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        for _ in range(JOBS):
+            tx.request_job(JobRequest("org.example:plans", (original,), asset, RepresentationKind.PROXY))
+        tx.commit()
     before = _settled(database, schema)
 
     with Production.open(postgres_uri) as production:
