@@ -395,7 +395,8 @@ class WriteSession(JobWrites, ProgressWrites):
             self.queue(NO_CYCLE, {"activities": _array(written["activities"]), "message": CYCLE})
         started = clock.monotonic()
         cursor = self.send(
-            "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            # the events' kinds and payloads go as binary text[] (no quoting and escaping of each JSON text)
+            "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %b, %s, %b, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 PROVISIONAL,
                 Id(revision_id),
