@@ -105,6 +105,11 @@ class JobDetailPanel(QFrame):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Always on: with "as needed", a body whose wrapped labels are just too tall at the
+        # width left beside the scroll bar, and just short enough without it, makes the
+        # scroll area show and hide the bar for ever (Qt recurses until the stack overflows
+        # and the monitor crashes). A bar that never comes or goes keeps the width fixed.
+        scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         scroll.setWidget(self._build_body())
         layout.addWidget(scroll, 1)
         self.show_overview(None, None, None, None, None)
