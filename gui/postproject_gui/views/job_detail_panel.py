@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -35,7 +34,7 @@ from postproject_gui.states import STATE_LOOKS, ClaimHealth
 from postproject_gui.theme import Theme, set_style_property, state_icon
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
-from postproject_gui.views.widgets import section_label, title_row, tool_button
+from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button
 
 GUI_ACTIONS = (Action.CANCEL, Action.REQUEUE, Action.PRIORITIZE)  # what the monitor can do to a job
 RETRY, SIMILAR = "retry_job", "request_similar"  # actions that make a new job (not transitions)
@@ -101,16 +100,7 @@ class JobDetailPanel(QFrame):
         layout.setContentsMargins(12, 10, 6, 8)
         layout.setSpacing(6)
         layout.addLayout(self._build_header())
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # Always on: with "as needed", a body whose wrapped labels are just too tall at the
-        # width left beside the scroll bar, and just short enough without it, makes the
-        # scroll area show and hide the bar for ever (Qt recurses until the stack overflows
-        # and the monitor crashes). A bar that never comes or goes keeps the width fixed.
-        scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
-        scroll.setWidget(self._build_body())
+        scroll = detail_scroll(self, self._build_body())
         layout.addWidget(scroll, 1)
         self.show_overview(None, None, None, None, None)
 

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QScrollArea,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -31,7 +30,7 @@ from postproject_gui.artifact_states import AVAILABILITY_LOOKS, KNOWLEDGE_LOOKS,
 from postproject_gui.services.types import GraphRead
 from postproject_gui.states import STATE_LOOKS
 from postproject_gui.theme import Theme, paint_artifact_glyph, panel_style, state_icon
-from postproject_gui.views.widgets import section_label, title_row, tool_button
+from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button
 
 LOOKS_BY_NAME: dict[str, ArtifactLook] = {
     look.label.lower(): look for look in (*KNOWLEDGE_LOOKS.values(), SOURCE_LOOK)
@@ -95,11 +94,7 @@ class NodeDetailPanel(QFrame):
         self.actions_row.setSpacing(4)
         buttons.addLayout(self.actions_row)
         layout.addLayout(buttons)
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(self._build_body())
+        scroll = detail_scroll(self, self._build_body())
         layout.addWidget(scroll, 1)
         self.set_theme(theme)
         self.show_summary(None)

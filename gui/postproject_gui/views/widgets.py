@@ -1,11 +1,11 @@
-"""Small widgets the panels share: section headings and text tool buttons."""
+"""Small widgets the panels share: section headings, text tool buttons and scrolling bodies."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
 
 
 def section_label(text: str, parent: QWidget) -> QLabel:
@@ -39,3 +39,21 @@ def title_row(parent: QWidget, object_name: str) -> tuple[QHBoxLayout, QLabel, Q
     row.addWidget(glyph, 0, Qt.AlignmentFlag.AlignTop)
     row.addWidget(title, 1)
     return row, glyph, title
+
+
+def detail_scroll(parent: QWidget, body: QWidget) -> QScrollArea:
+    """A side panel's scrolling body: as wide as the panel, scrolling vertically.
+
+    The vertical bar is always shown: with "as needed", a body whose wrapped labels are just
+    too tall at the width left beside the bar, and just short enough without it, makes the
+    scroll area show and hide the bar for ever (Qt recurses until the stack overflows and the
+    monitor crashes; it did when a requested job was selected at the default window size).
+    A bar that never comes or goes keeps the body's width fixed.
+    """
+    scroll = QScrollArea(parent)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    scroll.setWidget(body)
+    return scroll
