@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
+from postproject.errors import Reason
 from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.knowledge_session import KnowledgeSession
@@ -96,6 +97,7 @@ class MonitorSession(QObject):
         self._updating = False
         self._held = False
         self._live = False
+        self._reread_when_live = False
         self._reads = 0
         self._idle: list[asyncio.Future[None]] = []
         self._table_idle: list[asyncio.Future[None]] = []
@@ -166,9 +168,16 @@ class MonitorSession(QObject):
 
     def _failed(self, exc: BaseException, what: str) -> None:
         """A background task failed: a busy database waits (the view is read again when it
-        answers); anything else goes to the error presenter."""
-        if not (is_busy(exc) and self.waiter.accept(exc, self._reread, "Reading the production")):
-            self._presenter.present(exc, what)
+        answers); a lost connection is the feed's to show ("Not live") and the views are read
+        again once it is live; anything else goes to the error presenter."""
+        if is_busy(exc) and self.waiter.accept(exc, self._reread, "Reading the production"):
+            return
+        if isinstance(exc, PostProjectError) and exc.reason == Reason.CONNECTION_LOST:
+            self._reread_when_live = True
+            if self._live:  # the feed has not noticed (yet), or is back already: try in a second
+                QTimer.singleShot(1000, self, self._retry_if_live)
+            return
+        self._presenter.present(exc, what)
 
     async def _reread(self) -> None:
         await self._reload_all(self._feed_head)
@@ -436,9 +445,16 @@ class MonitorSession(QObject):
         self._feed_head = max(self._feed_head, head)
         self._kick()
 
+    def _retry_if_live(self) -> None:
+        if self._live:
+            self._on_live(True)
+
     def _on_live(self, live: bool) -> None:
         self._live = live
         self.live_changed.emit(live)
+        if live and self._reread_when_live:  # a read failed while the connection was lost
+            self._reread_when_live = False
+            self.spawn(self._reread(), "Reading the production")
 
     def _kick(self) -> None:
         if not self._updating and not self._held and self.info is not None:
