@@ -446,8 +446,9 @@ class MonitorSession(QObject):
         self._kick()
 
     def _retry_if_live(self) -> None:
-        if self._live:
-            self._on_live(True)
+        if self._live and self._reread_when_live:  # (without telling anyone "live" again)
+            self._reread_when_live = False
+            self.spawn(self._reread(), "Reading the production")
 
     def _on_live(self, live: bool) -> None:
         self._live = live
