@@ -65,10 +65,11 @@ class Reader:
             return
         for attempt in (1, 2):
             with ExitStack() as stack:
+                stack.enter_context(translated(self.uri))
                 try:
-                    stack.enter_context(translated(self.uri))
-                    conn = stack.enter_context(self.pool.connection())
-                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    with translated(self.uri):  # translated here, so the retry below sees it
+                        conn = stack.enter_context(self.pool.connection())
+                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
                 except StorageError as error:  # nothing read yet: another connection may serve
                     if attempt == 2 or error.reason != Reason.CONNECTION_LOST:
                         raise
