@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from postproject import ActivitySpec, Production, RepresentationKind
 from postproject.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
 from postproject.storage.postgresql import connection, errors, uri
 from postproject.storage.postgresql.localserver import LocalServer, free_port
@@ -213,28 +210,3 @@ def translate_failure(target: uri.PostgresUri, action: object) -> str | None:
     with pytest.raises(StorageError) as raised, errors.translated(target):
         action()  # type: ignore[operator]
     return raised.value.reason
-
-
-def test_reads_survive_a_server_that_killed_every_pooled_connection(
-    postgres_uri: str, tmp_path: Path
-) -> None:
-    """A killed backend is found at the next read; that read and every later one, snapshots
-    included, are served by replacement connections (the pool is checked before the retry)."""
-    clip = tmp_path / "clip.mov"
-    clip.write_bytes(b"clip")
-    with Production.create(postgres_uri) as production:
-        with production.edit() as tx:
-            asset = tx.create_asset("A")
-            rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, clip)
-            activity = tx.create_activity(ActivitySpec("org.example:ingest", outputs=(rep,)))
-            tx.commit()
-        production.activity(activity)  # the readers' connections are open
-        database = urlunsplit(urlsplit(postgres_uri)._replace(query=""))
-        with psycopg.connect(database, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'postproject' "
-                "AND pid <> pg_backend_pid()"
-            ).fetchall()
-        assert killed
-        assert production.activity(activity).id == activity  # a snapshot read
-        assert production.representation(rep).asset_id == asset  # a single statement

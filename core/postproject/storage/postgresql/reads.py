@@ -3,9 +3,8 @@
 A snapshot is a ``REPEATABLE READ, READ ONLY`` transaction on one pooled connection, shared by
 nested uses in the same thread; a single statement outside a snapshot is its own consistent
 read on any pooled connection (retried once, after the pool has replaced its broken
-connections, when the pooled one was broken, say by a server restart; a snapshot is retried
-the same way when its BEGIN finds the connection broken). The queries and their order are SQLite's
-(:mod:`postproject.storage.sqlite.reads`), in PostgreSQL's dialect.
+connections, when the pooled one was broken, say by a server restart). The queries and their
+order are SQLite's (:mod:`postproject.storage.sqlite.reads`), in PostgreSQL's dialect.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery, WorkerRow
@@ -63,25 +62,14 @@ class Reader:
         if current is not None:
             yield current
             return
-        for attempt in (1, 2):
-            with ExitStack() as stack:
-                stack.enter_context(translated(self.uri))
-                try:
-                    with translated(self.uri):  # translated here, so the retry below sees it
-                        conn = stack.enter_context(self.pool.connection())
-                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                except StorageError as error:  # nothing read yet: another connection may serve
-                    if attempt == 2 or error.reason != Reason.CONNECTION_LOST:
-                        raise
-                    self._lost()
-                    continue
-                self._local.conn = conn
-                try:
-                    yield conn
-                finally:
-                    self._local.conn = None
-                    conn.execute("COMMIT" if conn.info.transaction_status == 2 else "ROLLBACK")
-                return
+        with translated(self.uri), self.pool.connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+                conn.execute("COMMIT" if conn.info.transaction_status == 2 else "ROLLBACK")
 
     def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._run(sql, params, one=False)  # type: ignore[no-any-return]
