@@ -446,16 +446,14 @@ class MonitorSession(QObject):
         self._kick()
 
     def _retry_if_live(self) -> None:
-        if self._live and self._reread_when_live:  # (without telling anyone "live" again)
+        if self._live and self._reread_when_live:
             self._reread_when_live = False
             self.spawn(self._reread(), "Reading the production")
 
     def _on_live(self, live: bool) -> None:
         self._live = live
         self.live_changed.emit(live)
-        if live and self._reread_when_live:  # a read failed while the connection was lost
-            self._reread_when_live = False
-            self.spawn(self._reread(), "Reading the production")
+        self._retry_if_live()  # a read that failed while the connection was lost
 
     def _kick(self) -> None:
         if not self._updating and not self._held and self.info is not None:

@@ -40,29 +40,24 @@ def _database_and_schema(uri: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query="")), schema
 
 
-def _sequential_reads(database: str, schema: str) -> dict[str, int]:
-    with psycopg.connect(database, autocommit=True) as conn:
-        conn.execute("SELECT pg_stat_clear_snapshot()")
-        rows = conn.execute(
-            "SELECT relname, seq_tup_read FROM pg_stat_user_tables WHERE schemaname = %s", (schema,)
-        ).fetchall()
-    return {name: reads for name, reads in rows if name in BIG}
-
-
 def _settled(database: str, schema: str) -> dict[str, int]:
-    """The counts once the production's sessions have ended (each sends its statistics as it
-    exits): polls until none is left and two reads agree."""
+    """Rows read by sequential scans of the big tables, once the production's sessions have
+    ended (each sends its statistics as it exits): polls until none is left and two reads agree."""
     last: dict[str, int] | None = None
-    for _ in range(5000):
-        with psycopg.connect(database, autocommit=True) as conn:
+    with psycopg.connect(database, autocommit=True) as conn:
+        for _ in range(5000):
+            conn.execute("SELECT pg_stat_clear_snapshot()")
             alive = conn.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND application_name LIKE 'postproject%%' AND pid <> pg_backend_pid()"
             ).fetchone()
-        counts = _sequential_reads(database, schema)
-        if alive == (0,) and counts == last:
-            return counts
-        last = counts
+            rows = conn.execute(
+                "SELECT relname, seq_tup_read FROM pg_stat_user_tables WHERE schemaname = %s", (schema,)
+            ).fetchall()
+            counts = {name: reads for name, reads in rows if name in BIG}
+            if alive == (0,) and counts == last:
+                return counts
+            last = counts
     raise AssertionError("the production's sessions never ended")
 
 

@@ -181,9 +181,8 @@ class Pipeline:
             begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
             timeout = max(1, int(self.busy_timeout * 1000))
             if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
-                begin.insert(0, (f"SET lock_timeout = {timeout}", None))
-                begin.insert(0, (GENERIC_PLANS, None))
-                begin[:0] = [(setting, None) for setting in INDEX_PLANS]
+                settings = (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}")
+                begin[:0] = [(setting, None) for setting in settings]
                 self.host.lock_timeouts[id(self.conn)] = timeout
             statements[:0] = begin
             keep = {position + len(begin) for position in keep}
