@@ -117,6 +117,35 @@ def test_a_savepoint_rollback_takes_its_rows_and_events(engine_factory: Callable
     assert len(changes) == 1 and len(changes[0].events) == 1
 
 
+def test_nested_savepoints_undo_exactly_their_rows_around_reads(engine_factory: Callable[[], Engine]) -> None:
+    """Savepoints whose rows were read back inside them (on PostgreSQL: sent to the server in
+    that round trip) and savepoints whose rows never left the edit undo the same way."""
+    engine = engine_factory()
+    a, b, c, d, e, absent = (AssetId.new().bytes for _ in range(6))
+    s = engine.begin_write(5.0)
+    s.insert_asset(a, None, T0)
+    outer = s.savepoint()
+    s.insert_asset(b, None, T0)
+    inner = s.savepoint()
+    s.insert_asset(c, None, T0)
+    assert s.missing("assets", [a, b, c, absent]) == [absent]  # a read inside both savepoints
+    s.insert_asset(d, None, T0)
+    s.rollback_savepoint(inner)  # takes c (read back) and d (written after the read)
+    assert s.missing("assets", [a, b, c, d]) == [c, d]
+    s.release_savepoint(outer)
+    quiet = s.savepoint()  # no read inside: rolled back before anything of it was sent
+    s.insert_asset(e, None, T0)
+    s.rollback_savepoint(quiet)
+    again = s.savepoint()
+    s.insert_asset(c, None, T0)
+    s.release_savepoint(again)
+    s.event("asset_imported", a, {})
+    assert commit(s)
+    s = engine.begin_write(5.0)
+    assert s.missing("assets", [a, b, c, d, e]) == [d, e]
+    s.rollback(None)
+
+
 def test_claim_next_honours_its_kinds_and_takes_the_oldest(engine_factory: Callable[[], Engine]) -> None:
     engine = engine_factory()
     asset, rep = seed(engine)

@@ -96,3 +96,43 @@ def test_claims_take_two_round_trips_and_a_completion_at_most_three(
         assert none is None
         assert used <= 2
         assert production.job_counts()[JobState.REQUESTED] == 1
+
+
+def test_an_operation_without_a_round_trip_sends_no_savepoint(
+    postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's completion edit: the representation's and the activity's operations end with
+    their writes still queued, so their savepoints never reach the server (no SAVEPOINT, no
+    RELEASE, no subtransaction); an operation that reads inside its savepoint still sends it."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query).split(None, 1)[0].upper())
+        return execute(self, query, *args, **kwargs)
+
+    source, output = tmp_path / "source.mov", tmp_path / "out.mov"
+    source.write_bytes(b"source")
+    output.write_bytes(b"out")
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
+            tx.commit()
+        with production.edit() as tx:
+            lease = tx.claim_next_job_lease(TOOL, LEASE)
+            tx.commit()
+        assert lease is not None
+        job = production.job(lease.job_id)
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        with production.edit() as tx:
+            rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+            activity = tx.create_activity(
+                ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+            )
+            tx.complete_job_lease(lease, rep, activity)
+            tx.commit()
+        assert "SAVEPOINT" not in sent and "RELEASE" not in sent
+        assert len(sent) <= 7  # BEGIN, representation, activity, lease check, job, publish, COMMIT
+        assert production.job(lease.job_id).state is JobState.SUCCEEDED

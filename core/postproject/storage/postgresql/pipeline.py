@@ -94,6 +94,7 @@ class Pipeline:
         self._begun = False
         self._failed: PostProjectError | None = None  # the transaction is aborted
         self._savepoints = 0
+        self._unsent: dict[str, int] = {}  # savepoints not yet sent -> their place in _queue
         self._mark_read = False
         self.reset_mark: int | None = None  # reset_clock's new mark
         # What this edit wrote, by table (renumbered at commit) and what it knows of it.
@@ -177,6 +178,11 @@ class Pipeline:
         self._check()
         statements, keep = self._queue, self._keep
         self._queue, self._keep, self.kept = [], set(), []
+        for inserted, (name, place) in enumerate(self._unsent.items()):  # outermost first
+            at = place + inserted  # the open savepoints reach the server, each where it was taken
+            statements.insert(at, (f"SAVEPOINT {name}", None))
+            keep = {position + (position >= at) for position in keep}
+        self._unsent.clear()
         if not self._begun:
             begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
             timeout = max(1, int(self.busy_timeout * 1000))
@@ -249,16 +255,23 @@ class Pipeline:
         self.positions = mark
         del self.staged[mark:], self._subjects[mark:]
 
+    # A savepoint is sent only when a round trip happens inside its operation: until then the
+    # operation's statements are still queued here, and undoing them is forgetting them (most
+    # operations queue their writes and end without a round trip: no SAVEPOINT, no RELEASE, no
+    # subtransaction on the server).
+
     def savepoint(self) -> tuple[str, int, int]:
+        self._check()
         name = f"op{self._savepoints}"
         self._savepoints += 1
-        self.queue(f"SAVEPOINT {name}")
+        self._unsent[name] = len(self._queue)
         return name, self.positions, len(self._journal)
 
     def release_savepoint(self, token: object) -> None:
         name, _, _ = _savepoint(token)
         self._savepoints -= 1
-        self.queue(f"RELEASE {name}")
+        if self._unsent.pop(name, None) is None:
+            self.queue(f"RELEASE {name}")
 
     def rollback_savepoint(self, token: object) -> None:
         """Undo everything since the savepoint: rows, staged events and what the edit remembers."""
@@ -270,6 +283,11 @@ class Pipeline:
             target, key = self._journal.pop()
             target.pop(key, None)
         self.leases.clear()
+        place = self._unsent.pop(name, None)
+        if place is not None:  # never sent: nothing since it reached the server either
+            del self._queue[place:]
+            self._keep = {position for position in self._keep if position < place}
+            return
         if self._failed is None:
             self.queue(f"ROLLBACK TO {name}")
             self.queue(f"RELEASE {name}")

@@ -459,6 +459,7 @@ class WriteSession(JobWrites, ProgressWrites):
                 )
             )
         self._queue, self._keep, self._failed, self._begun = [], set(), None, False
+        self._unsent.clear()
         if not statements:
             return
         try:
