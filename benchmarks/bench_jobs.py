@@ -19,7 +19,10 @@ Scenarios (perf-anchors.md C1):
   S11  idle ``changes_since(head, 1)`` and ``wait_for_changes(head, 0)``,     vs raw feed poll /
        a 100-event page, and S3 with a follower polling every 100 ms          data_version / own S3
   diag WAL frames (pages) per commit written by request / claim / completion, and what one page
-       costs per commit here: how much of the gap is the schema's page writes, how much Python
+       costs per commit here: how much of the gap is the schema's page writes, how much Python;
+       and the floor: the time spent inside SQLite alone (every statement the API sends, timed,
+       COMMIT included) per request and per job, i.e. the rate the API could reach if its Python
+       cost nothing
 
 The history fixture (S7, S9, S10, S11) is built once, through the public API, in large
 transactions: ``request_job`` x 50k per edit, then every job cancelled (95 %) or claimed and
@@ -348,6 +351,60 @@ def api_frames(setup: Setup, k: int = 12) -> dict[str, float]:
         }
 
 
+class _TimedConnection(sqlite3.Connection):
+    """Adds up the time spent inside SQLite by every statement a connection runs."""
+
+    spent = 0.0
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        t0 = time.perf_counter()
+        try:
+            return super().execute(sql, parameters)
+        finally:
+            _TimedConnection.spent += time.perf_counter() - t0
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        t0 = time.perf_counter()
+        try:
+            return super().executemany(sql, parameters)
+        finally:
+            _TimedConnection.spent += time.perf_counter() - t0
+
+
+def api_sqlite_floor(setup: Setup, n: int) -> dict[str, float]:
+    """Microseconds spent inside SQLite (statements, their triggers and index writes, COMMIT's
+    page writes) per request and per claim + completion, through the API in this process. With
+    no Python at all, an operation could not be faster than this: the engine's floor."""
+    real = sqlite3.connect
+
+    def timed(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        return real(*args, **{**kwargs, "factory": _TimedConnection})
+
+    sqlite3.connect = timed  # type: ignore[assignment]
+    agent = AgentIdentity("bench-floor")
+    try:
+        with Production.open(setup.path) as production:
+            request = setup.request()
+            _TimedConnection.spent = 0.0
+            ids = []
+            for _ in range(n):
+                with production.edit() as tx:
+                    ids.append(tx.request_job(request))
+                    tx.commit()
+            per_request = _TimedConnection.spent / n
+            for job in ids:  # (outside SQLite: not counted)
+                (setup.outputs / f"{job}.out").write_bytes(b"proxy essence\n")
+            _TimedConnection.spent = 0.0
+            done = 0
+            while (lease := claim(production, agent)) is not None:
+                complete(production, lease, setup.outputs, agent)
+                done += 1
+            per_job = _TimedConnection.spent / max(1, done)
+    finally:
+        sqlite3.connect = real  # type: ignore[assignment]
+    return {"floor_request_us": 1e6 * per_request, "floor_job_us": 1e6 * per_job}
+
+
 def api_enqueue(setup: Setup, n: int) -> dict[str, float]:
     request = setup.request()
     with Production.open(setup.path) as production:
@@ -618,6 +675,18 @@ def one_run(cfg: Config, root: Path, fixture: dict[str, Any] | None) -> dict[str
             f"~{100 * r['diag_job_page_share']:.0f} % of S3 time"
         )
         shutil.rmtree(setup.path.parent, ignore_errors=True)
+        # diagnostic: the engine's floor, SQLite's own time per operation (Python costing nothing)
+        setup = new_production(root, "floor")
+        got = api_sqlite_floor(setup, min(m, 1000))
+        r["diag"].update(got)
+        r["S1_floor_ops"] = 1e6 / got["floor_request_us"]
+        r["S3_floor_ops"] = 1e6 / got["floor_job_us"]
+        say(
+            f"diag: inside SQLite per request {got['floor_request_us']:.0f} us, per claim + completion "
+            f"{got['floor_job_us']:.0f} us -> with no Python at all: S1 {r['S1_floor_ops']:.0f} ops/s, "
+            f"S3 {r['S3_floor_ops']:.0f} jobs/s"
+        )
+        shutil.rmtree(setup.path.parent, ignore_errors=True)
 
     if "S4" in cfg.only:
         got = baselines.drain("raw_retry", m, 4, rs)
@@ -758,6 +827,8 @@ def _rows() -> list[Row]:
             _ratio_at_least(3.0)),
         Row("S1", "enqueue ops/s", "S1_enqueue", "ops/s", "raw_proj_enqueue", "raw_proj enqueue", "(info)", None),
         Row("S1", "share of time in page writes", "diag_request_page_share", "", None, "", "(diag)", None),
+        Row("S1", "floor, SQLite alone, ops/s", "S1_floor_ops", "ops/s", "raw_proj_enqueue",
+            "raw_proj enqueue", "(diag) #11: 0.5x", None),
         Row("S3", "claim+complete jobs/s", "S3_ops", "jobs/s", "raw_drain_w1", "raw drain w=1", ">= 0.35x raw",
             _ratio_at_least(0.35)),
         Row("S3", "claim+complete jobs/s", "S3_ops", "jobs/s", "huey_drain_w1", "huey drain w=1", ">= 3x huey",
@@ -765,6 +836,10 @@ def _rows() -> list[Row]:
         Row("S3", "claim+complete jobs/s", "S3_ops", "jobs/s", "raw_proj_drain_w1", "raw_proj drain w=1",
             "(info; ~0.7x)", None),
         Row("S3", "share of time in page writes", "diag_job_page_share", "", None, "", "(diag)", None),
+        Row("S3", "floor, SQLite alone, jobs/s", "S3_floor_ops", "jobs/s", "raw_proj_drain_w1",
+            "raw_proj drain w=1", "(diag) #11: 0.3x", None),
+        Row("S3", "floor, SQLite alone, jobs/s", "S3_floor_ops", "jobs/s", "huey_drain_w1",
+            "huey drain w=1", "(diag) #11: 1.5x", None),
         Row("S4", "aggregate jobs/s W=4", "S4_ops", "jobs/s", "S3_ops", "own S3 (W=1)", ">= 0.8x own W=1",
             _ratio_at_least(0.8)),
         Row("S4", "aggregate jobs/s W=4", "S4_ops", "jobs/s", "raw_retry_w4_ops", "raw_retry w=4", "(info)", None),
