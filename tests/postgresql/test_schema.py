@@ -52,6 +52,9 @@ FTS5_SHADOWS = tuple(
     for part in ("data", "idx", "content", "docsize", "config")
 )
 TRIGRAM_INDEXES = {("asset_search_name", "asset_search"), ("job_diagnostics_body", "job_diagnostics")}
+# PostgreSQL checks the jobs table's invariants with a row trigger where SQLite has CHECK
+# constraints (migration 0006: PostgreSQL rebuilds CHECKs from text at every write).
+INVARIANT_TRIGGERS = {"jobs_invariants"}
 
 
 def namespaces(conn: psycopg.Connection[Any]) -> set[str]:
@@ -105,7 +108,8 @@ def test_tables_columns_indexes_and_triggers_match_sqlite(
             " AND tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'prod'::regnamespace)"
         ).fetchall()
     }
-    assert pg_triggers == sqlite_triggers
+    assert pg_triggers - INVARIANT_TRIGGERS == sqlite_triggers
+    assert pg_triggers >= INVARIANT_TRIGGERS
     assert sqlite_conn.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST  # numbered alike
     assert conn.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'"
@@ -335,6 +339,35 @@ def test_both_engines_refuse_the_same_rows(
                 engine.insert(table, {**good, **bad})
             engine.insert(table, good)
     sqlite_conn.execute("ROLLBACK")
+    conn.rollback()
+
+
+def test_a_job_row_that_breaks_an_invariant_is_refused_naming_it(conn: psycopg.Connection[Any]) -> None:
+    """The jobs table's invariants (a row trigger since migration 0006) refuse a row like a CHECK
+    constraint: SQLSTATE 23514, the invariant named; an invariant that is NULL holds."""
+    schema.ensure(conn, "prod")
+    conn.execute("SET search_path TO prod")
+    Engine(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u).seed()
+
+    def insert(row: dict[str, object]) -> None:
+        marks = ", ".join(["%s"] * len(row))
+        conn.execute(f"INSERT INTO jobs ({', '.join(row)}) VALUES ({marks})".encode(), tuple(row.values()))
+
+    for bad, invariant in (
+        ({"state": 9}, "jobs_state_check1"),
+        ({"state": 2}, "jobs_check5"),  # claimed without a claim
+        ({"priority": -1001}, "jobs_priority_check"),
+        ({"max_attempts": 0}, "jobs_max_attempts_check"),
+    ):
+        conn.execute("SAVEPOINT bad")
+        with pytest.raises(psycopg.errors.CheckViolation) as refused:
+            insert({**JOB, **bad})
+        assert refused.value.diag.constraint_name == invariant
+        assert invariant in str(refused.value)
+        conn.execute("ROLLBACK TO SAVEPOINT bad")
+    insert({**JOB, "max_attempts": None})  # NULL holds
+    with pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute("UPDATE jobs SET waiting = -1")
     conn.rollback()
 
 
