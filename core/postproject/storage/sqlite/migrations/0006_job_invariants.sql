@@ -1,7 +1,0 @@
--- Migration 0006: nothing to change in a production file.
---
--- PostgreSQL's 0006 checks the jobs table's invariants with a row trigger instead of CHECK
--- constraints (PostgreSQL rebuilds a table's CHECKs from text at every statement that writes
--- it). SQLite compiles its CHECKs into each prepared statement, so its jobs table keeps them;
--- this number keeps both engines' schema versions alike (`postproject copy` and `verify`
--- compare them).

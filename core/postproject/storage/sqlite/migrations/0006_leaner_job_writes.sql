@@ -1,0 +1,8 @@
+-- Migration 0006: nothing to change in a production file.
+--
+-- PostgreSQL's 0006 checks the jobs table's invariants with a row trigger instead of CHECK
+-- constraints (PostgreSQL rebuilds a table's CHECKs from text at every statement that writes
+-- it) and numbers an edit's rows in one statement (pp_publish). SQLite compiles its CHECKs
+-- into each prepared statement and numbers rows when its write lock is taken, so nothing
+-- changes here; this number keeps both engines' schema versions alike (`postproject copy`
+-- and `verify` compare them).
