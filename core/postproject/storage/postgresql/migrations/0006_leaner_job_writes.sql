@@ -1,6 +1,6 @@
 -- Migration 0006: less server work per job write. The jobs table's invariants are checked by
 -- one row trigger instead of twenty CHECK constraints, pp_publish numbers what an edit wrote
--- in one statement, and a state change moves its job count in one statement.
+-- in two statements instead of up to six, and a state change moves its job count in one.
 --
 -- PostgreSQL rebuilds every CHECK constraint of a table from its stored text (stringToNode, then
 -- expression planning) at each statement that writes the table; nothing is kept between
@@ -77,11 +77,11 @@ $fn$;
 CREATE TRIGGER jobs_invariants BEFORE INSERT OR UPDATE ON jobs
     FOR EACH ROW EXECUTE FUNCTION jobs_invariants();
 
--- pp_publish numbers an edit's rows in one statement. It runs under the numbering lock, and
--- each statement a PL/pgSQL function runs pays an executor start-up and its own round of
--- foreign-key checks: a worker's completion renumbered its output, fingerprint, activity,
--- edges, metadata and job in six. (Unchanged: what is numbered, the lock, the revision, its
--- events and the notification.)
+-- pp_publish numbers an edit's rows in two statements (what it wrote besides jobs, then its
+-- jobs). It runs under the numbering lock, and each statement a PL/pgSQL function runs pays an
+-- executor start-up and its own round of foreign-key checks: a worker's completion renumbered
+-- its output, fingerprint, activity, edges, metadata and job in six. (Unchanged: what is
+-- numbered, the lock, the revision, its events and the notification.)
 CREATE OR REPLACE FUNCTION pp_publish(
     p_provisional bigint,
     p_id uuid,
@@ -121,19 +121,11 @@ BEGIN
     IF p_roots IS NOT NULL THEN
         UPDATE media_roots SET created_sequence = seq WHERE id = ANY (p_roots) AND created_sequence = p_provisional;
     END IF;
-    IF p_representations IS NULL AND p_fingerprinted IS NULL AND p_activities IS NULL
-       AND p_metadata_targets IS NULL THEN
-        IF p_jobs IS NOT NULL THEN  -- a claim, a request, a cancellation: only jobs rows
-            UPDATE jobs SET
-                requested_sequence = CASE WHEN requested_sequence = p_provisional THEN seq ELSE requested_sequence END,
-                updated_sequence = CASE WHEN updated_sequence = p_provisional THEN seq ELSE updated_sequence END,
-                claim_sequence = CASE WHEN claim_sequence = p_provisional THEN seq ELSE claim_sequence END
-            WHERE id = ANY (p_jobs);
-        END IF;
-    ELSE
-        -- Everything else the edit wrote, numbered in one statement (one executor start-up and
-        -- one round of foreign-key checks instead of up to six, under the numbering lock). A
-        -- table the edit did not write is passed NULL: its part matches no row.
+    IF p_representations IS NOT NULL OR p_fingerprinted IS NOT NULL OR p_activities IS NOT NULL
+       OR p_metadata_targets IS NOT NULL THEN
+        -- What the edit wrote besides jobs, numbered in one statement (one executor start-up
+        -- and one round of foreign-key checks instead of up to five, under the numbering
+        -- lock). A table the edit did not write is passed NULL: its part matches no row.
         WITH r AS (
             UPDATE representations SET created_sequence = seq
             WHERE id = ANY (p_representations) AND created_sequence = p_provisional
@@ -152,11 +144,12 @@ BEGIN
                                                   ORDER BY x.algorithm, x.version) || ']', '[]')::json
                 FROM representation_fingerprints x WHERE x.representation_id = e.representation_id)
             WHERE e.activity_id = ANY (p_activities)
-        ), m AS (
-            UPDATE metadata m SET created_sequence = seq
-            FROM unnest(p_metadata_kinds, p_metadata_targets) AS t (kind, target)
-            WHERE m.target_kind = t.kind AND m.target_id = t.target AND m.created_sequence = p_provisional
         )
+        UPDATE metadata m SET created_sequence = seq
+        FROM unnest(p_metadata_kinds, p_metadata_targets) AS t (kind, target)
+        WHERE m.target_kind = t.kind AND m.target_id = t.target AND m.created_sequence = p_provisional;
+    END IF;
+    IF p_jobs IS NOT NULL THEN
         UPDATE jobs SET
             requested_sequence = CASE WHEN requested_sequence = p_provisional THEN seq ELSE requested_sequence END,
             updated_sequence = CASE WHEN updated_sequence = p_provisional THEN seq ELSE updated_sequence END,
