@@ -103,7 +103,8 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
 ) -> None:
     """A worker's completion edit: the representation's and the activity's operations end with
     their writes still queued, so their savepoints never reach the server (no SAVEPOINT, no
-    RELEASE, no subtransaction); an operation that reads inside its savepoint still sends it."""
+    RELEASE, no subtransaction). An operation that reads inside its savepoint still sends it:
+    tests/contract/test_engine_contract.py rolls such savepoints back on both engines."""
     sent: list[str] = []
     execute = psycopg.Cursor.execute
 
