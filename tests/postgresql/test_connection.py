@@ -195,6 +195,8 @@ def test_errors_after_connecting_keep_their_meaning(postgres_database: Database)
         other.execute("SELECT pg_terminate_backend(%s)", (pid,))
         other.commit()
         assert translate_failure(target, lambda: conn.execute("SELECT 1")) == "connection_lost"
+        # ... and so is every later use of it (psycopg: "the connection is closed")
+        assert translate_failure(target, lambda: conn.execute("SELECT 1")) == "connection_lost"
 
 
 def test_permission_denied_is_its_own_reason(postgres_server: LocalServer) -> None:

@@ -121,6 +121,7 @@ def _is_lost(exc: psycopg.Error) -> bool:
         "server closed the connection" in text
         or "connection is lost" in text
         or "consuming input failed" in text
+        or text == "the connection is closed"  # psycopg's word for a connection it found broken before
     )
 
 

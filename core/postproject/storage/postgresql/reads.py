@@ -69,7 +69,8 @@ class Reader:
                 yield conn
             finally:
                 self._local.conn = None
-                conn.execute("COMMIT" if conn.info.transaction_status == 2 else "ROLLBACK")
+                if not conn.closed:  # a broken connection ended its transaction (its error is raised)
+                    conn.execute("COMMIT" if conn.info.transaction_status == 2 else "ROLLBACK")
 
     def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self._run(sql, params, one=False)  # type: ignore[no-any-return]
