@@ -1,10 +1,10 @@
 -- Migration 0006: less server work per job write. The jobs table's invariants are checked by
--- one row trigger instead of twenty CHECK constraints, pp_publish numbers what an edit wrote
+-- one row trigger instead of nineteen CHECK constraints, pp_publish numbers what an edit wrote
 -- in two statements instead of up to six, and a state change moves its job count in one.
 --
 -- PostgreSQL rebuilds every CHECK constraint of a table from its stored text (stringToNode, then
 -- expression planning) at each statement that writes the table; nothing is kept between
--- statements. The jobs table has twenty, and a worker's job writes its row four times (claim,
+-- statements. The jobs table has nineteen, and a worker's job writes its row four times (claim,
 -- completion, and pp_publish numbering each): measured, the constraints cost ~70 us per write
 -- (UPDATE of one row by key: 165 us with them, 70 us without, 95 us with this trigger), about
 -- a tenth of the server's CPU per job. A BEFORE trigger's PL/pgSQL expression is compiled once
@@ -28,45 +28,28 @@ CREATE FUNCTION jobs_invariants() RETURNS trigger LANGUAGE plpgsql AS $fn$
 DECLARE
     invariant text;
 BEGIN
-    IF ((NEW.attempts >= 0)) IS FALSE
-        OR (((NEW.state = 4) = (NEW.failure_diagnostic IS NOT NULL))) IS FALSE
-        OR (((NEW.idempotency_key IS NULL) = (NEW.request_digest IS NULL))) IS FALSE
-        OR (((NEW.state = 2) = ((NEW.claim_secret_hash IS NOT NULL) AND (NEW.claim_tool_name IS NOT NULL) AND (NEW.claimed_at IS NOT NULL) AND (NEW.claim_expires_at IS NOT NULL) AND (NEW.claim_sequence IS NOT NULL) AND (NEW.claim_attempt IS NOT NULL)))) IS FALSE
-        OR (((NEW.state = 2) OR ((NEW.claim_secret_hash IS NULL) AND (NEW.claim_tool_name IS NULL) AND (NEW.claim_tool_version IS NULL) AND (NEW.claim_tool_uri IS NULL) AND (NEW.claim_agent_name IS NULL) AND (NEW.claim_worker_id IS NULL) AND (NEW.claim_session IS NULL) AND (NEW.claimed_at IS NULL) AND (NEW.claim_expires_at IS NULL) AND (NEW.claim_sequence IS NULL) AND (NEW.claim_attempt IS NULL)))) IS FALSE
-        OR (((NEW.claim_worker_id IS NULL) = (NEW.claim_session IS NULL))) IS FALSE
-        OR (((NEW.state = 3) = ((NEW.completion_activity_id IS NOT NULL) AND (NEW.completion_representation_id IS NOT NULL)))) IS FALSE
-        OR (((NEW.state = 3) OR ((NEW.completion_activity_id IS NULL) AND (NEW.completion_representation_id IS NULL)))) IS FALSE
-        OR (((NEW.claim_secret_hash IS NULL) OR (length(NEW.claim_secret_hash) = 32))) IS FALSE
-        OR ((NEW.dependencies >= 0)) IS FALSE
-        OR (((NEW.failure_diagnostic IS NULL) OR ((octet_length(NEW.failure_diagnostic) >= 1) AND (octet_length(NEW.failure_diagnostic) <= 4096)))) IS FALSE
-        OR (((length(NEW.inputs) % 16) = 0)) IS FALSE
-        OR (((length(NEW.kind) >= 1) AND (length(NEW.kind) <= 128))) IS FALSE
-        OR (((NEW.max_attempts IS NULL) OR ((NEW.max_attempts >= 1) AND (NEW.max_attempts <= 1000)))) IS FALSE
-        OR (((NEW.output_kind >= 0) AND (NEW.output_kind <= 3))) IS FALSE
-        OR (((NEW.priority >= '-1000'::integer) AND (NEW.priority <= 1000))) IS FALSE
-        OR (((NEW.request_digest IS NULL) OR (length(NEW.request_digest) = 32))) IS FALSE
-        OR (((NEW.state >= 1) AND (NEW.state <= 5))) IS FALSE
-        OR ((NEW.waiting >= 0)) IS FALSE THEN
-        IF ((NEW.attempts >= 0)) IS FALSE THEN invariant := 'jobs_attempts_check';
-        ELSIF (((NEW.state = 4) = (NEW.failure_diagnostic IS NOT NULL))) IS FALSE THEN invariant := 'jobs_check10';
-        ELSIF (((NEW.idempotency_key IS NULL) = (NEW.request_digest IS NULL))) IS FALSE THEN invariant := 'jobs_check11';
-        ELSIF (((NEW.state = 2) = ((NEW.claim_secret_hash IS NOT NULL) AND (NEW.claim_tool_name IS NOT NULL) AND (NEW.claimed_at IS NOT NULL) AND (NEW.claim_expires_at IS NOT NULL) AND (NEW.claim_sequence IS NOT NULL) AND (NEW.claim_attempt IS NOT NULL)))) IS FALSE THEN invariant := 'jobs_check5';
-        ELSIF (((NEW.state = 2) OR ((NEW.claim_secret_hash IS NULL) AND (NEW.claim_tool_name IS NULL) AND (NEW.claim_tool_version IS NULL) AND (NEW.claim_tool_uri IS NULL) AND (NEW.claim_agent_name IS NULL) AND (NEW.claim_worker_id IS NULL) AND (NEW.claim_session IS NULL) AND (NEW.claimed_at IS NULL) AND (NEW.claim_expires_at IS NULL) AND (NEW.claim_sequence IS NULL) AND (NEW.claim_attempt IS NULL)))) IS FALSE THEN invariant := 'jobs_check6';
-        ELSIF (((NEW.claim_worker_id IS NULL) = (NEW.claim_session IS NULL))) IS FALSE THEN invariant := 'jobs_check7';
-        ELSIF (((NEW.state = 3) = ((NEW.completion_activity_id IS NOT NULL) AND (NEW.completion_representation_id IS NOT NULL)))) IS FALSE THEN invariant := 'jobs_check8';
-        ELSIF (((NEW.state = 3) OR ((NEW.completion_activity_id IS NULL) AND (NEW.completion_representation_id IS NULL)))) IS FALSE THEN invariant := 'jobs_check9';
-        ELSIF (((NEW.claim_secret_hash IS NULL) OR (length(NEW.claim_secret_hash) = 32))) IS FALSE THEN invariant := 'jobs_claim_secret_hash_check';
-        ELSIF ((NEW.dependencies >= 0)) IS FALSE THEN invariant := 'jobs_dependencies_check';
-        ELSIF (((NEW.failure_diagnostic IS NULL) OR ((octet_length(NEW.failure_diagnostic) >= 1) AND (octet_length(NEW.failure_diagnostic) <= 4096)))) IS FALSE THEN invariant := 'jobs_failure_diagnostic_check1';
-        ELSIF (((length(NEW.inputs) % 16) = 0)) IS FALSE THEN invariant := 'jobs_inputs_check1';
-        ELSIF (((length(NEW.kind) >= 1) AND (length(NEW.kind) <= 128))) IS FALSE THEN invariant := 'jobs_kind_check1';
-        ELSIF (((NEW.max_attempts IS NULL) OR ((NEW.max_attempts >= 1) AND (NEW.max_attempts <= 1000)))) IS FALSE THEN invariant := 'jobs_max_attempts_check';
-        ELSIF (((NEW.output_kind >= 0) AND (NEW.output_kind <= 3))) IS FALSE THEN invariant := 'jobs_output_kind_check1';
-        ELSIF (((NEW.priority >= '-1000'::integer) AND (NEW.priority <= 1000))) IS FALSE THEN invariant := 'jobs_priority_check';
-        ELSIF (((NEW.request_digest IS NULL) OR (length(NEW.request_digest) = 32))) IS FALSE THEN invariant := 'jobs_request_digest_check';
-        ELSIF (((NEW.state >= 1) AND (NEW.state <= 5))) IS FALSE THEN invariant := 'jobs_state_check1';
-        ELSIF ((NEW.waiting >= 0)) IS FALSE THEN invariant := 'jobs_waiting_check';
-        END IF;
+    invariant := CASE
+        WHEN ((NEW.attempts >= 0)) IS FALSE THEN 'jobs_attempts_check'
+        WHEN (((NEW.state = 4) = (NEW.failure_diagnostic IS NOT NULL))) IS FALSE THEN 'jobs_check10'
+        WHEN (((NEW.idempotency_key IS NULL) = (NEW.request_digest IS NULL))) IS FALSE THEN 'jobs_check11'
+        WHEN (((NEW.state = 2) = ((NEW.claim_secret_hash IS NOT NULL) AND (NEW.claim_tool_name IS NOT NULL) AND (NEW.claimed_at IS NOT NULL) AND (NEW.claim_expires_at IS NOT NULL) AND (NEW.claim_sequence IS NOT NULL) AND (NEW.claim_attempt IS NOT NULL)))) IS FALSE THEN 'jobs_check5'
+        WHEN (((NEW.state = 2) OR ((NEW.claim_secret_hash IS NULL) AND (NEW.claim_tool_name IS NULL) AND (NEW.claim_tool_version IS NULL) AND (NEW.claim_tool_uri IS NULL) AND (NEW.claim_agent_name IS NULL) AND (NEW.claim_worker_id IS NULL) AND (NEW.claim_session IS NULL) AND (NEW.claimed_at IS NULL) AND (NEW.claim_expires_at IS NULL) AND (NEW.claim_sequence IS NULL) AND (NEW.claim_attempt IS NULL)))) IS FALSE THEN 'jobs_check6'
+        WHEN (((NEW.claim_worker_id IS NULL) = (NEW.claim_session IS NULL))) IS FALSE THEN 'jobs_check7'
+        WHEN (((NEW.state = 3) = ((NEW.completion_activity_id IS NOT NULL) AND (NEW.completion_representation_id IS NOT NULL)))) IS FALSE THEN 'jobs_check8'
+        WHEN (((NEW.state = 3) OR ((NEW.completion_activity_id IS NULL) AND (NEW.completion_representation_id IS NULL)))) IS FALSE THEN 'jobs_check9'
+        WHEN (((NEW.claim_secret_hash IS NULL) OR (length(NEW.claim_secret_hash) = 32))) IS FALSE THEN 'jobs_claim_secret_hash_check'
+        WHEN ((NEW.dependencies >= 0)) IS FALSE THEN 'jobs_dependencies_check'
+        WHEN (((NEW.failure_diagnostic IS NULL) OR ((octet_length(NEW.failure_diagnostic) >= 1) AND (octet_length(NEW.failure_diagnostic) <= 4096)))) IS FALSE THEN 'jobs_failure_diagnostic_check1'
+        WHEN (((length(NEW.inputs) % 16) = 0)) IS FALSE THEN 'jobs_inputs_check1'
+        WHEN (((length(NEW.kind) >= 1) AND (length(NEW.kind) <= 128))) IS FALSE THEN 'jobs_kind_check1'
+        WHEN (((NEW.max_attempts IS NULL) OR ((NEW.max_attempts >= 1) AND (NEW.max_attempts <= 1000)))) IS FALSE THEN 'jobs_max_attempts_check'
+        WHEN (((NEW.output_kind >= 0) AND (NEW.output_kind <= 3))) IS FALSE THEN 'jobs_output_kind_check1'
+        WHEN (((NEW.priority >= '-1000'::integer) AND (NEW.priority <= 1000))) IS FALSE THEN 'jobs_priority_check'
+        WHEN (((NEW.request_digest IS NULL) OR (length(NEW.request_digest) = 32))) IS FALSE THEN 'jobs_request_digest_check'
+        WHEN (((NEW.state >= 1) AND (NEW.state <= 5))) IS FALSE THEN 'jobs_state_check1'
+        WHEN ((NEW.waiting >= 0)) IS FALSE THEN 'jobs_waiting_check'
+    END;  -- the first invariant the row breaks (as with a CHECK, one that is NULL holds)
+    IF invariant IS NOT NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'check_violation', TABLE = 'jobs', CONSTRAINT = invariant,
             MESSAGE = format('new row for relation "jobs" violates check constraint "%s"', invariant);
     END IF;
