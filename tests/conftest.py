@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import signal
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +53,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sqlite_only(reason): a test about SQLite files; not run on PostgreSQL"
     )
+    # Tests send Ctrl-C (SIGINT) to processes they spawn. A shell without job control starts a
+    # background job with SIGINT ignored, and an ignored signal stays ignored across exec: then
+    # Python never installs its KeyboardInterrupt handler in those processes. Catching it here
+    # gives them the default disposition again, as from a terminal.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
