@@ -11,6 +11,9 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
            an activity row and an event row and marks the job done, in one transaction.
+  floor    the schema's floor (``pg_floor.py``): the same job's rows, each written once with its
+           final revision number, by one PL/pgSQL call per transaction from a client with no core;
+           what no change to the core's Python, statements or round trips can beat.
   trips    round trips per claim, per claim by a registered worker and per completion (W = 1,
            counted on the client).
   lock     how long the revision-numbering lock is held per commit (from taking it in
@@ -48,6 +51,7 @@ from typing import Any
 
 import psycopg
 
+import pg_floor
 import pg_peers
 from postproject import (
     ActivityRef,
@@ -216,8 +220,11 @@ def raw_worker(conninfo: str, project: bool, barrier: Any, results: Any) -> None
         barrier.wait()
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         done = 0
+        claim_lat: list[float] = []
         while True:
+            t0 = time.perf_counter()
             row = conn.execute(claim).fetchone()
+            claim_lat.append(time.perf_counter() - t0)
             if row is None:
                 break
             if project:
@@ -234,6 +241,7 @@ def raw_worker(conninfo: str, project: bool, barrier: Any, results: Any) -> None
             {
                 "done": done,
                 "end": time.perf_counter(),
+                "claim_lat": claim_lat,
                 "cpu": cpu1.ru_utime - cpu0.ru_utime + cpu1.ru_stime - cpu0.ru_stime,
             }
         )
@@ -260,8 +268,11 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
     if any("fatal" in o for o in outs):
         return {"error": next(o["fatal"] for o in outs if "fatal" in o)}
     done = sum(o["done"] for o in outs)
+    claims = [x for o in outs for x in o["claim_lat"]]
     return {
         "jobs_per_s": done / (max(o["end"] for o in outs) - t0),
+        "claim_p50_ms": 1000 * percentile(claims, 0.5),
+        "claim_p99_ms": 1000 * percentile(claims, 0.99),
         "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, done),
         "cpu_ms_per_job_server": 1000 * cpu_server / max(1, done),
     }
@@ -393,7 +404,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=None, help="S1 requests per run")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians reported)")
     parser.add_argument("--workers", type=str, default=None, help="comma-separated worker counts")
-    parser.add_argument("--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake")
+    parser.add_argument(
+        "--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake, floor"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     n = args.jobs or (400 if args.quick else 2000)
@@ -436,12 +449,13 @@ def main() -> int:
                     ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
                     ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
                     ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    ("floor", lambda w=workers: pg_floor.floor_drain(server, n, w, root, seed, server_cpu)),
                     (
                         "procrastinate",
                         lambda w=workers: pg_peers.procrastinate_drain(server, n, w, server_cpu),
                     ),
                 ):
-                    if name == "procrastinate" and "procrastinate" in skip:
+                    if name in ("procrastinate", "floor") and name in skip:
                         continue
                     got = run()
                     runs.setdefault(name, []).append(got)
@@ -458,6 +472,12 @@ def main() -> int:
             ratios = {"api_vs_raw_proj": api / proj, "api_vs_own_w1": api / api1}
             if peer:
                 ratios["api_vs_procrastinate"] = api / peer
+            floor = report.get(f"floor_w{workers}", {}).get("jobs_per_s")
+            if floor:
+                ratios["api_vs_floor"] = api / floor
+                ratios["floor_vs_raw_proj"] = floor / proj
+                if peer:
+                    ratios["floor_vs_procrastinate"] = floor / peer
             report[f"ratios_w{workers}"] = ratios
             print(
                 f"W={workers}: API {api:.0f} jobs/s: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
