@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from postproject import (
     AlreadyExistsError,
     ConflictError,
     ErrorCode,
+    IoError,
     NotFoundError,
     Production,
     ProductionId,
@@ -43,6 +47,54 @@ def test_create_over_an_existing_file_fails(tmp_path: Path) -> None:
     Production.create(tmp_path / "q.pproj").close()
     with pytest.raises(AlreadyExistsError):
         Production.create(tmp_path / "q.pproj")
+
+
+CREATOR = """
+import sys
+from pathlib import Path
+from postproject import Production
+for i in range(int(sys.argv[2])):
+    Production.create(Path(sys.argv[1]) / f"p{i}.pproj").close()
+"""
+
+
+def test_a_production_being_created_is_never_seen_half_made(tmp_path: Path) -> None:
+    """Another process (the monitor, a worker) opening a production while it is being created
+    finds nothing, then a whole production: never an empty schema ("version 0")."""
+    count = 12
+    creator = subprocess.Popen(
+        [sys.executable, "-c", CREATOR, str(tmp_path), str(count)], stderr=subprocess.PIPE
+    )
+    seen: list[str] = []
+    try:
+        for i in range(count):
+            path = tmp_path / f"p{i}.pproj"
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    with Production.open(path, read_only=True) as production:
+                        assert production.latest_revision() is None
+                    break
+                except NotFoundError:
+                    continue
+                except (StorageError, UnsupportedError) as exc:  # the half-made file
+                    seen.append(f"{path.name}: {exc}")
+            else:
+                pytest.fail(f"{path.name} never appeared")
+    finally:
+        _, err = creator.communicate(timeout=60)
+    assert creator.returncode == 0, err
+    assert seen == []
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_creating_leaves_no_temporary_file(tmp_path: Path) -> None:
+    Production.create(tmp_path / "p.pproj").close()
+    with pytest.raises(AlreadyExistsError):
+        Production.create(tmp_path / "p.pproj")
+    with pytest.raises(IoError, match=str(tmp_path / "absent" / "q.pproj")):
+        Production.create(tmp_path / "absent" / "q.pproj")
+    assert [p.name for p in tmp_path.iterdir()] == ["p.pproj"]
 
 
 def test_opening_nothing_is_not_found(tmp_path: Path) -> None:

@@ -7,8 +7,10 @@ until a deadline; a lock not obtained in time is a ``storage`` error with reason
 
 from __future__ import annotations
 
+import errno
 import os
 import random
+import secrets
 import sqlite3
 from pathlib import Path
 
@@ -36,37 +38,67 @@ TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint atte
 LOCK_RETRY_SLEEP = (0.00002, 0.0002)
 LOCK_RETRY_BACKOFF_AFTER = 300
 LOCK_RETRY_BACKOFF_SLEEP = 0.005
+# What os.link raises where a filesystem has no hard links (FAT, exFAT, some network shares).
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
 
 
 def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Connection:
-    """Create a new production file (never over an existing one) and initialise its schema."""
+    """Create a new production file (never over an existing one) and initialise its schema.
+
+    The file is built under a temporary name beside ``path`` and linked into place once its
+    schema is committed, so nobody ever opens a production that is still being created: there
+    is none at ``path``, or a whole one (a reader used to find an empty schema, "version 0").
+    """
+    if os.path.lexists(path):
+        raise AlreadyExistsError(f"a file already exists at {path}")
+    building = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.creating")
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
-    except FileExistsError:
-        raise AlreadyExistsError(f"a file already exists at {path}") from None
+        fd = os.open(building, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
     except OSError as exc:
         raise IoError(f"cannot create production {path}: {exc.strerror}") from exc
     os.close(fd)
-    conn: sqlite3.Connection | None = None
     try:
-        with translated(path):
-            conn = _connect(path, "rwc")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute("BEGIN IMMEDIATE")
-            schema.migrate(conn, 0)
-            conn.execute(
-                "INSERT INTO production (singleton, id, created_at, cursor_key) VALUES (1, ?, ?, ?)",
-                (production_id, created_at, os.urandom(32)),
-            )
-            conn.execute("COMMIT")
-    except BaseException:
-        if conn is not None:
-            conn.close()
+        conn: sqlite3.Connection | None = None
+        try:
+            with translated(path):
+                conn = _connect(building, "rwc")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute("BEGIN IMMEDIATE")
+                schema.migrate(conn, 0)
+                conn.execute(
+                    "INSERT INTO production (singleton, id, created_at, cursor_key) VALUES (1, ?, ?, ?)",
+                    (production_id, created_at, os.urandom(32)),
+                )
+                conn.execute("COMMIT")
+        finally:
+            if conn is not None:
+                conn.close()  # the last connection: SQLite checkpoints its WAL into the file
+        _put_in_place(building, path)
+    finally:
         for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        raise
-    return conn
+            Path(f"{building}{suffix}").unlink(missing_ok=True)
+    with translated(path):
+        return _connect(path, "rw")
+
+
+def _put_in_place(building: Path, path: Path) -> None:
+    """Give the finished file its name: a hard link, which never replaces a file that appeared
+    at ``path`` meanwhile; on a filesystem without hard links, a rename after a last check."""
+    try:
+        os.link(building, path)
+        return
+    except FileExistsError:
+        raise AlreadyExistsError(f"a file already exists at {path}") from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise IoError(f"cannot create production {path}: {exc.strerror}") from exc
+    if os.path.lexists(path):
+        raise AlreadyExistsError(f"a file already exists at {path}")
+    try:
+        os.rename(building, path)
+    except OSError as exc:
+        raise IoError(f"cannot create production {path}: {exc.strerror}") from exc
 
 
 def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
