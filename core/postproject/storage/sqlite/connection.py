@@ -59,6 +59,7 @@ def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Co
     os.close(fd)
     try:
         conn: sqlite3.Connection | None = None
+        busy = 1
         try:
             with translated(path):
                 conn = _connect(building, "rwc")
@@ -71,9 +72,14 @@ def create_file(path: Path, production_id: bytes, created_at: int) -> sqlite3.Co
                     (production_id, created_at, os.urandom(32)),
                 )
                 conn.execute("COMMIT")
+                # Everything into the file itself before it gets its name: the WAL stays behind.
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         finally:
             if conn is not None:
-                conn.close()  # the last connection: SQLite checkpoints its WAL into the file
+                conn.close()
+        wal = Path(f"{building}-wal")
+        if busy or (wal.exists() and wal.stat().st_size):
+            raise StorageError(f"cannot create production {path}: its new file was not fully written")
         _put_in_place(building, path)
     finally:
         for suffix in ("", "-wal", "-shm"):
