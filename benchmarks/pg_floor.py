@@ -32,6 +32,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+import baselines
 import pg_peers
 from postproject.storage.postgresql.localserver import LocalServer
 
@@ -204,7 +205,7 @@ def floor_drain(
         print(fatal[0], flush=True)
         return {"error": fatal[0].strip().splitlines()[-1]}
     ids = [i for o in outs for i in o["ids"]]
-    claims = sorted(x for o in outs for x in o["claim_lat"])
+    claims = [x for o in outs for x in o["claim_lat"]]
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         row = conn.execute("SELECT count(*) FROM jobs WHERE state = 3").fetchone()
@@ -214,8 +215,8 @@ def floor_drain(
         "duplicates": len(ids) - len(set(ids)),
         "lost": n - len(set(ids)),
         "succeeded_in_store": succeeded,
-        "claim_p50_ms": 1000 * claims[len(claims) // 2],
-        "claim_p99_ms": 1000 * claims[min(len(claims) - 1, int(0.99 * len(claims)))],
+        "claim_p50_ms": 1000 * baselines.percentile(claims, 0.5),
+        "claim_p99_ms": 1000 * baselines.percentile(claims, 0.99),
         "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, len(ids)),
         "cpu_ms_per_job_server": 1000 * cpu_server / max(1, len(ids)),
     }
