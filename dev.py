@@ -204,7 +204,7 @@ def demo_postgres(args: list[str]) -> int:
     # POSTPROJECT_DEMO_PGDATA lets the demo test keep the server in a scratch folder.
     data = Path(os.environ.get("POSTPROJECT_DEMO_PGDATA", ROOT / ".pgdata"))
     media = Path(os.environ.get("POSTPROJECT_DEMO_MEDIA", ROOT / "demo" / "postgres-media"))
-    return run(PYTHON, "-m", "postproject.executor.demo_postgres", data, media, *args)
+    return run(PYTHON, "-m", "postproject.cli.demo_postgres", data, media, *args)
 
 
 def bench(args: list[str]) -> int:

@@ -65,7 +65,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.handle import handle_of
+from postproject.base.handle import handle_of
 from postproject.storage.postgresql.localserver import LocalServer
 
 TOOL = ToolIdentity("bench-worker", "1")
@@ -172,7 +172,7 @@ def _held(engine: Any, server_clock: Any) -> float:
     if locked is None:
         return float("nan")
     engine.last_locked_at = None
-    from postproject.clock import to_micros
+    from postproject.model.clock import to_micros
 
     return (to_micros(server_clock.now()) - locked) / 1e6
 

@@ -49,7 +49,7 @@ from postproject.executor import jobs
 from postproject.executor.media import PROXY_PROFILES, make_proxy
 from postproject.executor.testclip import generate_test_clip
 from postproject.model.refs import JobRef
-from postproject.values import StringValue
+from postproject.model.values import StringValue
 
 TOOL = ToolIdentity("bench", "1")
 AGENT = AgentIdentity("bench")
@@ -280,7 +280,7 @@ def p4_cancel(folder: Path, runs: int, frames: int) -> dict[str, Any]:
             [
                 sys.executable,
                 "-m",
-                "postproject.executor",
+                "postproject",
                 "worker",
                 "run",
                 str(path),

@@ -54,7 +54,7 @@ from PySide6.QtWidgets import QApplication
 from tests.gui.provenance_fixtures import synthetic_graph
 
 from postproject import ActivitySpec, ArtifactState, Production, RepresentationKind, ToolIdentity
-from postproject.provenance import ProvenanceGraph, RepresentationNode
+from postproject.knowledge.provenance import ProvenanceGraph, RepresentationNode
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import LayoutEdge, LayoutNode, layout_graph
 from postproject_gui.diagram.provenance_scene import LAYER_GAP, NODE_GAP, ProvenanceScene

@@ -49,8 +49,8 @@ from postproject import (
     Production,
     RepresentationKind,
     ToolIdentity,
-    job_search,
 )
+from postproject.areas import search as job_search
 from postproject.storage.postgresql.localserver import LocalServer
 
 KINDS = ("org.example:generate-proxy", "org.example:transcode", "org.example:conform", "org.example:grade")

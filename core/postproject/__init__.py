@@ -1,41 +1,24 @@
 """PostProject: production knowledge for media post-production.
 
-A production (one SQLite ``.pproj`` file) records assets, their representations, the
-activities that produced them (provenance), typed metadata and jobs, and numbers every
-change in a gap-free revision feed. See the README for a tour.
+A production (a SQLite ``.pproj`` file, or a schema in a PostgreSQL database) records
+assets, their representations, the activities that produced them (provenance), typed
+metadata and jobs, and numbers every change in a gap-free revision feed. See the README for a tour.
 """
 
 from __future__ import annotations
 
 from postproject._version import __version__
-from postproject.clock import Clock, FakeClock, SystemClock
-from postproject.errors import (
-    AlreadyExistsError,
-    ConflictError,
-    ErrorCode,
-    InternalError,
-    InvalidArgumentError,
-    IoError,
-    MigrationError,
-    NotFoundError,
-    PostProjectError,
-    Reason,
-    StorageError,
-    UnsupportedError,
-)
-from postproject.ids import (
-    ActivityId,
-    AssetId,
-    JobId,
-    MediaRootId,
-    ProductionId,
-    RepresentationId,
-    RevisionId,
-)
-from postproject.job_search import FailureGroup
+from postproject.areas.search import FailureGroup
+from postproject.base.leases import InputChangedError, JobLease, LeaseState
 from postproject.knowledge import ArtifactKnowledge, ArtifactState, StalePage
-from postproject.leases import InputChangedError, JobLease, LeaseState
-from postproject.lifecycle import TRANSITIONS, Action, JobState, Transition
+from postproject.knowledge.provenance import ProvenanceGraph
+from postproject.knowledge.regeneration import (
+    DownstreamRegeneration,
+    RegenerationPlan,
+    Reproducibility,
+    SupersededInput,
+    Unplannable,
+)
 from postproject.model.activities import (
     Activity,
     ActivityEdge,
@@ -50,9 +33,35 @@ from postproject.model.assets import (
     Representation,
     RepresentationKind,
 )
+from postproject.model.clock import Clock, FakeClock, SystemClock
+from postproject.model.errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ErrorCode,
+    InternalError,
+    InvalidArgumentError,
+    IoError,
+    MigrationError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+    StorageError,
+    UnsupportedError,
+)
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import (
+    ActivityId,
+    AssetId,
+    JobId,
+    MediaRootId,
+    ProductionId,
+    RepresentationId,
+    RevisionId,
+)
 from postproject.model.jobs import BoundInput, Job, JobClaim, JobCompletion, JobFailure, JobOutput, JobRequest
+from postproject.model.lifecycle import TRANSITIONS, Action, JobState, Transition
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Assertion, Property
+from postproject.model.pages import Page
 from postproject.model.pending import PendingExplanation
 from postproject.model.progress import AttemptLog, JobProgress
 from postproject.model.refs import (
@@ -70,18 +79,7 @@ from postproject.model.revisions import (
     RevisionEvent,
     RevisionSummary,
 )
-from postproject.pages import Page
-from postproject.production import Production
-from postproject.provenance import ProvenanceGraph
-from postproject.regeneration import (
-    DownstreamRegeneration,
-    RegenerationPlan,
-    Reproducibility,
-    SupersededInput,
-    Unplannable,
-)
-from postproject.transaction import Transaction
-from postproject.values import (
+from postproject.model.values import (
     BoolValue,
     BytesValue,
     DecimalValue,
@@ -97,6 +95,8 @@ from postproject.values import (
     U64Value,
     UriValue,
 )
+from postproject.production import Production
+from postproject.transaction import Transaction
 
 __all__ = [
     "EXECUTOR_VOCABULARY",

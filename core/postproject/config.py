@@ -41,8 +41,8 @@ from typing import Any, Final
 import platformdirs
 
 from postproject import humanize
-from postproject.errors import InvalidArgumentError
 from postproject.model import names
+from postproject.model.errors import InvalidArgumentError
 
 __all__ = ["APP_NAME", "ENV_PREFIX", "Config", "Setting", "config_path", "load", "log_dir"]
 

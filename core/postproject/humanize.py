@@ -20,7 +20,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 
 __all__ = [
     "age",

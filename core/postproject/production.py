@@ -1,9 +1,9 @@
 """Productions: assets, representations, provenance, metadata and jobs in one store.
 
-A :class:`Production` reads committed state through its engine (:mod:`postproject.engine`;
-a ``*.pproj`` SQLite file today) and writes only through :meth:`Production.edit`. Several
-processes may open the same production. Its feed reads live in :mod:`postproject.reads_feed`,
-its knowledge reads in :mod:`postproject.knowledge.api`.
+A :class:`Production` reads committed state through its engine (:mod:`postproject.engine`:
+a ``*.pproj`` SQLite file or a PostgreSQL schema) and writes only through
+:meth:`Production.edit`. Several processes may open the same production. Its feed reads live in :mod:`postproject.areas.feed`,
+its knowledge reads in :mod:`postproject.areas.knowledge`.
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
-from postproject import clock as clocks
-from postproject import job_search, storage
-from postproject import values as metadata_values
+from postproject import locations
+from postproject.areas import search as job_search
+from postproject.areas.attempts import AttemptReads
+from postproject.areas.feed import FeedReads
+from postproject.areas.knowledge import KnowledgeReads
+from postproject.areas.pending import PendingReads
+from postproject.areas.search import FailureGroup
+from postproject.base.handle import ProductionHandle, register, sample
 from postproject.engine import Engine
-from postproject.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
-from postproject.handle import ProductionHandle, register, sample
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.job_search import FailureGroup
-from postproject.knowledge.api import KnowledgeReads
-from postproject.lifecycle import JobState
+from postproject.model import clock as clocks
 from postproject.model import names
+from postproject.model import values as metadata_values
 from postproject.model.activities import Activity
 from postproject.model.assets import (
     Asset,
@@ -34,14 +35,14 @@ from postproject.model.assets import (
     Representation,
     RepresentationKind,
 )
+from postproject.model.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.model.jobs import Job
+from postproject.model.lifecycle import JobState
 from postproject.model.metadata import Assertion, Property
+from postproject.model.pages import Page, check_limit
 from postproject.model.refs import ObjectRef, check_ref
 from postproject.model.revisions import JobHistoryEntry
-from postproject.pages import Page, check_limit
-from postproject.reads_feed import FeedReads
-from postproject.reads_pending import PendingReads
-from postproject.reads_progress import AttemptReads
 from postproject.transaction import Transaction
 
 DEFAULT_BUSY_TIMEOUT = 10.0
@@ -74,7 +75,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             engine.close()
             raise
         self._location = engine.location
-        self._file = not storage.is_location_uri(engine.location)
+        self._file = not locations.is_location_uri(engine.location)
         register(self, self._handle)
         self.metadata = MetadataView(self._handle)
 
@@ -99,7 +100,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             IoError: (io) the file cannot be created.
         """
         now = clocks.to_micros(sample(clock)) if clock is not None else None  # None: the engine's clock
-        engine = storage.create_engine(path, ProductionId.new().bytes, now)
+        engine = locations.create_engine(path, ProductionId.new().bytes, now)
         return cls(
             engine,
             clock=clock,
@@ -125,7 +126,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             StorageError: (storage) the file is not a production or is corrupt.
             UnsupportedError: (unsupported) its schema is newer than this release.
         """
-        engine = storage.open_engine(path, read_only=read_only)
+        engine = locations.open_engine(path, read_only=read_only)
         return cls(
             engine,
             clock=clock,

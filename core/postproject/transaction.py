@@ -7,10 +7,10 @@ own: a failed call leaves the transaction as it was and still usable, except a f
 completion, which poisons the edit (notes §2.6): every later call and ``commit()`` raise
 the same error until ``rollback()``, so nothing staged for it can be published. A failed
 commit ends the edit and publishes nothing. The write lock is taken at the first operation
-and held until commit or rollback. Job operations live in :mod:`postproject.transaction_jobs`,
-the farm layer in :mod:`postproject.transaction_farm`, regeneration in
-:mod:`postproject.transaction_regeneration`, and progress, stop confirmations and attempt
-logs in :mod:`postproject.transaction_progress`.
+and held until commit or rollback. Job operations live in :mod:`postproject.areas.jobs`,
+the farm layer in :mod:`postproject.areas.farm`, regeneration in
+:mod:`postproject.areas.regeneration`, and progress, stop confirmations and attempt
+logs in :mod:`postproject.areas.progress`.
 """
 
 from __future__ import annotations
@@ -21,33 +21,33 @@ import os
 import weakref
 from pathlib import Path
 
-from postproject import files, leases
-from postproject import values as metadata_values
-from postproject.clock import from_micros, to_micros
-from postproject.edit import EditState
-from postproject.errors import (
+from postproject.areas.progress import ProgressOperations
+from postproject.areas.regeneration import RegenerationOperations
+from postproject.base import files, leases
+from postproject.base.edit import EditState
+from postproject.base.handle import ProductionHandle
+from postproject.model import names
+from postproject.model import values as metadata_values
+from postproject.model.activities import ActivitySpec
+from postproject.model.assets import RepresentationKind
+from postproject.model.clock import from_micros, to_micros
+from postproject.model.errors import (
     AlreadyExistsError,
     ConflictError,
     InvalidArgumentError,
     NotFoundError,
     Reason,
 )
-from postproject.handle import ProductionHandle
-from postproject.ids import (
+from postproject.model.ids import (
     ActivityId,
     AssetId,
     MediaRootId,
     RepresentationId,
     RevisionId,
 )
-from postproject.model import names
-from postproject.model.activities import ActivitySpec
-from postproject.model.assets import RepresentationKind
 from postproject.model.metadata import Property
 from postproject.model.refs import ObjectRef, check_ref
 from postproject.model.revisions import CommitReceipt, Revision
-from postproject.transaction_progress import ProgressOperations
-from postproject.transaction_regeneration import RegenerationOperations
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from postproject import clock as clocks
-from postproject import storage
+from postproject import locations
 from postproject.engine import Engine, TableDump
-from postproject.errors import NotFoundError, UnsupportedError
-from postproject.ids import ProductionId
+from postproject.model import clock as clocks
+from postproject.model.errors import NotFoundError, UnsupportedError
+from postproject.model.ids import ProductionId
 
 Location = str | os.PathLike[str]
 
@@ -46,13 +46,13 @@ def copy(source: Location, destination: Location) -> CopyReport:
         ConflictError: (conflict, reason ``not_empty``) the destination holds facts already.
         UnsupportedError: (unsupported) the two schemas are of different versions.
     """
-    origin = storage.open_engine(source, read_only=True)
+    origin = locations.open_engine(source, read_only=True)
     try:
         created = False
         try:
-            target = storage.open_engine(destination, read_only=False)
+            target = locations.open_engine(destination, read_only=False)
         except NotFoundError:
-            target = storage.create_engine(
+            target = locations.create_engine(
                 destination, b"\0" * 16, clocks.to_micros(clocks.SystemClock().now())
             )
             created = True
@@ -68,7 +68,7 @@ def copy(source: Location, destination: Location) -> CopyReport:
         except BaseException:
             target.close()
             if created:
-                storage.remove(destination)
+                locations.remove(destination)
             raise
         target.close()
     finally:
@@ -78,7 +78,7 @@ def copy(source: Location, destination: Location) -> CopyReport:
 
 def verify(a: Location, b: Location) -> VerifyReport:
     """Compare every table of two productions (read-only)."""
-    first, second = storage.open_engine(a, read_only=True), storage.open_engine(b, read_only=True)
+    first, second = locations.open_engine(a, read_only=True), locations.open_engine(b, read_only=True)
     try:
         left = {t.name: t for t in _materialised(first)}
         right = {t.name: t for t in _materialised(second)}

@@ -28,7 +28,7 @@ from postproject import (
     RepresentationKind,
     StringValue,
 )
-from postproject.provenance import ProvenanceGraph, RepresentationNode
+from postproject.knowledge.provenance import ProvenanceGraph, RepresentationNode
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog

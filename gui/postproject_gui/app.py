@@ -29,7 +29,7 @@ from pathlib import Path
 
 from postproject import __version__, humanize
 from postproject import config as settings
-from postproject.errors import PostProjectError
+from postproject.model.errors import PostProjectError
 from postproject_gui import location as production_location
 from postproject_gui import startup
 

@@ -21,7 +21,7 @@ from datetime import datetime
 
 from postproject import ArtifactKnowledge, ArtifactState, Availability, RepresentationId, RepresentationKind
 from postproject.knowledge import ProducingActivityMissing, Reason, describe
-from postproject.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
+from postproject.knowledge.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
 
 
 class KnowledgeGlyph(enum.Enum):

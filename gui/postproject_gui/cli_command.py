@@ -7,7 +7,7 @@ Follows ``docs/cli.md``: ``postproject job request PROD KIND OUTPUT_ASSET OUTPUT
 ``job requeue PROD JOB``, ``job sweep PROD [--limit N]`` and ``job priority PROD JOB N``. A job's typed parameters
 become ``--profile P`` for the (first) string ``profile`` parameter of the executor
 vocabulary, and otherwise ``--param VOCABULARY PROPERTY VALUE_JSON`` with the tagged JSON of
-:func:`postproject.values.to_json`. Every argument is quoted with :func:`shlex.quote`.
+:func:`postproject.model.values.to_json`. Every argument is quoted with :func:`shlex.quote`.
 """
 
 from __future__ import annotations

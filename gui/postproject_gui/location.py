@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from postproject import netfs
-from postproject.storage import display_location, is_location_uri
+from postproject.locations import display_location, is_location_uri, netfs
 
 
 def of(value: str | os.PathLike[str]) -> str:

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QSystemTrayIcon, QWidget
 
 from postproject import Revision
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 from postproject_gui.services.types import ClaimOutlook
 
 GROUP_SECONDS = 10

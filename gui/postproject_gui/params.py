@@ -24,7 +24,7 @@ from postproject import (
     U64Value,
     UriValue,
 )
-from postproject import values as core_values
+from postproject.model import values as core_values
 
 TYPES: tuple[str, ...] = (
     "string",

@@ -1,7 +1,7 @@
 """Provenance exports without Qt: W3C PROV files, and JSON documents of what the views show.
 
 :func:`export_prov` opens the production read-only and writes PROV-JSON or PROV-N through
-:mod:`postproject.prov`; the service calls it on a reader thread (it reads the database and
+:mod:`postproject.knowledge.prov`; the service calls it on a reader thread (it reads the database and
 writes a file). :func:`graph_document` and :func:`artifacts_document` turn the values the
 views were given into the JSON that snapshot mode writes.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from postproject import ArtifactKnowledge, Production, RepresentationId
-from postproject import prov as pp_prov
-from postproject.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
+from postproject.knowledge import prov as pp_prov
+from postproject.knowledge.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
 from postproject_gui.artifact_rows import ArtifactRow
 from postproject_gui.artifact_states import (
     Labeller,

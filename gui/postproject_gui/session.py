@@ -21,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
-from postproject.errors import Reason
+from postproject.model.errors import Reason
 from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.knowledge_session import KnowledgeSession

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from postproject import ArtifactState, JobId, JobState, PostProjectError, RepresentationId
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 from postproject.model.workers import Worker
 from postproject_gui import params
 from postproject_gui.models.filters import JobFilter

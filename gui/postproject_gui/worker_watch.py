@@ -27,7 +27,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import Revision
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.types import WorkerList

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from postproject.cli.durations import format_micros, parse_lease, parse_timeout
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 from tests.cli.helpers import Cli
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from postproject.cli import app, jobs
-from postproject.errors import ERROR_CLASSES, ErrorCode
+from postproject.model.errors import ERROR_CLASSES, ErrorCode
 from tests.cli.helpers import Cli, Outcome, Scene, script_env
 from tests.engines import set_schema_version
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from postproject import ProductionId, storage
-from postproject.clock import to_micros
+from postproject import ProductionId, locations
 from postproject.engine import Engine
+from postproject.model.clock import to_micros
 from tests.conftest import START
 
 ADAPTERS = ["sqlite", "postgresql"]
@@ -31,9 +31,9 @@ def engine_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[C
 
     def make() -> Engine:
         if not opened:
-            engine = storage.create_engine(location, ProductionId.new().bytes, to_micros(START))
+            engine = locations.create_engine(location, ProductionId.new().bytes, to_micros(START))
         else:
-            engine = storage.open_engine(location, read_only=False)
+            engine = locations.open_engine(location, read_only=False)
         opened.append(engine)
         return engine
 

@@ -19,8 +19,8 @@ from postproject import (
     Production,
     RepresentationKind,
     ToolIdentity,
-    job_search,
 )
+from postproject.areas import search as job_search
 from tests.conftest import START
 
 TOOL = ToolIdentity("Proxy Worker", "1.0")

@@ -1,4 +1,4 @@
-"""The engine's progress, stop and log methods (:mod:`postproject.engine_progress`) exercised
+"""The engine's progress, stop and log methods (:mod:`postproject.engine.progress`) exercised
 directly: every adapter must pass these."""
 
 from __future__ import annotations

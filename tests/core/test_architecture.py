@@ -22,7 +22,7 @@ def test_only_clock_py_reads_wall_time() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if WALL_CLOCK.search(line)
     ]
-    assert offenders == [], "read time through postproject.clock (an injectable Clock) instead"
+    assert offenders == [], "read time through postproject.model.clock (an injectable Clock) instead"
 
 
 def test_the_public_api_is_sorted_and_complete() -> None:
@@ -35,7 +35,7 @@ def test_the_public_api_is_sorted_and_complete() -> None:
 
 def test_every_error_code_has_one_class_and_a_cli_exit_status() -> None:
     from postproject.cli.app import EXIT_CODES
-    from postproject.errors import ERROR_CLASSES, ErrorCode
+    from postproject.model.errors import ERROR_CLASSES, ErrorCode
 
     assert set(ERROR_CLASSES) == set(ErrorCode)
     assert set(EXIT_CODES) == set(ErrorCode)

@@ -420,7 +420,7 @@ def test_jobs_ahead_is_capped(farm: Farm) -> None:
         ]
         tx.commit()
     assert production.explain_pending(jobs[-1]).reasons[-1] == JobsAhead(4)
-    from postproject.handle import handle_of
+    from postproject.base.handle import handle_of
 
     assert handle_of(production).reads.jobs_ahead(jobs[-1], 0, 3) == 3
     assert handle_of(production).reads.jobs_ahead(jobs[0], 0, 3) == 0

@@ -226,8 +226,8 @@ def test_two_processes_opening_an_old_schema_migrate_it_once(tmp_path: Path) -> 
     ],
 )
 def test_every_file_name_round_trips_through_storage(name: str) -> None:
-    from postproject import files
+    from postproject.model import paths
 
-    stored = files.encode_path(name)
+    stored = paths.encode_path(name)
     stored.encode("utf-8")  # storable as text
-    assert files.decode_path(stored) == name
+    assert paths.decode_path(stored) == name

@@ -39,7 +39,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.lifecycle import Action, sources
+from postproject.model.lifecycle import Action, sources
 from tests.conftest import START
 
 TOOL = ToolIdentity("stateful", "1")

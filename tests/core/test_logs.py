@@ -9,7 +9,7 @@ import logging
 import pytest
 from rich.console import Console
 
-from postproject.executor.commands import _say
+from postproject.cli.executor import _say
 from postproject.logs import JsonFormatter, redact, secret_free
 
 TOKEN = "ppl1:01a2322d-0b63-7186-b950-4d95d4764bba:01a2322d-0b63-7186-b950-4d95d4764bbb:5f0e1c2a-9b1d-4c1e-8f0a-2b3c4d5e6f70"

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from postproject.errors import InvalidArgumentError
 from postproject.executor.media import (
     MAX_MESSAGE_CHARS,
     PROXY_PROFILES,
@@ -27,6 +26,7 @@ from postproject.executor.media import (
     probe,
 )
 from postproject.executor.testclip import ClipInfo, generate_test_clip, timecode
+from postproject.model.errors import InvalidArgumentError
 
 # 720 / 176 is not an integer, so the 720p proxy width (1309.09) must be rounded to even.
 SIZE = (320, 176)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from postproject import netfs
+from postproject.locations import netfs
 
 MOUNTINFO = """\
 22 27 0:21 / /proc rw,relatime - proc proc rw

@@ -21,7 +21,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.prov import export, serialize
+from postproject.knowledge.prov import export, serialize
 
 Media = Callable[..., Path]
 TOOL = ToolIdentity("Example Transcoder", "3.2", "https://example.com/transcoder")

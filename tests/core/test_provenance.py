@@ -23,7 +23,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.provenance import ActivityNode, JobNode, ProvenanceEdge, RepresentationNode
+from postproject.knowledge.provenance import ActivityNode, JobNode, ProvenanceEdge, RepresentationNode
 
 Media = Callable[..., Path]
 TOOL = ToolIdentity("Example Transcoder", "3.2")

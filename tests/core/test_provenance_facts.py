@@ -27,7 +27,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.files import read_facts
+from postproject.base.files import read_facts
 from tests.conftest import START
 
 Media = Callable[..., Path]

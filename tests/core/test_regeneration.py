@@ -32,7 +32,11 @@ from postproject import (
     ToolIdentity,
 )
 from postproject.knowledge import ProducingActivityAmbiguous, ProducingActivityMissing
-from postproject.regeneration import InputRepresentationMissing, ParametersMissing, ToolIdentityMissing
+from postproject.knowledge.regeneration import (
+    InputRepresentationMissing,
+    ParametersMissing,
+    ToolIdentityMissing,
+)
 
 Media = Callable[..., Path]
 TOOL = ToolIdentity("Example Transcoder", "3.2", "https://example.com/transcoder")

@@ -289,7 +289,7 @@ def test_filtered_reads_examine_a_bounded_window(
 def test_job_history_uses_the_job_index(production: Production, media: Media) -> None:
     import sqlite3
 
-    from postproject.lifecycle import HISTORY_EVENT_KINDS
+    from postproject.model.lifecycle import HISTORY_EVENT_KINDS
 
     kinds = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))  # as the reader sends it
     conn = sqlite3.connect(production.path)

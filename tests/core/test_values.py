@@ -28,8 +28,8 @@ from postproject import (
     TimestampValue,
     U64Value,
     UriValue,
-    values,
 )
+from postproject.model import values
 
 texts = st.text(max_size=40)
 scalars = st.one_of(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from postproject import InvalidArgumentError, JobState, Production
-from postproject.executor import commands, jobs
+from postproject.cli import executor as commands
+from postproject.executor import jobs
 from postproject.executor.attemptlog import LOGS
 from postproject.executor.recipe import default_path
 from tests.executor.conftest import Studio

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from postproject import JobState, Production, SystemClock
-from postproject.clock import monotonic
 from postproject.executor.demo import create_demo
 from postproject.executor.demo_run import MONITOR_ENV, DemoRunOptions, run_demo
 from postproject.executor.recipe import Recipe
+from postproject.model.clock import monotonic
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -25,7 +25,7 @@ class Running:
     """A worker process and a queue of its stderr lines (read by a thread, so waits can time out)."""
 
     def __init__(self, production: Path, *extra: str) -> None:
-        command = [sys.executable, "-m", "postproject.executor", "worker", "run", str(production), *extra]
+        command = [sys.executable, "-m", "postproject", "worker", "run", str(production), *extra]
         self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
         self.lines: queue.Queue[str] = queue.Queue()
         self._pump = threading.Thread(target=self._read, daemon=True)
@@ -128,7 +128,7 @@ def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
 
     time.sleep(1.2)  # the doomed worker's 1 s lease lapses; the job becomes claimable again
     done = subprocess.run(
-        [sys.executable, "-m", "postproject.executor", "worker", "run", str(studio.path), "--lease", "30s"],
+        [sys.executable, "-m", "postproject", "worker", "run", str(studio.path), "--lease", "30s"],
         capture_output=True,
         text=True,
         timeout=120,

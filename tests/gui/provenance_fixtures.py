@@ -36,7 +36,13 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.provenance import ActivityNode, JobNode, ProvenanceEdge, ProvenanceNode, RepresentationNode
+from postproject.knowledge.provenance import (
+    ActivityNode,
+    JobNode,
+    ProvenanceEdge,
+    ProvenanceNode,
+    RepresentationNode,
+)
 
 PROXY_KIND = "org.postproject:generate-proxy"
 RENDER_KIND = "com.northlight:render-review"

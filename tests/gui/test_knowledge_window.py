@@ -16,7 +16,7 @@ from postproject import (
     RegenerationPlan,
     RepresentationId,
 )
-from postproject.provenance import RepresentationNode
+from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
 from postproject_gui.models.artifact_model import KNOWLEDGE_COLUMN, REPRESENTATION_ID_ROLE
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE

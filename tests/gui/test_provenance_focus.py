@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QStyleOptionGraphicsItem
 from pytestqt.qtbot import QtBot
 
-from postproject.provenance import ProvenanceGraph
+from postproject.knowledge.provenance import ProvenanceGraph
 from postproject_gui.diagram import provenance_edges as edges_
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.provenance_scene import ProvenanceScene

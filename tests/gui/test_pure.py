@@ -30,7 +30,7 @@ from postproject import (
     ToolIdentity,
 )
 from postproject.cli import human
-from postproject.clock import to_micros
+from postproject.model.clock import to_micros
 from postproject_gui import cli_command, params, timefmt
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.dialogs.cancel_dialog import CancelPlan, summary
@@ -172,7 +172,7 @@ def test_times_are_compact_and_those_of_the_cli() -> None:
     ],
 )
 def test_typed_parameters_parse_with_core_values(kind: str, text: str, expected: object) -> None:
-    from postproject import values
+    from postproject.model import values
 
     assert values.to_python(params.parse(kind, text)) == expected
     assert params.display(params.parse(kind, text))[0] == params.parse(kind, text).kind

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from postproject import JobState, Production
-from postproject.provenance import RepresentationNode
+from postproject.knowledge.provenance import RepresentationNode
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, steady_writer
 from tests.gui.provenance_fixtures import Chain
 from tests.gui.scenes import Demo, build_demo

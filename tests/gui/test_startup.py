@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from postproject import Production, RepresentationKind
-from postproject.provenance import RepresentationNode
+from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui import desktop, startup
 from postproject_gui.services.production_service import ProductionService
 from tests.gui.helpers import LoopRunner

@@ -5,7 +5,7 @@ from __future__ import annotations
 from multiprocessing.synchronize import Barrier
 from typing import Any
 
-from postproject.errors import PostProjectError
+from postproject.model.errors import PostProjectError
 from postproject.storage.postgresql import connection, schema, uri
 
 
@@ -45,7 +45,7 @@ def skewed_worker(
     from pathlib import Path
 
     from postproject import ActivitySpec, ConflictError, Production, SystemClock, ToolIdentity
-    from postproject import clock as clocks
+    from postproject.model import clock as clocks
 
     real_now, real_monotonic = datetime.now, clocks.monotonic
     clocks.SystemClock.now = lambda self: real_now(UTC) + timedelta(seconds=skew)  # type: ignore[method-assign]

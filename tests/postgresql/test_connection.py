@@ -7,7 +7,7 @@ import threading
 import psycopg
 import pytest
 
-from postproject.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
+from postproject.model.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
 from postproject.storage.postgresql import connection, errors, uri
 from postproject.storage.postgresql.localserver import LocalServer, free_port
 from tests.postgresql_fixtures import Database

@@ -14,13 +14,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from postproject.errors import StorageError
+from postproject.model.errors import StorageError
 from postproject.storage.postgresql.localserver import ROLE, SERVER_ACCOUNT, LocalServer, reap_stale_servers
 
 # A process that starts a server and waits to be stopped (SIGTERM and SIGINT must both clean up).
 SERVER_PROCESS = """
 import sys, time
-from postproject.errors import StorageError
+from postproject.model.errors import StorageError
 from postproject.storage.postgresql.localserver import LocalServer, interrupt_on_sigterm
 with interrupt_on_sigterm(), LocalServer() as server:
     print(server.directory, server.port, flush=True)

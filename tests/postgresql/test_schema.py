@@ -14,7 +14,7 @@ import pytest
 from psycopg import sql
 
 from postproject import Production
-from postproject.errors import (
+from postproject.model.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotFoundError,

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from postproject.errors import ErrorCode, InvalidArgumentError, PostProjectError
+from postproject.model.errors import ErrorCode, InvalidArgumentError, PostProjectError
 from postproject.storage.postgresql.uri import (
     DEFAULT_PRODUCTION,
     check_production_name,

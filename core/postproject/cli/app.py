@@ -19,15 +19,15 @@ from typing import Any, BinaryIO
 
 import argcomplete
 
-from postproject import clock as clocks
 from postproject import config as settings_module
 from postproject._version import __version__
+from postproject.base.leases import InputChangedError
 from postproject.cli import artifacts, completion, farm, feed, jobs, settings, setup, tokens
+from postproject.cli import executor as executor_commands
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
-from postproject.errors import ErrorCode, PostProjectError
-from postproject.executor import commands as executor_commands
-from postproject.leases import InputChangedError
+from postproject.model import clock as clocks
+from postproject.model.errors import ErrorCode, PostProjectError
 
 EXIT_OK = 0
 EXIT_INTERRUPTED = 130

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from postproject import prov
 from postproject.cli import knowledge_views as kv
 from postproject.cli import views
 from postproject.cli.common import (
@@ -25,10 +24,11 @@ from postproject.cli.common import (
     parse_int,
 )
 from postproject.cli.output import Result
-from postproject.errors import InvalidArgumentError
-from postproject.ids import RepresentationId
+from postproject.knowledge import prov
+from postproject.knowledge.regeneration import DownstreamRegeneration, RegenerationPlan
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import RepresentationId
 from postproject.production import Production
-from postproject.regeneration import DownstreamRegeneration, RegenerationPlan
 
 
 def _artifacts(args: argparse.Namespace) -> list[RepresentationId]:

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeVar
 
 from postproject import config as settings
-from postproject import netfs
 from postproject._version import __version__
 from postproject.cli.output import Renderer, Result
 from postproject.cli.views import View, receipt_view
-from postproject.clock import Clock
-from postproject.errors import InvalidArgumentError
-from postproject.ids import _Id
+from postproject.locations import netfs
+from postproject.model.clock import Clock
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import _Id
 from postproject.production import Production
 from postproject.transaction import Transaction
 

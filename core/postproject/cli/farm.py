@@ -13,8 +13,8 @@ from typing import Any
 from postproject.cli import views
 from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
-from postproject.errors import InvalidArgumentError, NotFoundError
-from postproject.ids import JobId
+from postproject.model.errors import InvalidArgumentError, NotFoundError
+from postproject.model.ids import JobId
 
 
 def job_retry(ctx: Context) -> Result:

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from postproject import humanize
-from postproject.clock import from_micros
+from postproject.model.clock import from_micros
 
 Row = Mapping[str, Any]
 Block = Callable[[Mapping[str, Any], int], str]

@@ -11,16 +11,16 @@ import argparse
 import os
 from pathlib import Path
 
+from postproject.base.leases import JobLease
 from postproject.cli import views
 from postproject.cli.common import Context, Parser, command, commit, edit, parse_id
 from postproject.cli.durations import parse_lease
 from postproject.cli.output import Result
 from postproject.cli.tokens import ReservedTokenFile, read_token
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.ids import JobId
-from postproject.leases import JobLease
 from postproject.model.activities import ActivitySpec
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import JobId
 from postproject.model.jobs import Job
 from postproject.model.jobs import diagnostic as check_diagnostic
 from postproject.production import Production

@@ -17,9 +17,9 @@ from postproject.cli.common import Context, Parser, command, commit, edit, parse
 from postproject.cli.durations import parse_lease
 from postproject.cli.job_leases import _leased, _token_argument
 from postproject.cli.output import Result
-from postproject.errors import InvalidArgumentError
-from postproject.ids import JobId
-from postproject.lifecycle import HISTORY_EVENT_KINDS
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import JobId
+from postproject.model.lifecycle import HISTORY_EVENT_KINDS
 from postproject.model.progress import MAX_LOG_TAIL_BYTES, AttemptLog, log_tail
 from postproject.production import Production
 

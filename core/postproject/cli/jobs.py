@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
-from postproject import clock as clocks
-from postproject import job_search
+from postproject.areas import search as job_search
 from postproject.cli import artifacts, farm, job_leases, job_logs, views
 from postproject.cli.common import (
     Context,
@@ -22,15 +21,16 @@ from postproject.cli.common import (
 )
 from postproject.cli.output import Result
 from postproject.cli.setup import parse_value
-from postproject.errors import InvalidArgumentError
 from postproject.humanize import parse_duration
-from postproject.ids import AssetId, JobId, RepresentationId
-from postproject.lifecycle import JobState
+from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import JobOutput, JobRequest
+from postproject.model.lifecycle import JobState
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
 from postproject.model.refs import JobRef
-from postproject.values import MetadataValue, StringValue
+from postproject.model.values import MetadataValue, StringValue
 
 STATES = tuple(s.value for s in JobState)
 

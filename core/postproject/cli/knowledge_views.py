@@ -15,18 +15,18 @@ from pathlib import PurePath
 from typing import Any
 
 from postproject.cli.views import View, assertion_view, micros, tool_view
-from postproject.ids import RepresentationId
 from postproject.knowledge import ArtifactKnowledge, StalePage, describe
-from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.jobs import JobRequest
-from postproject.provenance import ActivityNode, JobNode, ProvenanceGraph, RepresentationNode
-from postproject.regeneration import (
+from postproject.knowledge.provenance import ActivityNode, JobNode, ProvenanceGraph, RepresentationNode
+from postproject.knowledge.regeneration import (
     DownstreamRegeneration,
     RegenerationPlan,
     Reproducibility,
     Unplannable,
     plan_bindings,
 )
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import RepresentationId
+from postproject.model.jobs import JobRequest
 
 _NODE_TYPES = {RepresentationNode: "representation", ActivityNode: "activity", JobNode: "job"}
 

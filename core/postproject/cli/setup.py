@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from postproject import transfer, values
+from postproject import transfer
 from postproject.cli import views
 from postproject.cli.common import (
     Context,
@@ -18,17 +18,18 @@ from postproject.cli.common import (
     parse_int,
 )
 from postproject.cli.output import Result
-from postproject.clock import from_micros
-from postproject.errors import ConflictError, InvalidArgumentError
-from postproject.ids import ActivityId, AssetId, RepresentationId
+from postproject.locations import is_location_uri
+from postproject.model import values
 from postproject.model.activities import ActivitySpec, EdgeInput
 from postproject.model.assets import RepresentationKind
+from postproject.model.clock import from_micros
+from postproject.model.errors import ConflictError, InvalidArgumentError
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, AssetId, RepresentationId
 from postproject.model.metadata import Property
 from postproject.model.refs import REF_KINDS, parse_ref
+from postproject.model.values import MetadataValue
 from postproject.production import Production
-from postproject.storage import is_location_uri
-from postproject.values import MetadataValue
 
 
 def init(ctx: Context) -> Result:

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
-from postproject.errors import AlreadyExistsError, InvalidArgumentError, IoError
-from postproject.ids import JobId
-from postproject.leases import parse_token
+from postproject.base.leases import parse_token
+from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, IoError
+from postproject.model.ids import JobId
 
 MAX_TOKEN_BYTES = 118
 _TOKENISH = re.compile(r"ppl1:\S*")

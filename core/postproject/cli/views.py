@@ -12,21 +12,21 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from postproject import values
-from postproject.clock import to_micros
-from postproject.ids import JobId
-from postproject.job_search import FailureGroup
+from postproject.areas.search import FailureGroup
+from postproject.model import values
 from postproject.model.activities import Activity, ActivityEdge
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
+from postproject.model.clock import to_micros
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import JobId
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.metadata import Assertion
+from postproject.model.pages import Page
 from postproject.model.pending import PendingExplanation, PendingReason
 from postproject.model.progress import JobProgress
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision, RevisionEvent
 from postproject.model.workers import Worker
-from postproject.pages import Page
 
 View = dict[str, Any]
 

@@ -22,7 +22,7 @@ from typing import BinaryIO, Final
 
 import av.logging
 
-from postproject.ids import JobId
+from postproject.model.ids import JobId
 from postproject.model.progress import MAX_LOG_TAIL_BYTES, log_tail
 
 LOGS: Final = ".postproject-logs"

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from postproject import clock as clocks
 from postproject import humanize
 from postproject.executor import jobs
-from postproject.ids import JobId
+from postproject.model import clock as clocks
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import JobId
 from postproject.production import Production
 
 

@@ -23,8 +23,8 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 
 from postproject import humanize
 from postproject.executor.config import WorkerEvent
-from postproject.ids import JobId
 from postproject.logs import JsonFormatter, secret_free
+from postproject.model.ids import JobId
 
 LOGGER = "postproject.executor"
 _PLAIN_FORMAT = "%(asctime)s %(levelname)s %(message)s"

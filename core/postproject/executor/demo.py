@@ -29,18 +29,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from postproject import storage
-from postproject.clock import SystemClock
-from postproject.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from postproject import locations
 from postproject.executor import jobs
 from postproject.executor.recipe import AssetPlan, JobStep, Recipe
 from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
-from postproject.ids import AssetId, JobId, RepresentationId
-from postproject.lifecycle import JobState
 from postproject.model.assets import RepresentationKind
+from postproject.model.clock import SystemClock
+from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from postproject.model.identity import AgentIdentity
+from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import JobRequest
+from postproject.model.lifecycle import JobState
 from postproject.model.metadata import Property
 from postproject.model.refs import AssetRef, JobRef
 from postproject.production import Production
@@ -94,17 +94,15 @@ def media_folder(location: DemoLocation, media: Path | None = None) -> Path:
     beside a production file, or ``./<production name>-media`` for a production in a database."""
     if media is not None:
         return media.resolve()
-    if storage.is_location_uri(location):
-        from postproject.storage.postgresql.uri import parse
-
-        return (Path.cwd() / f"{parse(str(location)).production}-media").resolve()
+    if locations.is_location_uri(location):
+        return (Path.cwd() / f"{locations.parse_postgres_uri(str(location)).production}-media").resolve()
     path = Path(location)
     return path.parent / f"{path.stem}-media"
 
 
 def demo_exists(location: DemoLocation) -> bool:
     """Whether a production already lives at ``location`` (a file, or a schema of a database)."""
-    if not storage.is_location_uri(location):
+    if not locations.is_location_uri(location):
         return Path(location).exists()
     try:
         Production.open(str(location), read_only=True).close()
@@ -129,12 +127,12 @@ def create_demo(
         AlreadyExistsError: (already_exists) a production exists at ``path``.
         InvalidArgumentError: (invalid_argument) a bad asset count or recipe.
     """
-    location: DemoLocation = str(path) if storage.is_location_uri(path) else Path(path).resolve()
+    location: DemoLocation = str(path) if locations.is_location_uri(path) else Path(path).resolve()
     recipe = recipe or Recipe.load()
     plans = recipe.plan(assets, seed)
     if demo_exists(location):
         raise AlreadyExistsError(
-            f"a production already exists at {storage.display_location(location)}; "
+            f"a production already exists at {locations.display_location(location)}; "
             "delete it or use 'demo run --fresh'"
         )
     media = media_folder(location, media)

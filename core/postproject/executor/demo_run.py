@@ -30,17 +30,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from postproject import storage
-from postproject.errors import ConflictError, PostProjectError, Reason, StorageError
+from postproject import locations
 from postproject.executor import jobs
 from postproject.executor.demo import STORY, DemoLocation, Report, create_demo, demo_exists, media_folder
 from postproject.executor.recipe import Recipe
-from postproject.ids import AssetId, RepresentationId
 from postproject.model.assets import RepresentationKind
+from postproject.model.errors import ConflictError, PostProjectError, Reason, StorageError
+from postproject.model.ids import AssetId, RepresentationId
 from postproject.model.jobs import JobRequest
 from postproject.model.refs import AssetRef, JobRef
+from postproject.model.values import StringValue
 from postproject.production import Production
-from postproject.values import StringValue
 
 MONITOR_ENV = "POSTPROJECT_DEMO_MONITOR_CMD"
 _GUI_LAUNCH = "import sys; from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
@@ -114,11 +114,11 @@ def remove_demo(path: DemoLocation, media: Path | None = None) -> None:
     folder (demo productions only)."""
     if demo_exists(path):
         if not is_demo(path):
-            shown = storage.display_location(path)
+            shown = locations.display_location(path)
             raise ConflictError(
                 f"{shown} is not a demo production; refusing to delete it", reason=Reason.NOT_A_DEMO
             )
-        storage.remove(path)
+        locations.remove(path)
     shutil.rmtree(media_folder(path, media), ignore_errors=True)
 
 
@@ -139,7 +139,7 @@ def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "postproject.executor",
+        "postproject",
         "worker",
         "run",
         str(path),

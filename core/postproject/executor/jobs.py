@@ -38,9 +38,7 @@ from typing import Final
 
 import av
 
-from postproject import clock as clocks
 from postproject._version import __version__
-from postproject.errors import NotFoundError, UnsupportedError
 from postproject.executor.media import (
     PROXY_PROFILES,
     THUMBNAIL_PROFILES,
@@ -49,13 +47,15 @@ from postproject.executor.media import (
     make_proxy,
     make_thumbnail,
 )
+from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
+from postproject.model.errors import NotFoundError, UnsupportedError
 from postproject.model.identity import ToolIdentity
 from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES, Job
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
 from postproject.model.refs import JobRef
+from postproject.model.values import StringValue
 from postproject.production import Production
-from postproject.values import StringValue
 
 try:
     import fcntl

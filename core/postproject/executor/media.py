@@ -29,7 +29,7 @@ from av.video.frame import VideoFrame
 from av.video.stream import VideoStream
 from PIL import Image
 
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 
 __all__ = [
     "PROXY_PROFILES",

@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from postproject import clock as clocks
-from postproject.errors import ConflictError, PostProjectError, Reason, StorageError
+from postproject.model import clock as clocks
+from postproject.model.errors import ConflictError, PostProjectError, Reason, StorageError
 from postproject.model.workers import HEARTBEAT_INTERVAL, WorkerSession
 from postproject.production import Production
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from postproject.errors import InvalidArgumentError, NotFoundError
+from postproject.model.errors import InvalidArgumentError, NotFoundError
 
 OUTCOMES = ("run", "abandon", "request")
 MAKES = ("proxy", "thumbnail")

@@ -22,10 +22,10 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
-from postproject import clock as clocks
-from postproject.errors import ConflictError, NotFoundError, PostProjectError, Reason
-from postproject.leases import JobLease
-from postproject.lifecycle import JobState
+from postproject.base.leases import JobLease
+from postproject.model import clock as clocks
+from postproject.model.errors import ConflictError, NotFoundError, PostProjectError, Reason
+from postproject.model.lifecycle import JobState
 from postproject.model.progress import MAX_PROGRESS_TEXT_BYTES
 from postproject.production import Production
 

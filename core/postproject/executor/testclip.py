@@ -21,7 +21,6 @@ from av.audio.stream import AudioStream
 from av.video.frame import VideoFrame
 from PIL import Image, ImageDraw, ImageFont
 
-from postproject.errors import InvalidArgumentError
 from postproject.executor.media import (
     _add_video_stream,
     _atomic_output,
@@ -30,6 +29,7 @@ from postproject.executor.media import (
     _suffix_format,
     _to_bt709,
 )
+from postproject.model.errors import InvalidArgumentError
 
 __all__ = ["ClipInfo", "generate_test_clip", "timecode"]
 

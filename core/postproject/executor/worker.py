@@ -37,9 +37,8 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
-from postproject import clock as clocks
 from postproject._version import __version__
-from postproject.errors import ConflictError, ErrorCode, PostProjectError, Reason
+from postproject.base.leases import JobLease, LeaseState
 from postproject.executor import jobs
 from postproject.executor.attemptlog import AttemptLog, AttemptLogs
 from postproject.executor.config import (
@@ -54,11 +53,12 @@ from postproject.executor.config import (
 from postproject.executor.media import MediaError, MediaStopped
 from postproject.executor.presence import Presence, patiently
 from postproject.executor.renewal import Renewer
-from postproject.ids import JobId
-from postproject.leases import JobLease, LeaseState
-from postproject.lifecycle import JobState
+from postproject.model import clock as clocks
 from postproject.model.activities import ActivitySpec
+from postproject.model.errors import ConflictError, ErrorCode, PostProjectError, Reason
+from postproject.model.ids import JobId
 from postproject.model.jobs import AttemptOutcome, Job
+from postproject.model.lifecycle import JobState
 from postproject.model.refs import ActivityRef
 from postproject.model.workers import WorkerSession
 from postproject.production import Production

@@ -23,12 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from postproject.base.handle import ProductionHandle
 from postproject.engine import EdgeFacts, Fingerprints, GraphFacts
-from postproject.errors import InvalidArgumentError, NotFoundError
-from postproject.handle import ProductionHandle
-from postproject.ids import RepresentationId
 from postproject.knowledge.upstream import Upstream
-from postproject.pages import Page, check_limit
+from postproject.model.errors import InvalidArgumentError, NotFoundError
+from postproject.model.ids import RepresentationId
+from postproject.model.pages import Page, check_limit
 
 MAX_DEPTH = 64
 MAX_REPRESENTATIONS = 1000

@@ -20,13 +20,13 @@ from typing import Any, Literal
 
 import prov.model as pm
 
+from postproject.base.handle import handle_of
 from postproject.engine import GraphFacts
-from postproject.errors import InvalidArgumentError, NotFoundError, UnsupportedError
-from postproject.handle import handle_of
-from postproject.ids import RepresentationId
 from postproject.model.activities import Activity
 from postproject.model.assets import Representation
+from postproject.model.errors import InvalidArgumentError, NotFoundError, UnsupportedError
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import RepresentationId
 
 PP_NAMESPACE = "https://postproject.org/ns/prov/1#"
 UUID_NAMESPACE = "urn:uuid:"

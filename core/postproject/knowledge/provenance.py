@@ -14,14 +14,14 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Literal
 
-from postproject.errors import InvalidArgumentError, NotFoundError
-from postproject.handle import ProductionHandle
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.base.handle import ProductionHandle
 from postproject.knowledge.evaluation import ArtifactState, evaluate_many
-from postproject.lifecycle import JobState
 from postproject.model.assets import Availability, RepresentationKind
+from postproject.model.errors import InvalidArgumentError, NotFoundError
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.pages import check_limit
+from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.model.lifecycle import JobState
+from postproject.model.pages import check_limit
 
 MAX_HOPS = 64
 MAX_NODES = 5000

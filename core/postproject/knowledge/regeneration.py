@@ -23,11 +23,8 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import ClassVar, NamedTuple
 
-from postproject import values as metadata_values
+from postproject.base.handle import ProductionHandle
 from postproject.engine import GraphFacts, PlanFacts, iter_chunks
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.handle import ProductionHandle
-from postproject.ids import ActivityId, AssetId, RepresentationId
 from postproject.knowledge.evaluation import (
     MAX_DESCENDANTS,
     ArtifactState,
@@ -35,7 +32,10 @@ from postproject.knowledge.evaluation import (
     ProducingActivityMissing,
     evaluate_many,
 )
+from postproject.model import values as metadata_values
 from postproject.model.assets import RepresentationKind
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.ids import ActivityId, AssetId, RepresentationId
 from postproject.model.jobs import JobRequest
 from postproject.model.metadata import Assertion, Property
 

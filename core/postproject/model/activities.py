@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import ActivityId, RepresentationId
 from postproject.model import names
 from postproject.model.assets import Fingerprint
+from postproject.model.errors import InvalidArgumentError
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, RepresentationId
 
 MAX_EDGES = 100_000
 

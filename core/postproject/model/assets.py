@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePath
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import AssetId, RepresentationId
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import AssetId, RepresentationId
 
 
 class RepresentationKind(enum.Enum):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from postproject.errors import InvalidArgumentError
 from postproject.model import names
+from postproject.model.errors import InvalidArgumentError
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.lifecycle import JobState
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
+from postproject.model.errors import InvalidArgumentError
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
+from postproject.model.lifecycle import JobState
 from postproject.model.progress import JobProgress
 
 MAX_JOB_INPUTS = 100_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from postproject.model import names
-from postproject.values import MetadataValue
+from postproject.model.values import MetadataValue
 
 EXECUTOR_VOCABULARY = "https://postproject.org/ns/executor-parameters/1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 
 _NAMESPACED = re.compile(r"[A-Za-z0-9._:-]+")
 MAX_NAMESPACED_BYTES = 128

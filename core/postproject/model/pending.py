@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar
 
-from postproject.ids import JobId
-from postproject.lifecycle import JobState
+from postproject.model.ids import JobId
+from postproject.model.lifecycle import JobState
 
 MAX_AHEAD = 10_000  # jobs ahead counted at most
 

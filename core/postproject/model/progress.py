@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import PurePath
 
-from postproject.errors import InvalidArgumentError
 from postproject.model import names
+from postproject.model.errors import InvalidArgumentError
 
 MAX_PROGRESS_TEXT_BYTES = 1024  # a stage or a message
 MAX_LOG_TAIL_BYTES = 64 * 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, _Id
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, _Id
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, overload
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import ProductionId, RevisionId
-from postproject.lifecycle import HISTORY_EVENT_KINDS
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import ProductionId, RevisionId
+from postproject.model.lifecycle import HISTORY_EVENT_KINDS
 
 EVENT_KINDS: frozenset[str] = frozenset(
     {

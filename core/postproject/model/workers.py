@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import JobId, ProductionId
 from postproject.model import names
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import JobId, ProductionId
 from postproject.model.jobs import AttemptOutcome
 
 HEARTBEAT_INTERVAL = timedelta(seconds=10)

@@ -1,4 +1,4 @@
-"""Where the lifecycle diagram puts things, derived from ``postproject.lifecycle.TRANSITIONS``.
+"""Where the lifecycle diagram puts things, derived from ``postproject.model.lifecycle.TRANSITIONS``.
 
 No Qt. Drawn top to bottom so it fits a side panel: states get a rank (a row of the
 picture) by the longest forward path from "not yet requested"; transitions back to an
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from postproject import TRANSITIONS, Action, JobState, Transition
-from postproject.lifecycle import Holder
+from postproject.model.lifecycle import Holder
 
 NODE_W, NODE_H = 108.0, 44.0
 RANK_GAP, ROW_GAP = 50.0, 26.0  # vertical gap between ranks, horizontal gap within one

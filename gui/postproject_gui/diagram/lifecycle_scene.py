@@ -1,4 +1,4 @@
-"""The lifecycle state diagram, drawn from ``postproject.lifecycle.TRANSITIONS``.
+"""The lifecycle state diagram, drawn from ``postproject.model.lifecycle.TRANSITIONS``.
 
 Two variants share one scene: a job's (its current state highlighted, the path it took
 marked, and the actions this application can take now drawn as clickable transitions) and

@@ -30,7 +30,13 @@ from PySide6.QtGui import QColor, QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsSceneMouseEvent
 
 from postproject import ArtifactKnowledge, RepresentationId
-from postproject.provenance import ActivityNode, JobNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
+from postproject.knowledge.provenance import (
+    ActivityNode,
+    JobNode,
+    ProvenanceGraph,
+    ProvenanceNode,
+    RepresentationNode,
+)
 from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_states import graph_labeller, node_label, node_tooltip
 from postproject_gui.diagram import provenance_edges as edges_

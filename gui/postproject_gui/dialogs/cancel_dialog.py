@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import Action, JobState
-from postproject.lifecycle import sources
+from postproject.model.lifecycle import sources
 from postproject_gui import timefmt
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.record_model import RecordTableModel

@@ -12,7 +12,7 @@ from functools import total_ordering
 from typing import Any
 
 from postproject import JobId
-from postproject.clock import to_micros
+from postproject.model.clock import to_micros
 from postproject_gui.models.filters import JobFilter
 from postproject_gui.services.types import JobRow
 

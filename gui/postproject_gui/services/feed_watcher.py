@@ -30,7 +30,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from postproject import Changes, Clock, JobId, PostProjectError, Production, Revision
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 from postproject_gui import location as production_location
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from postproject import (
     RepresentationId,
     Unplannable,
 )
-from postproject.provenance import RepresentationNode
+from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui.artifact_rows import ArtifactRow, read_page, read_rows
 from postproject_gui.services.types import (
     ArtifactPage,

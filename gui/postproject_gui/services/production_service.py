@@ -29,7 +29,7 @@ from postproject import (
     RevisionSummary,
     SystemClock,
 )
-from postproject.errors import Reason
+from postproject.model.errors import Reason
 from postproject_gui import dashboard_data, job_export, provenance_export
 from postproject_gui import location as production_location
 from postproject_gui.artifact_rows import ArtifactRow

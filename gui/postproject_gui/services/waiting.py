@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import ErrorCode, PostProjectError
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 
 RETRY_SECONDS = (2, 4, 8, 15)  # pauses between automatic retries (the last one repeats)
 GIVE_UP_AFTER = 10  # automatic retries; then only "Retry now" tries again

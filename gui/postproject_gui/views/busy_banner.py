@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QWidget
 
-from postproject.clock import monotonic
+from postproject.model.clock import monotonic
 from postproject_gui.services.waiting import Waiting
 
 

@@ -5,7 +5,7 @@
 report that signals notifies ``schema progress``; never a secret)
 in a thread that sleeps in ``select`` until the server or the engine speaks: no table is
 polled. A notification for this production wakes the process's waiters at once
-(:mod:`postproject.feed`). When the connection drops, the thread reconnects with backoff and
+(:mod:`postproject.storage.signals`). When the connection drops, the thread reconnects with backoff and
 catches up: waiters wake when it drops (and read the feed themselves until it is back: see
 ``PostgresEngine.change_token``) and again if the newest sequence moved while it was away. While idle it
 samples the server's clock every :data:`PROBE_EVERY` seconds (which also notices a silently
@@ -29,8 +29,9 @@ from typing import Any
 
 import psycopg
 
-from postproject import clock, feed
-from postproject.errors import PostProjectError
+from postproject.model import clock
+from postproject.model.errors import PostProjectError
+from postproject.storage import signals
 from postproject.storage.postgresql import connection
 from postproject.storage.postgresql.uri import PostgresUri
 
@@ -232,4 +233,4 @@ class Listener:
 
 def wake(key: str) -> None:
     """Wake this process's waiters on ``key``."""
-    feed.notify(key)
+    signals.notify(key)

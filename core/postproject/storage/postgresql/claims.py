@@ -2,15 +2,15 @@
 
 A claim takes its job with ``FOR UPDATE SKIP LOCKED`` in one statement: a claim never waits
 for another claim's job row. A registered worker's claim
-(:class:`postproject.engine_claims.GatedClaims`) reads the worker's facts and claims in the
+(:class:`postproject.engine.claims.GatedClaims`) reads the worker's facts and claims in the
 same statement, only when those facts allow it.
 """
 
 from __future__ import annotations
 
 from postproject.engine import WorkerFacts
-from postproject.engine_claims import WorkerGate
-from postproject.lifecycle import JobState
+from postproject.engine.claims import WorkerGate
+from postproject.model.lifecycle import JobState
 
 CLAIMED = JobState.CLAIMED.code
 REQUESTED = JobState.REQUESTED.code

@@ -17,7 +17,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from postproject.errors import Reason, StorageError
+from postproject.model.errors import Reason, StorageError
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.uri import PostgresUri
 

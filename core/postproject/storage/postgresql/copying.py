@@ -14,7 +14,7 @@ from typing import Any
 from psycopg import sql
 
 from postproject.engine import TableDump
-from postproject.errors import ConflictError, Reason, UnsupportedError
+from postproject.model.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.types import Id
 

@@ -14,10 +14,10 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from postproject import clock as clocks
-from postproject import feed
 from postproject.engine import TableDump
-from postproject.errors import NotFoundError
+from postproject.model import clock as clocks
+from postproject.model.errors import NotFoundError
+from postproject.storage import signals
 from postproject.storage.postgresql import connection, copying, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
 from postproject.storage.postgresql.connection import Connection, Pool
@@ -160,16 +160,16 @@ class PostgresEngine:
         listener = self._listener
         if listener is not None and not listener.connected.is_set():
             return ("unheard", next(self._unheard))
-        return feed.generation(self._key)
+        return signals.generation(self._key)
 
     def wait_for_change(self, token: object, timeout: float) -> None:
         """Sleep until a commit is heard (NOTIFY, or this process's own) or ``timeout`` passes."""
         self._listen()
-        seen = token if isinstance(token, int) else feed.generation(self._key)
-        feed.wait(self._key, seen, timeout)
+        seen = token if isinstance(token, int) else signals.generation(self._key)
+        signals.wait(self._key, seen, timeout)
 
     def notify_committed(self) -> None:
-        feed.notify(self._key)
+        signals.notify(self._key)
 
     # --- moving a production between engines -------------------------------------------------
 
@@ -219,7 +219,7 @@ class PostgresEngine:
     def _heard(self, sequence: int, mark: int | None) -> None:
         if mark is not None and (self._high_water is None or mark > self._high_water):
             self._high_water = mark
-        feed.notify(self._key)
+        signals.notify(self._key)
 
 
 def remove(location: str) -> None:

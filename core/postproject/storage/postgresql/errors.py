@@ -27,7 +27,7 @@ from contextlib import contextmanager
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from postproject.errors import (
+from postproject.model.errors import (
     InvalidArgumentError,
     IoError,
     PostProjectError,

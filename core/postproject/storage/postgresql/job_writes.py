@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from postproject.engine import ChangedInput, LeaseRow, LostClaim, WorkerFacts
-from postproject.engine_claims import WorkerGate
-from postproject.ids import JobId
-from postproject.lifecycle import Action, JobState, sources
+from postproject.engine.claims import WorkerGate
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import JobId
 from postproject.model.jobs import AttemptOutcome, JobRequest
+from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage.postgresql import rows
 from postproject.storage.postgresql.claims import CLAIMABLE, RETURNING, SET_CLAIM, claim_next_sql, gate_holds
 from postproject.storage.postgresql.pipeline import PROVISIONAL, Pipeline
@@ -312,7 +312,7 @@ class JobWrites(Pipeline):
         now: int,
         expires: int,
     ) -> tuple[WorkerFacts | None, tuple[bytes, int] | None]:
-        """A registered worker's check and claim in one round trip (:class:`postproject.engine_claims.GatedClaims`):
+        """A registered worker's check and claim in one round trip (:class:`postproject.engine.claims.GatedClaims`):
         the worker's row is locked first (a statement of its own, so the claim statement's
         snapshot counts the claims committed while it waited), then one statement reads its
         facts and claims only when they allow it."""

@@ -41,7 +41,7 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from postproject.errors import Reason, StorageError, UnsupportedError
+from postproject.model.errors import Reason, StorageError, UnsupportedError
 
 if TYPE_CHECKING:
     import psycopg

@@ -15,7 +15,13 @@ from typing import Any, Protocol
 import psycopg
 
 from postproject.engine import ChangedInput, LeaseRow
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
+from postproject.model.errors import (
+    ConflictError,
+    InvalidArgumentError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+)
 from postproject.model.revisions import RevisionEvent
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate

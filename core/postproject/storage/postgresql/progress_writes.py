@@ -11,7 +11,7 @@ commits first holds the attempt's row: the report waits for it, then finds the a
 
 from __future__ import annotations
 
-from postproject.engine_progress import AttemptFacts
+from postproject.engine.progress import AttemptFacts
 from postproject.model.jobs import AttemptOutcome
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
 from postproject.storage.postgresql.pipeline import Pipeline

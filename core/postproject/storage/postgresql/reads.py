@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery, WorkerRow
-from postproject.errors import NotFoundError, Reason, StorageError, UnsupportedError
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
+from postproject.model.errors import NotFoundError, Reason, StorageError, UnsupportedError
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.model.jobs import Attempt, Job
+from postproject.model.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.revisions import Revision
 from postproject.storage.postgresql import rows, search
 from postproject.storage.postgresql.connection import Connection, Pool

@@ -1,14 +1,14 @@
 """Column lists in PostgreSQL's dialect; rows map to the domain through SQLite's row functions.
 
 Ids load as ``bytes`` and JSON as text (:mod:`.types`), so one set of row functions
-(:mod:`postproject.storage.sqlite.rows`) serves both engines and they cannot drift apart.
+(:mod:`postproject.storage.rows`) serves both engines and they cannot drift apart.
 Column lists that are plain SQL are shared too; only those using SQLite's JSON functions
 are written again here, producing the same text.
 """
 
 from __future__ import annotations
 
-from postproject.storage.sqlite.rows import (
+from postproject.storage.rows import (
     ACTIVITY_COLUMNS,
     ASSET_COLUMNS,
     ATTEMPT_COLUMNS,

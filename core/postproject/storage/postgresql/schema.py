@@ -22,7 +22,7 @@ import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from postproject.errors import (
+from postproject.model.errors import (
     AlreadyExistsError,
     MigrationError,
     NotFoundError,

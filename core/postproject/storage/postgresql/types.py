@@ -3,7 +3,7 @@
 The engine interface passes ids as ``bytes``; PostgreSQL stores them as ``uuid``. Wrapping an
 id in :class:`Id` sends it as a uuid (binary, no text round trip), and every ``uuid`` column
 loads as ``bytes``, so rows map to the domain exactly as SQLite's do (the same row
-functions, :mod:`postproject.storage.sqlite.rows`). ``json`` columns load as their text,
+functions, :mod:`postproject.storage.rows`). ``json`` columns load as their text,
 which the row functions parse as they parse SQLite's.
 """
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
-from postproject.errors import InvalidArgumentError, Reason, UnsupportedError
+from postproject.model.errors import InvalidArgumentError, Reason, UnsupportedError
 
 SCHEMES = ("postgresql", "postgres")
 DEFAULT_PRODUCTION = "postproject"

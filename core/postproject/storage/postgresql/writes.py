@@ -33,11 +33,11 @@ from typing import Any
 
 import psycopg
 
-from postproject import clock, files
 from postproject.engine import ActivityFacts, OutputFacts, WorkerFacts
-from postproject.errors import AlreadyExistsError
+from postproject.model import clock, paths
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
+from postproject.model.errors import AlreadyExistsError
 from postproject.model.jobs import Job
 from postproject.storage.postgresql import rows
 from postproject.storage.postgresql.errors import translate
@@ -128,9 +128,9 @@ class WriteSession(JobWrites, ProgressWrites):
         """(stored path, root name) of a representation as this edit sees it, or None."""
         created = self.written["representations"].get(rep_id)
         if created is not None:
-            return files.decode_path(created[1]), created[2]
+            return paths.decode_path(created[1]), created[2]
         row = self.one("SELECT path, root_name FROM representations WHERE id = %s", (Id(rep_id),))
-        return (files.decode_path(row[0]), row[1]) if row is not None else None
+        return (paths.decode_path(row[0]), row[1]) if row is not None else None
 
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self.queue(

@@ -14,8 +14,8 @@ import secrets
 import sqlite3
 from pathlib import Path
 
-from postproject import clock
-from postproject.errors import (
+from postproject.model import clock
+from postproject.model.errors import (
     AlreadyExistsError,
     IoError,
     NotFoundError,

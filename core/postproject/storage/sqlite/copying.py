@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from postproject.engine import TableDump
-from postproject.errors import ConflictError, Reason, UnsupportedError
+from postproject.model.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translated
 

@@ -6,8 +6,9 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from postproject import clock, feed
 from postproject.engine import TableDump
+from postproject.model import clock
+from postproject.storage import signals
 from postproject.storage.sqlite import connection, copying
 from postproject.storage.sqlite.errors import translated
 from postproject.storage.sqlite.graph import Graph
@@ -58,7 +59,7 @@ class SqliteEngine:
         return session
 
     def change_token(self) -> object:
-        return (feed.generation(self._key), self._reader.data_version())
+        return (signals.generation(self._key), self._reader.data_version())
 
     def wait_for_change(self, token: object, timeout: float) -> None:
         """Same-process commits wake at once; others are seen by polling ``PRAGMA data_version``
@@ -70,13 +71,13 @@ class SqliteEngine:
             remaining = deadline - clock.monotonic()
             if remaining <= 0:
                 return
-            feed.wait(self._key, generation, min(delay, remaining))
+            signals.wait(self._key, generation, min(delay, remaining))
             if self.change_token() != token:
                 return
             delay = min(delay * 2, 0.05)
 
     def notify_committed(self) -> None:
-        feed.notify(self._key)
+        signals.notify(self._key)
         self._commits += 1
         if self._commits % connection.TRUNCATE_EVERY == 0 and self._write_conn is not None:
             connection.truncate_wal(self._write_conn)  # keep the WAL bounded under sustained writes

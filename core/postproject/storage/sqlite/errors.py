@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from types import TracebackType
 
-from postproject.errors import IoError, PostProjectError, Reason, StorageError, UnsupportedError
+from postproject.model.errors import IoError, PostProjectError, Reason, StorageError, UnsupportedError
 
 _BUSY = {
     "SQLITE_BUSY",

@@ -17,7 +17,7 @@ from postproject.engine import Fingerprints, Neighbourhood, PlanFacts
 from postproject.model.activities import Activity
 from postproject.model.assets import Representation
 from postproject.model.jobs import Job
-from postproject.storage.sqlite import rows
+from postproject.storage import rows
 from postproject.storage.sqlite.reads import Reader
 
 CHUNK = 900  # ids per IN (...) list: below every SQLite variable limit

@@ -1,7 +1,7 @@
 """Job and lease statements of an edit: requests, guarded claims and every lease transition.
 
 Each transition is one guarded ``UPDATE`` whose allowed source states come from the
-lifecycle table (:mod:`postproject.lifecycle`), so storage and the rules cannot disagree.
+lifecycle table (:mod:`postproject.model.lifecycle`), so storage and the rules cannot disagree.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from postproject.engine import ActivityFacts, ChangedInput, LeaseRow, LostClaim, OutputFacts
-from postproject.lifecycle import Action, JobState, sources
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import AttemptOutcome, JobRequest
-from postproject.storage.sqlite import rows
+from postproject.model.lifecycle import Action, JobState, sources
+from postproject.storage import rows
 from postproject.storage.sqlite.errors import translate
 
 CHUNK = 500  # ids per IN (...) list

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from postproject.engine_progress import AttemptFacts
+from postproject.engine.progress import AttemptFacts
 from postproject.model.jobs import AttemptOutcome
 
 LOST = AttemptOutcome.LOST.code

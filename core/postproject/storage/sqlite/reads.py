@@ -11,14 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery, WorkerRow
-from postproject.errors import NotFoundError, UnsupportedError
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
+from postproject.model.errors import NotFoundError, UnsupportedError
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.model.jobs import Attempt, Job
+from postproject.model.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.revisions import Revision
-from postproject.storage.sqlite import rows, search
+from postproject.storage import rows
+from postproject.storage.sqlite import search
 from postproject.storage.sqlite.errors import translated
 
 MAX_LIST = 100_000

@@ -6,7 +6,7 @@ import hashlib
 import sqlite3
 from importlib import resources
 
-from postproject.errors import MigrationError
+from postproject.model.errors import MigrationError
 
 _MIGRATIONS = sorted(
     (

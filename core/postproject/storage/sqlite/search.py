@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery
-from postproject.storage import job_pages
-from postproject.storage.sqlite import rows
+from postproject.storage import job_pages, rows
 
 TRIGRAM = 3  # shorter terms cannot use a trigram index: they scan the small tables with LIKE
 TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail

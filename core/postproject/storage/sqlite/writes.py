@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from postproject import files
 from postproject.engine import OutputFacts, WorkerFacts
+from postproject.model import paths
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.jobs import Job
 from postproject.model.revisions import RevisionEvent
-from postproject.storage.sqlite import connection, rows
+from postproject.storage import rows
+from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translate, translated
 from postproject.storage.sqlite.job_writes import JobWrites
 from postproject.storage.sqlite.progress_writes import ProgressWrites
@@ -222,7 +223,7 @@ class WriteSession(JobWrites, ProgressWrites):
     def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
         """(stored path, root name) of a representation as this edit sees it, or None."""
         row = self._one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))
-        return (files.decode_path(row[0]), row[1]) if row is not None else None
+        return (paths.decode_path(row[0]), row[1]) if row is not None else None
 
     def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
         self._exec(

@@ -12,8 +12,8 @@ import threading
 import uuid
 from typing import Any, ClassVar, Self
 
-from postproject import clock
-from postproject.errors import InvalidArgumentError
+from postproject.model import clock
+from postproject.model.errors import InvalidArgumentError
 
 _set = object.__setattr__  # uuid.UUID is immutable: its own __init__ sets its slots this way
 _UNKNOWN = uuid.SafeUUID.unknown

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from postproject import clock as clocks
-from postproject.handle import ProductionHandle
-from postproject.ids import JobId
+from postproject.base.handle import ProductionHandle
+from postproject.model import clock as clocks
 from postproject.model import names
+from postproject.model.ids import JobId
 from postproject.model.jobs import Attempt, AttemptOutcome
+from postproject.model.pages import check_limit
 from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
-from postproject.pages import check_limit
 
 
 class WorkerReads:

@@ -12,13 +12,13 @@ import dataclasses
 import heapq
 from collections.abc import Iterable, Sequence
 
-from postproject.errors import InvalidArgumentError
-from postproject.ids import JobId, RepresentationId
+from postproject.areas.farm import FarmOperations
 from postproject.knowledge.regeneration import MAX_REGENERATION_PLANS, RegenerationPlan, plan_bindings
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import JobId, RepresentationId
 from postproject.model.jobs import JobOutput, JobRequest
 from postproject.model.metadata import Property
 from postproject.model.refs import JobRef, ObjectRef
-from postproject.transaction_farm import FarmOperations
 
 
 class RegenerationOperations(FarmOperations):

@@ -4,7 +4,7 @@ A claim by a registered worker first checks the worker's stored row (its session
 capacity and kinds, :class:`postproject.engine.WorkerFacts`), then claims. An engine whose
 statements cost a round trip each (PostgreSQL) may implement :class:`GatedClaims`: the check
 and the claim in one round trip, the claim made only when the stored row allows it by the
-same rules :meth:`postproject.transaction_jobs.JobOperations.claim_next_job_lease` applies
+same rules :meth:`postproject.areas.jobs.JobOperations.claim_next_job_lease` applies
 to the facts returned. An engine without it (SQLite: statements cost no round trip) answers
 :meth:`~postproject.engine.WriteSession.worker_facts` and
 :meth:`~postproject.engine.WriteSession.claim_next` one after the other.

@@ -10,13 +10,13 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 
-from postproject import clock as clocks
+from postproject.base.handle import ProductionHandle
 from postproject.engine import Engine
-from postproject.errors import InvalidArgumentError
-from postproject.handle import ProductionHandle
-from postproject.ids import RevisionId
+from postproject.model import clock as clocks
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import RevisionId
+from postproject.model.pages import check_limit
 from postproject.model.revisions import Changes, Revision, RevisionSummary, event_kind
-from postproject.pages import check_limit
 
 MAX_WAIT = timedelta(seconds=60)
 MAX_SEQUENCE = 2**63 - 1

@@ -12,12 +12,12 @@ import threading
 from datetime import timedelta
 from pathlib import Path, PurePath
 
-from postproject import clock as clocks
-from postproject.errors import InvalidArgumentError, NotFoundError
-from postproject.handle import ProductionHandle
-from postproject.ids import JobId
+from postproject.areas.feed import wait_changed
+from postproject.base.handle import ProductionHandle
+from postproject.model import clock as clocks
+from postproject.model.errors import InvalidArgumentError, NotFoundError
+from postproject.model.ids import JobId
 from postproject.model.progress import AttemptLog
-from postproject.reads_feed import wait_changed
 
 MAX_WAIT = 60.0
 

@@ -17,14 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from postproject import clock as clocks
-from postproject import files
 from postproject.engine import Engine, Reads, WriteSession
-from postproject.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
-from postproject.ids import ProductionId
-from postproject.model import names
+from postproject.model import clock as clocks
+from postproject.model import names, paths
 from postproject.model.assets import Representation
-from postproject.pages import CursorCodec, Page
+from postproject.model.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.ids import ProductionId
+from postproject.model.pages import CursorCodec, Page
 
 T = TypeVar("T")
 
@@ -144,12 +143,12 @@ class ProductionHandle:
         if root is None and type(text) is str and not text.startswith("~"):
             # the common case without pathlib's parsing: abspath normalises as Path() would
             absolute_text = os.path.abspath(text)
-            return files.encode_path(absolute_text), Path(absolute_text)
+            return paths.encode_path(absolute_text), Path(absolute_text)
         given = Path(path).expanduser()
         if root is None:
             # abspath, not resolve(): no filesystem walk, and the path stays the one given.
             absolute = Path(os.path.abspath(given))
-            return files.encode_path(str(absolute)), absolute
+            return paths.encode_path(str(absolute)), absolute
         names.root_name("media root", root)
         base = (root_path or self.root_path)(root)
         if base is None:
@@ -169,7 +168,7 @@ class ProductionHandle:
             raise InvalidArgumentError(
                 f"representation path {given} leaves media root {root!r} ({base}) through a symbolic link"
             )
-        return files.encode_path(relative.as_posix()), absolute
+        return paths.encode_path(relative.as_posix()), absolute
 
     def resolve(self, representation: Representation) -> Path | None:
         """The representation's file on this machine (None when its root is not mapped)."""

@@ -1,8 +1,8 @@
 """The engine interface: everything the core asks of a database, and nothing more.
 
 The core's rules (validation, lifecycle, leases, knowledge) talk only to these protocols;
-adapters under :mod:`postproject.storage` implement them (SQLite today, PostgreSQL next)
-and are the only code that holds SQL or imports a driver. One contract suite
+adapters under :mod:`postproject.storage` implement them (SQLite, the embedded default, and
+PostgreSQL for a farm) and are the only code that holds SQL or imports a driver. One contract suite
 (``tests/contract``) runs the same behaviour against every adapter.
 
 Ids cross the interface as 16-byte ``bytes``, times as Unix microseconds, job states and
@@ -24,14 +24,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from postproject.clock import Clock
-from postproject.engine_progress import ProgressReads, ProgressSession
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId
-from postproject.lifecycle import JobState
+from postproject.engine.progress import ProgressReads, ProgressSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
+from postproject.model.clock import Clock
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.model.jobs import Attempt, Job, JobRequest
+from postproject.model.lifecycle import JobState
 from postproject.model.revisions import Revision, RevisionEvent
 
 Domain = tuple[str, int]  # (algorithm, version) of a fingerprint

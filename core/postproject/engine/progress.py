@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from postproject.ids import JobId
+from postproject.model.ids import JobId
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,20 +14,26 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Literal
 
-from postproject import leases
-from postproject.clock import to_micros
-from postproject.edit import EditBase
+from postproject.base import leases
+from postproject.base.edit import EditBase
+from postproject.base.leases import InputChangedError, JobLease, LeaseState, lease_micros
 from postproject.engine import LeaseRow, WorkerFacts, WriteSession
-from postproject.engine_claims import GatedClaims, WorkerGate
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, PostProjectError, Reason
-from postproject.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
-from postproject.leases import InputChangedError, JobLease, LeaseState, lease_micros
-from postproject.lifecycle import JobState
+from postproject.engine.claims import GatedClaims, WorkerGate
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
+from postproject.model.clock import to_micros
+from postproject.model.errors import (
+    ConflictError,
+    InvalidArgumentError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+)
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
 from postproject.model.jobs import JobRequest
 from postproject.model.jobs import diagnostic as check_diagnostic
+from postproject.model.lifecycle import JobState
 from postproject.model.workers import OFFLINE_AFTER, WorkerSession
 
 log = logging.getLogger(__name__)

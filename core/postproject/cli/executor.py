@@ -2,7 +2,7 @@
 
 :func:`register` adds the ``worker`` and ``demo`` groups to a parser's sub-commands; each
 leaf sets ``handler(args) -> int`` (the exit code). Invalid arguments raise
-:class:`~postproject.errors.InvalidArgumentError` before any production is opened.
+:class:`~postproject.model.errors.InvalidArgumentError` before any production is opened.
 
 Exit codes of ``worker run``: 0 when it ran out of work (or ``--once`` did its job); 130
 after SIGINT (Ctrl-C) and 143 after SIGTERM, once every claim still held was released. A
@@ -28,18 +28,18 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from postproject import config as settings
-from postproject import humanize, storage
+from postproject import humanize, locations
 from postproject.cli import farm
 from postproject.cli.durations import parse_lease
-from postproject.errors import InvalidArgumentError
 from postproject.executor import jobs
 from postproject.executor.console import JobBars, executor_logging, stderr_console
 from postproject.executor.demo import create_demo, demo_exists
 from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
+from postproject.locations import is_location_uri
+from postproject.model.errors import InvalidArgumentError
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.storage import is_location_uri
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -264,7 +264,7 @@ def demo_run(args: Any) -> int:
     if getattr(ns, "json", False):
         _emit_json(
             {
-                "path": storage.display_location(path),
+                "path": locations.display_location(path),
                 "exit_code": result.exit_code,
                 "workers": [
                     {"pid": pid, "exit_code": code}
@@ -281,7 +281,7 @@ def demo_run(args: Any) -> int:
 
 def _demo_location(production: str) -> Path | str:
     """A demo's PRODUCTION argument: a URI as given, otherwise a path."""
-    return production if storage.is_location_uri(production) else Path(production)
+    return production if locations.is_location_uri(production) else Path(production)
 
 
 def _media(ns: argparse.Namespace) -> Path | None:
@@ -391,7 +391,7 @@ def _overall_bar(console: Any) -> Iterator[Callable[[str, int, int], None]]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m postproject.executor``: these commands without the rest of the CLI."""
-    from postproject.errors import PostProjectError
+    from postproject.model.errors import PostProjectError
 
     parser = argparse.ArgumentParser(prog="python -m postproject.executor")
     register(parser.add_subparsers(dest="group", metavar="GROUP", required=True))

@@ -9,10 +9,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
-from postproject import files
-from postproject.clock import from_micros
-from postproject.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
-from postproject.lifecycle import JobState
+from postproject.model import paths
 from postproject.model.activities import Activity, ActivityEdge, EdgeSnapshot
 from postproject.model.assets import (
     Asset,
@@ -21,7 +18,9 @@ from postproject.model.assets import (
     Representation,
     RepresentationKind,
 )
+from postproject.model.clock import from_micros
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, RevisionId
 from postproject.model.jobs import (
     Attempt,
     AttemptOutcome,
@@ -32,6 +31,7 @@ from postproject.model.jobs import (
     JobFailure,
     JobOutput,
 )
+from postproject.model.lifecycle import JobState
 from postproject.model.progress import JobProgress
 from postproject.model.revisions import Revision, RevisionEvent
 
@@ -227,7 +227,7 @@ def representation(row: Row) -> Representation:
         id=RepresentationId(row[0]),
         asset_id=AssetId(row[1]),
         kind=RepresentationKind.from_code(row[2]),
-        path=PurePath(files.decode_path(row[3])),
+        path=PurePath(paths.decode_path(row[3])),
         root=row[4],
         size=row[5],
         modified_at=from_micros(row[6]),

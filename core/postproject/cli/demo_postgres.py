@@ -1,9 +1,9 @@
 """The demo on PostgreSQL (``python3 dev.py demo --postgres``).
 
-``python -m postproject.executor.demo_postgres DIRECTORY MEDIA [demo run options]`` starts a
+``python -m postproject.cli.demo_postgres DIRECTORY MEDIA [demo run options]`` starts a
 durable local server whose files live in ``DIRECTORY`` (``initdb`` on the first run; later
 runs reuse the cluster; as root the server runs as the unprivileged ``postgres`` account, see
-:mod:`postproject.storage.postgresql.localserver`), creates the database ``postproject_demo``
+:class:`postproject.locations.LocalServer`), creates the database ``postproject_demo``
 when it is missing, and runs ``postproject demo run URI --fresh --media MEDIA`` on the
 production ``demo`` in it: the demo production is created again, the reference workers run
 as separate processes connecting over TCP, and the monitor opens the URI.
@@ -20,8 +20,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from postproject.errors import PostProjectError
-from postproject.storage.postgresql.localserver import ROLE, LocalServer, interrupt_on_sigterm
+from postproject.locations import LOCAL_SERVER_ROLE as ROLE
+from postproject.locations import LocalServer, interrupt_on_sigterm
+from postproject.model.errors import PostProjectError
 
 DATABASE = "postproject_demo"
 PRODUCTION = "demo"
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2:
         sys.stderr.write(
-            "usage: python -m postproject.executor.demo_postgres DIRECTORY MEDIA [demo run options]\n"
+            "usage: python -m postproject.cli.demo_postgres DIRECTORY MEDIA [demo run options]\n"
         )
         return 2
     directory, media, rest = Path(args[0]), Path(args[1]), args[2:]

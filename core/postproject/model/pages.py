@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 
 T = TypeVar("T")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from postproject import leases
+from postproject.base import leases
+from postproject.base.handle import ProductionHandle
+from postproject.base.leases import JobLease
 from postproject.engine import WriteSession
-from postproject.errors import ConflictError, PostProjectError, Reason
-from postproject.handle import ProductionHandle
-from postproject.ids import _Id
-from postproject.leases import JobLease
+from postproject.model.errors import ConflictError, PostProjectError, Reason
+from postproject.model.ids import _Id
 
 Status = Literal["open", "committed", "rolled back", "failed"]
 Effect = tuple[JobLease, Literal["activate", "extend", "end"], int]

@@ -15,10 +15,10 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from postproject.clock import from_micros
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.handle import handle_of
-from postproject.ids import JobId, ProductionId, RepresentationId
+from postproject.base.handle import handle_of
+from postproject.model.clock import from_micros
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.ids import JobId, ProductionId, RepresentationId
 
 MAX_LEASE = timedelta(hours=24)
 TOKEN_VERSION = "ppl1"

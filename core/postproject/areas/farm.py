@@ -12,14 +12,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 
-from postproject.clock import from_micros
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.ids import JobId
-from postproject.lifecycle import JobState
+from postproject.areas.jobs import JobOperations
+from postproject.model.clock import from_micros
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.ids import JobId
 from postproject.model.jobs import check_priority
+from postproject.model.lifecycle import JobState
 from postproject.model.refs import JobRef
 from postproject.model.workers import WorkerSession, check_registration
-from postproject.transaction_jobs import JobOperations
 
 MAX_SWEEP = 1000
 

@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from postproject import clock as clocks
+from postproject.base.handle import ProductionHandle
 from postproject.engine import JOB_SORTS, JobKey, JobQuery
-from postproject.errors import InvalidArgumentError
-from postproject.handle import ProductionHandle
-from postproject.ids import JobId
-from postproject.lifecycle import JobState
+from postproject.model import clock as clocks
 from postproject.model import names
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import JobId
 from postproject.model.jobs import Job
-from postproject.pages import Page
+from postproject.model.lifecycle import JobState
+from postproject.model.pages import Page
 
 SORTS: tuple[str, ...] = tuple(JOB_SORTS)
 MAX_SEARCH_BYTES = 1024

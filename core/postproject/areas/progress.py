@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from postproject.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.ids import JobId
-from postproject.leases import JobLease, lease_micros
+from postproject.areas.farm import FarmOperations
+from postproject.base.leases import JobLease, lease_micros
 from postproject.model import names
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.ids import JobId
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.progress import (
     MAX_LOG_PATH_BYTES,
@@ -25,7 +26,6 @@ from postproject.model.progress import (
     check_text,
     log_tail,
 )
-from postproject.transaction_farm import FarmOperations
 
 SIGNAL_EVERY_MICROS = SIGNAL_EVERY // timedelta(microseconds=1)
 

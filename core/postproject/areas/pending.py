@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from postproject import clock as clocks
-from postproject.errors import InvalidArgumentError
-from postproject.handle import ProductionHandle
-from postproject.ids import JobId
-from postproject.lifecycle import JobState
+from postproject.areas.workers import WorkerReads
+from postproject.base.handle import ProductionHandle
+from postproject.model import clock as clocks
+from postproject.model.errors import InvalidArgumentError
+from postproject.model.ids import JobId
+from postproject.model.lifecycle import JobState
 from postproject.model.pending import (
     MAX_AHEAD,
     BlockedByJob,
@@ -19,7 +20,6 @@ from postproject.model.pending import (
     WaitingOnJob,
 )
 from postproject.model.workers import WorkerState
-from postproject.reads_workers import WorkerReads
 
 
 class PendingReads(WorkerReads):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from postproject.handle import ProductionHandle
-from postproject.ids import RepresentationId
+from postproject.base.handle import ProductionHandle
 from postproject.knowledge import evaluation, provenance, regeneration
 from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
 from postproject.knowledge.regeneration import DownstreamRegeneration, RegenerationPlan, Reproducibility
+from postproject.model.ids import RepresentationId
 
 
 class KnowledgeReads:

@@ -11,7 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from postproject.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

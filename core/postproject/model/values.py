@@ -15,9 +15,9 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from postproject.clock import from_micros, to_micros
-from postproject.errors import InvalidArgumentError
 from postproject.model import names
+from postproject.model.clock import from_micros, to_micros
+from postproject.model.errors import InvalidArgumentError
 from postproject.model.refs import ObjectRef, check_ref, make_ref
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
