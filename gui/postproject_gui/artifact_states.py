@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from postproject import ArtifactKnowledge, ArtifactState, Availability, RepresentationId, RepresentationKind
-from postproject.knowledge import ProducingActivityMissing, Reason, describe
+from postproject.knowledge import ProducingActivityMissing, StalenessReason, describe
 from postproject.knowledge.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
 
 
@@ -189,7 +189,7 @@ def needs_attention(state: ArtifactState | None) -> bool:
 Labeller = Callable[[RepresentationId], "str | None"]
 
 
-def reason_text(reason: Reason, label: Labeller | None = None) -> str:
+def reason_text(reason: StalenessReason, label: Labeller | None = None) -> str:
     """:func:`postproject.knowledge.describe` with the representation id named by ``label``."""
     text = describe(reason)
     rep = getattr(reason, "representation_id", None)

@@ -145,7 +145,7 @@ class TraversalTruncated:
     code: ClassVar[str] = "traversal_truncated"
 
 
-Reason = (
+StalenessReason = (
     FingerprintChanged
     | FingerprintEvidenceMissing
     | SnapshotAbsent
@@ -163,7 +163,7 @@ class ArtifactKnowledge:
 
     representation_id: RepresentationId
     state: ArtifactState
-    reasons: tuple[Reason, ...]
+    reasons: tuple[StalenessReason, ...]
     visited_representations: int
     truncated: bool
 
@@ -175,7 +175,7 @@ class StalePage(Page[ArtifactKnowledge]):
     truncated: bool = False
 
 
-def describe(reason: Reason) -> str:
+def describe(reason: StalenessReason) -> str:
     """A one-line, human explanation of a reason (for tooltips and reports)."""
     match reason:
         case FingerprintChanged():
@@ -206,7 +206,7 @@ def describe(reason: Reason) -> str:
 
 def compare(
     edge: Edge, rep: bytes, snapshot: Fingerprints | None, current: Fingerprints
-) -> tuple[ArtifactState, list[Reason]]:
+) -> tuple[ArtifactState, list[StalenessReason]]:
     """Compare one edge's snapshot with the representation's current fingerprints."""
     rep_id = RepresentationId(rep)
     if snapshot is None:
@@ -217,7 +217,7 @@ def compare(
         return ArtifactState.CURRENT, []
     changed = ArtifactState.DIVERGED if edge == "output" else ArtifactState.STALE
     state = ArtifactState.CURRENT
-    reasons: list[Reason] = []
+    reasons: list[StalenessReason] = []
     for domain in sorted(snapshot.keys() | current.keys()):
         old, new = snapshot.get(domain), current.get(domain)
         if old is not None and new is not None:
@@ -236,7 +236,7 @@ class _Local:
     """What a node's own edges say, and which of its inputs to evaluate upstream."""
 
     state: ArtifactState
-    reasons: tuple[Reason, ...]
+    reasons: tuple[StalenessReason, ...]
     upstream: tuple[bytes, ...]
 
 
@@ -254,7 +254,7 @@ class Evaluator:
         state, reasons = self._visit(rep, 0, run)
         return ArtifactKnowledge(RepresentationId(rep), state, reasons, run.visited, run.truncated)
 
-    def _visit(self, rep: bytes, depth: int, run: _Run) -> tuple[ArtifactState, tuple[Reason, ...]]:
+    def _visit(self, rep: bytes, depth: int, run: _Run) -> tuple[ArtifactState, tuple[StalenessReason, ...]]:
         known = run.memo.get(rep)
         if known is not None:
             return known
@@ -265,7 +265,7 @@ class Evaluator:
             limit = "representations"
         if limit is not None:
             run.truncated = True
-            result: tuple[ArtifactState, tuple[Reason, ...]] = (
+            result: tuple[ArtifactState, tuple[StalenessReason, ...]] = (
                 ArtifactState.INDETERMINATE,
                 (TraversalTruncated(limit),),
             )
@@ -301,7 +301,7 @@ class Evaluator:
                 (),
             )
         elif len(producers) != 1:
-            reason: Reason = (
+            reason: StalenessReason = (
                 ProducingActivityMissing(RepresentationId(rep))
                 if not producers
                 else ProducingActivityAmbiguous(RepresentationId(rep), len(producers))
@@ -331,7 +331,7 @@ class _Run:
     __slots__ = ("memo", "truncated", "visited")
 
     def __init__(self) -> None:
-        self.memo: dict[bytes, tuple[ArtifactState, tuple[Reason, ...]]] = {}
+        self.memo: dict[bytes, tuple[ArtifactState, tuple[StalenessReason, ...]]] = {}
         self.visited = 0
         self.truncated = False
 
