@@ -1,8 +1,11 @@
-"""The farm layer of a transaction: registered workers, lost work, retries, requeue, priority.
+"""The farm area of a transaction: registered workers, lost work, the clock, retries, requeue, priority.
 
 ADR 0023 leaves priorities, retries and scheduling to the host's task system; this is that
 layer, built on the protocol. A production that uses none of it behaves as the spec says:
-an expired claim stays ``claimed`` (and re-claimable) until :meth:`finalize_lost` ends it.
+an expired claim stays ``claimed`` (and re-claimable) until :meth:`FarmOperations.finalize_lost`
+ends it. ``Transaction`` builds one :class:`FarmOperations` per edit, given the edit's state
+and its jobs area (``request_again`` requests through it), and delegates the farm methods to
+it (their public docstrings are on :class:`postproject.transaction.Transaction`).
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from postproject.areas.jobs import JobOperations
+from postproject.base.edit import EditState, event
 from postproject.model.clock import from_micros
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.model.ids import JobId
+from postproject.model.ids import JobId, check_id
 from postproject.model.jobs import check_priority
 from postproject.model.lifecycle import JobState
 from postproject.model.refs import JobRef
@@ -26,15 +30,20 @@ MAX_SWEEP = 1000
 
 @dataclass(frozen=True, slots=True)
 class ClockReset:
-    """What :meth:`FarmOperations.reset_clock` did."""
+    """What ``Transaction.reset_clock`` did."""
 
     old_mark: datetime | None
     new_mark: datetime
     fenced: tuple[JobId, ...]
 
 
-class FarmOperations(JobOperations):
-    """Workers, loss finalisation, retries, requeue and priority (see the module docstring)."""
+class FarmOperations:
+    """Workers, the loss sweep, the clock reset, retries, requeue and priority (see the module docstring)."""
+
+    def __init__(self, edit: EditState, jobs: JobOperations) -> None:
+        self._edit = edit
+        self._handle = edit.handle
+        self._jobs = jobs
 
     # --- workers -----------------------------------------------------------------------
 
@@ -46,14 +55,10 @@ class FarmOperations(JobOperations):
         kinds: list[str] | tuple[str, ...] | None = None,
         host: str | None = None,
     ) -> WorkerSession:
-        """Register the worker ``name`` (a stable identity) with a fresh session for this process.
-
-        Registering the same name again replaces the session and fences the old one: its
-        heartbeats and claims are refused (reason ``worker_session_replaced``).
-        """
+        """Register the worker ``name`` (a stable identity) with a fresh session for this process."""
         text, capacity, checked_kinds, host_text = check_registration(name, capacity, kinds, host)
         session = os.urandom(16)
-        with self._op(savepoint=False) as s:
+        with self._edit.operation(savepoint=False) as s:
             worker_id = s.register_worker(
                 JobId.new().bytes,
                 text,
@@ -72,7 +77,7 @@ class FarmOperations(JobOperations):
             raise InvalidArgumentError(f"session must be a WorkerSession; got {type(session).__name__}")
         if session.production_id != self._handle.production_id:
             raise InvalidArgumentError("worker session belongs to another production")
-        with self._op(savepoint=False) as s:
+        with self._edit.operation(savepoint=False) as s:
             if not s.heartbeat(session.worker_id, session.session_id, self._handle.now_micros()):
                 raise ConflictError(
                     f"worker {session.name!r} registered again elsewhere (or was removed); this session is fenced",
@@ -82,18 +87,25 @@ class FarmOperations(JobOperations):
     # --- lost work ---------------------------------------------------------------------
 
     def finalize_lost(self, limit: int = 100) -> int:
-        """End up to ``limit`` expired, unrenewed claims' attempts as ``lost``; returns how many.
-
-        A job with attempts left returns to ``requested`` (``job_lost``); one out of attempts
-        fails (``job_failed``) with a diagnostic naming the attempt, its worker and when the
-        lease expired. Safe with several sweepers and racing re-claims: the first committed
-        transition wins.
-        """
+        """End up to ``limit`` expired, unrenewed claims' attempts as ``lost``, then, within the same
+        limit, the attempts a cancel or requeue asked to stop whose holder did not confirm before its
+        lease's expiry; returns how many attempts it ended."""
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SWEEP:
             raise InvalidArgumentError(f"limit must be an int from 1 to {MAX_SWEEP}; got {limit!r}")
+        finalized = self._end_lost_claims(limit)
+        if finalized >= limit:
+            return finalized
+        with self._edit.operation(savepoint=False) as s:
+            missed = s.end_missed_stops(self._edit.now_guarded(), limit - finalized)
+            for job, attempt in missed:
+                event(s, "job_stop_missed", JobId(job), job_id=JobId(job), attempt=attempt)
+        return finalized + len(missed)
+
+    def _end_lost_claims(self, limit: int) -> int:
+        """End up to ``limit`` lost claims' attempts (retry or fail their jobs); how many."""
         finalized = 0
-        with self._op() as s:
-            now = self._now_guarded()
+        with self._edit.operation() as s:
+            now = self._edit.now_guarded()
             for claim in s.lost_claims(now, limit):
                 job_id = JobId(claim.job_id)
                 retry = claim.max_attempts is None or claim.attempts < claim.max_attempts
@@ -106,22 +118,15 @@ class FarmOperations(JobOperations):
                     )
                 if s.finalize_lost(claim.job_id, claim.attempt, now, diagnostic):
                     kind = "job_lost" if retry else "job_failed"
-                    self._event(s, kind, job_id, job_id=job_id, attempt=claim.attempt)
+                    event(s, kind, job_id, job_id=job_id, attempt=claim.attempt)
                     finalized += 1
         return finalized
 
     # --- the clock ------------------------------------------------------------------------
 
     def reset_clock(self) -> ClockReset:
-        """Lower the job clock's durable high-water mark to now.
-
-        The way out after a process with a clock running ahead (a day fast, or a host that
-        booted with a future clock) raised the mark, as the spec requires, and every correct
-        process is now refused claims, renewals and completions. Recorded as a revision
-        (``clock_reset`` names the old and new mark); the leases granted under the future
-        clock are fenced (their jobs return to requested, ``job_requeued``).
-        """
-        with self._op() as s:
+        """Lower the job clock's durable high-water mark to now."""
+        with self._edit.operation() as s:
             now = self._handle.now_micros()
             old, fenced = s.reset_clock(now)
             s.event(
@@ -133,7 +138,7 @@ class FarmOperations(JobOperations):
                 },
             )
             for job in fenced:
-                self._event(s, "job_requeued", JobId(job), job_id=JobId(job))
+                event(s, "job_requeued", JobId(job), job_id=JobId(job))
         return ClockReset(
             from_micros(old) if old is not None else None, from_micros(now), tuple(JobId(j) for j in fenced)
         )
@@ -141,13 +146,12 @@ class FarmOperations(JobOperations):
     # --- retries, requeue, priority ------------------------------------------------------
 
     def request_again(self, job_id: JobId) -> JobId:
-        """Request a failed or cancelled job again: same kind, inputs (its output bindings and
-        other dependencies too), output, root, priority, attempt limit, regenerated artifact
-        and parameters, linked both ways (``retry_of`` / ``retried_as``). Every job that
-        depended on it depends on the new job instead (in the same transaction), so a job
-        blocked by it waits again."""
-        _typed_job(job_id)
-        with self._op() as s:
+        """Request a failed or cancelled job again: same kind, inputs (its output bindings and other
+        dependencies too), output, root, priority, attempt limit, regenerated artifact and parameters,
+        linked both ways (``retry_of`` / ``retried_as``). Every job that depended on it depends on the
+        new job instead (in the same transaction), so a job blocked by it waits again."""
+        check_id("job_id", job_id, JobId)
+        with self._edit.operation() as s:
             job = s.job(job_id.bytes)
             if job is None:
                 raise NotFoundError(f"job {job_id} does not exist")
@@ -157,7 +161,7 @@ class FarmOperations(JobOperations):
                 )
             if job.retried_as is not None:
                 raise ConflictError(f"job {job_id} was already requested again as {job.retried_as}")
-            new_id = self.request_job(dataclasses.replace(job.request(), not_before=None))
+            new_id = self._jobs.request_job(dataclasses.replace(job.request(), not_before=None))
             for vocabulary, prop, value in s.metadata(JobRef(job_id).code, job_id.bytes):
                 s.insert_metadata(JobRef(new_id).code, new_id.bytes, vocabulary, prop, value)
             s.link_retry(job_id.bytes, new_id.bytes)
@@ -165,30 +169,25 @@ class FarmOperations(JobOperations):
         return new_id
 
     def requeue_job(self, job_id: JobId) -> None:
-        """Return a claimed job (expired or not) to ``requested`` without a token: fences the
-        lease like ``cancel_job`` and ends its attempt ``released``."""
-        _typed_job(job_id)
-        with self._op(savepoint=False) as s:
+        """Return a claimed job (expired or not) to ``requested`` without a token: fences the lease like
+        ``cancel_job`` and ends its attempt ``released``."""
+        check_id("job_id", job_id, JobId)
+        with self._edit.operation(savepoint=False) as s:
             if not s.requeue(job_id.bytes, self._handle.now_micros()):
                 job = s.job(job_id.bytes)
                 if job is None:
                     raise NotFoundError(f"job {job_id} does not exist")
                 raise ConflictError(f"job {job_id} is {job.state.value}; only claimed jobs can be requeued")
-            self._event(s, "job_requeued", job_id, job_id=job_id)
+            event(s, "job_requeued", job_id, job_id=job_id)
 
     def set_job_priority(self, job_id: JobId, priority: int) -> None:
         """Change a requested job's priority (-1000 to 1000, higher is claimed first)."""
-        _typed_job(job_id)
+        check_id("job_id", job_id, JobId)
         check_priority(priority)
-        with self._op(savepoint=False) as s:
+        with self._edit.operation(savepoint=False) as s:
             if not s.set_priority(job_id.bytes, priority):
                 job = s.job(job_id.bytes)
                 if job is None:
                     raise NotFoundError(f"job {job_id} does not exist")
                 raise ConflictError(f"job {job_id} is {job.state.value}; only requested jobs change priority")
-            self._event(s, "job_priority_changed", job_id, job_id=job_id, priority=priority)
-
-
-def _typed_job(value: object) -> None:
-    if type(value) is not JobId:
-        raise InvalidArgumentError(f"job_id must be a JobId; got {type(value).__name__}")
+            event(s, "job_priority_changed", job_id, job_id=job_id, priority=priority)

@@ -1,8 +1,11 @@
-"""Job operations of a transaction: requests, claims and every lease transition.
+"""The jobs area of a transaction: requests, claims and every lease transition.
 
-:class:`JobOperations` is one part of :class:`postproject.transaction.Transaction`; it
-holds the rules (lease fencing, the guarded clock, atomic completion) and asks the engine's
-write session for the facts and the guarded statements.
+``Transaction`` builds one :class:`JobOperations` per edit, given the edit's state, and
+delegates ``request_job``, the ``*_job_lease`` methods and ``cancel_job`` to it (their
+public docstrings are on :class:`postproject.transaction.Transaction`). It holds the rules
+(lease fencing, the guarded clock, atomic completion) and asks the engine's write session
+for the facts and the guarded statements. The farm, progress and regeneration areas use it
+too (``request_job``, :meth:`JobOperations.held`, :meth:`JobOperations.lease_row`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from datetime import timedelta
 from typing import Literal
 
 from postproject.base import leases
-from postproject.base.edit import EditBase
+from postproject.base.edit import EditState, event
 from postproject.base.leases import InputChangedError, JobLease, LeaseState, lease_micros
 from postproject.engine import LeaseRow, WorkerFacts, WriteSession
 from postproject.engine.claims import GatedClaims, WorkerGate
@@ -30,7 +33,7 @@ from postproject.model.errors import (
     Reason,
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
+from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId, check_id
 from postproject.model.jobs import JobRequest
 from postproject.model.jobs import diagnostic as check_diagnostic
 from postproject.model.lifecycle import JobState
@@ -42,31 +45,27 @@ I64_MAX = 2**63 - 1
 FINISHED = frozenset(s.code for s in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED))
 
 
-class JobOperations(EditBase):
+class JobOperations:
     """Requests, claims, renewals, releases, failures, completions and cancellations."""
 
-    def _now_guarded(self) -> int:
-        """Sample the library clock for a guarded lease operation (notes §2.2)."""
-        edit = self._edit
-        stored = edit.session.stored_high_water if edit.session else None
-        now = self._handle.sample_clock(max(filter(None, (stored, edit.observed_high)), default=None))
-        edit.observed_high = max(now, edit.observed_high or now)
-        edit.guarded = True
-        return now
+    def __init__(self, edit: EditState) -> None:
+        self._edit = edit
+        self._handle = edit.handle
 
     @staticmethod
     def _expiry_of(row: LeaseRow) -> int:
-        assert row.expires is not None  # _lease_row checked it
+        assert row.expires is not None  # lease_row checked it
         return row.expires
 
-    def _held(self, lease: object) -> tuple[JobId, bytes]:
+    def held(self, lease: object) -> tuple[JobId, bytes]:
+        """(job id, secret hash) of a lease usable in this edit (type, production and state checked)."""
         if not isinstance(lease, JobLease):
             raise TypeError(f"lease must be a JobLease; got {type(lease).__name__}")
         if lease.production_id != self._handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({lease.production_id})")
         return lease.job_id, secret_hash(leases.usable_secret(lease, self._edit))
 
-    def _lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> LeaseRow:
+    def lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> LeaseRow:
         """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set)."""
         row = session.lease_row(job_id.bytes)
         if row is None:
@@ -89,25 +88,13 @@ class JobOperations(EditBase):
         return row
 
     def request_job(self, request: JobRequest) -> JobId:
-        """Request work; parameters are metadata on ``JobRef(job_id)``.
-
-        A request with dependencies (``after``, ``JobOutput`` inputs) is claimable only once
-        every job it depends on has succeeded.
-
-        Raises:
-            NotFoundError: (not_found) the output asset, an input, the target root, a job it
-                depends on or the artifact it regenerates is absent.
-            InvalidArgumentError: (invalid_argument) a dependency given as a Job of another
-                production; the regenerated artifact is not of the output's asset and kind.
-            ConflictError: (conflict, reason ``dependency_failed``) a job it depends on is
-                failed or cancelled.
-        """
+        """Request work; parameters are metadata on ``JobRef(job_id)``."""
         if not isinstance(request, JobRequest):
             raise TypeError(f"request must be a JobRequest; got {type(request).__name__}")
         not_before = to_micros(request.not_before) if request.not_before is not None else None
         digest = request.digest(not_before) if request.idempotency_key is not None else None
         job_id = JobId.new()
-        with self._op(savepoint=False) as s:
+        with self._edit.operation(savepoint=False) as s:
             if request.idempotency_key is not None:
                 found = s.idempotent_job(request.idempotency_key)
                 if found is not None:
@@ -132,7 +119,7 @@ class JobOperations(EditBase):
                 if s.missing("assets", [request.output_asset_id.bytes]):
                     raise NotFoundError(f"job output asset {request.output_asset_id} does not exist")
                 raise NotFoundError(f"job target root {request.target_root!r} does not exist")
-            self._event(s, "job_requested", job_id, job_id=job_id)
+            event(s, "job_requested", job_id, job_id=job_id)
         return job_id
 
     def _check_dependencies(self, s: WriteSession, request: JobRequest) -> int:
@@ -181,23 +168,13 @@ class JobOperations(EditBase):
         *,
         worker: WorkerSession | None = None,
     ) -> JobLease:
-        """Claim a requested job (or one whose lease expired) for ``duration``.
-
-        Returns a pending lease that becomes active when this transaction commits.
-
-        Raises:
-            TypeError: ``duration`` is not a timedelta.
-            InvalidArgumentError: (invalid_argument) duration outside 1 µs-24 h.
-            NotFoundError: (not_found) no such job.
-            ConflictError: (conflict) the job is claimed by a live lease or finished, or the
-                clock moved backward.
-        """
+        """Claim a requested job (or one whose lease expired) for ``duration``."""
         micros = lease_micros(duration)
-        _typed("job_id", job_id, JobId)
+        check_id("job_id", job_id, JobId)
         _identities(tool, agent)
         secret = os.urandom(16)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
             expires = _expiry(now, micros)
             ident = self._worker_may_claim(s, worker, now, None)
             if ident is False:
@@ -238,12 +215,7 @@ class JobOperations(EditBase):
         agent: AgentIdentity | None = None,
         worker: WorkerSession | None = None,
     ) -> JobLease | None:
-        """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none.
-
-        Order: priority (higher first), then availability, then id. With ``worker`` the claim
-        is made by that registered session: only while it is current and online, for its
-        kinds, and while its unexpired claims are below its capacity (else None).
-        """
+        """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none."""
         micros = lease_micros(duration)
         _identities(tool, agent)
         if kinds is not None:
@@ -251,8 +223,8 @@ class JobOperations(EditBase):
                 raise InvalidArgumentError("kinds must be a non-empty list of job kinds (or None for any)")
             kinds = sorted({names.namespaced("job kind", k) for k in kinds})
         secret = os.urandom(16)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
             expires = _expiry(now, micros)
             asked = kinds
             if worker is not None and isinstance(worker, WorkerSession) and worker.kinds is not None:
@@ -323,9 +295,9 @@ class JobOperations(EditBase):
         worker: WorkerSession | None,
     ) -> JobLease:
         if worker is not None:
-            self._event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt, worker=worker.name)
+            event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt, worker=worker.name)
         else:
-            self._event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt)
+            event(s, "job_claimed", job_id, job_id=job_id, attempt=attempt)
         lease = JobLease(
             self._handle.production_id, job_id, secret, LeaseState.PENDING, None, owner=self._edit
         )
@@ -337,18 +309,18 @@ class JobOperations(EditBase):
 
     def renew_job_lease(self, lease: JobLease, duration: object) -> None:
         """Extend a live lease to now + ``duration`` (must strictly extend; commits before the old expiry)."""
-        job_id, secret = self._held(lease)
+        job_id, secret = self.held(lease)
         micros = lease_micros(duration)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
-            expires = self._expiry_of(self._lease_row(s, job_id, secret, now))
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
+            expires = self._expiry_of(self.lease_row(s, job_id, secret, now))
             new_expiry = _expiry(now, micros)
             if not s.renew(job_id.bytes, secret, now, new_expiry):
                 raise ConflictError(
                     f"renewal of job {job_id} must extend its lease beyond the current expiry "
                     f"(by {duration} it would end {(expires - new_expiry)} µs earlier or at the same time)"
                 )
-            self._event(s, "job_claim_renewed", job_id, job_id=job_id)
+            event(s, "job_claim_renewed", job_id, job_id=job_id)
             self._edit.guards.append(expires)
             self._edit.effects.append((lease, "extend", new_expiry))
 
@@ -361,12 +333,8 @@ class JobOperations(EditBase):
         )
 
     def fail_job_lease(self, lease: JobLease, diagnostic: str, retry: bool = False) -> None:
-        """Fail a claimed job with a diagnostic of 1-4096 UTF-8 bytes (no activity is created).
-
-        With ``retry`` the job returns to requested for another attempt while it has attempts
-        left (``job_retry_scheduled``); out of attempts it fails (``job_failed``, terminal).
-        """
-        self._held(lease)
+        """Fail a claimed job with a diagnostic of 1-4096 UTF-8 bytes (no activity is created)."""
+        self.held(lease)
         text = check_diagnostic(diagnostic)
         if not isinstance(retry, bool):
             raise InvalidArgumentError(f"retry must be a bool; got {retry!r}")
@@ -385,20 +353,20 @@ class JobOperations(EditBase):
     def _finish(
         self,
         lease: JobLease,
-        event: str,
+        kind: str,
         update: Callable[[WriteSession, JobId, bytes, int], bool],
         retry: tuple[str, Callable[[WriteSession, JobId, bytes, int], bool]] | None = None,
     ) -> None:
-        job_id, secret = self._held(lease)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
-            row = self._lease_row(s, job_id, secret, now)
+        job_id, secret = self.held(lease)
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
+            row = self.lease_row(s, job_id, secret, now)
             expires = self._expiry_of(row)
             if retry is not None and (row.max_attempts is None or row.attempts < row.max_attempts):
-                event, update = retry
+                kind, update = retry
             if not update(s, job_id, secret, now):
                 raise ConflictError(f"job {job_id} changed under this lease", reason=Reason.LEASE_LOST)
-            self._event(s, event, job_id, job_id=job_id)
+            event(s, kind, job_id, job_id=job_id)
             self._edit.guards.append(expires)
             self._edit.effects.append((lease, "end", 0))
 
@@ -408,19 +376,9 @@ class JobOperations(EditBase):
         representation_id: RepresentationId,
         activity_id: ActivityId,
     ) -> None:
-        """Mark the job succeeded with an output and activity staged in this transaction.
-
-        The output representation, the activity (with its snapshots) and the succeeded state
-        commit in one revision or not at all. Job parameters are not copied to the activity.
-
-        Raises:
-            InvalidArgumentError: (invalid_argument) the output's asset or kind differs from the
-                request, the activity's inputs differ from the job's, or it has other outputs.
-            ConflictError: (conflict) the lease is expired, superseded or cancelled, or an input
-                changed after the claim (the message names the input and the revision).
-        """
-        _typed("representation_id", representation_id, RepresentationId)
-        _typed("activity_id", activity_id, ActivityId)
+        """Mark the job succeeded with an output and activity staged in this transaction."""
+        check_id("representation_id", representation_id, RepresentationId)
+        check_id("activity_id", activity_id, ActivityId)
         self._edit.check_usable()
         try:
             self._complete(lease, representation_id, activity_id)
@@ -431,10 +389,10 @@ class JobOperations(EditBase):
     def _complete(
         self, lease: JobLease, representation_id: RepresentationId, activity_id: ActivityId
     ) -> None:
-        job_id, secret = self._held(lease)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
-            row = self._lease_row(s, job_id, secret, now)
+        job_id, secret = self.held(lease)
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
+            row = self.lease_row(s, job_id, secret, now)
             expires, claim_sequence, inputs = self._expiry_of(row), row.claim_sequence or 0, row.inputs
             if claim_sequence < s.sequence:
                 changed = s.fingerprints_changed_after(inputs, claim_sequence)
@@ -451,12 +409,12 @@ class JobOperations(EditBase):
             self._check_activity(s, activity_id, representation_id, inputs)
             if not s.succeed(job_id.bytes, secret, now, activity_id.bytes, representation_id.bytes):
                 raise ConflictError(f"job {job_id} claim changed during completion", reason=Reason.LEASE_LOST)
-            self._event(s, "job_succeeded", job_id, job_id=job_id)
+            event(s, "job_succeeded", job_id, job_id=job_id)
             if row.regenerates is not None:  # its output replaces the artifact it regenerated
                 replaced = s.supersede(row.regenerates, representation_id.bytes)
                 if replaced is not None:
                     old = RepresentationId(replaced)
-                    self._event(
+                    event(
                         s,
                         "representation_superseded",
                         old,
@@ -505,8 +463,8 @@ class JobOperations(EditBase):
 
     def cancel_job(self, job_id: JobId) -> None:
         """Cancel requested or claimed work (no lease needed; a live lease is fenced at once)."""
-        _typed("job_id", job_id, JobId)
-        with self._op(savepoint=False) as s:
+        check_id("job_id", job_id, JobId)
+        with self._edit.operation(savepoint=False) as s:
             if not s.cancel(job_id.bytes, self._handle.now_micros()):
                 row = s.lease_row(job_id.bytes)
                 if row is None:
@@ -515,7 +473,7 @@ class JobOperations(EditBase):
                     f"job {job_id} cannot be cancelled: it is {_state_name(row.state)}",
                     reason=Reason.JOB_FINISHED,
                 )
-            self._event(s, "job_cancelled", job_id, job_id=job_id)
+            event(s, "job_cancelled", job_id, job_id=job_id)
 
 
 def _offline_micros() -> int:
@@ -546,8 +504,3 @@ def _expiry(now: int, micros: int) -> int:
 
 def _state_name(code: int) -> str:
     return JobState.from_code(code).value
-
-
-def _typed(field: str, value: object, kind: type) -> None:
-    if type(value) is not kind:
-        raise InvalidArgumentError(f"{field} must be a {kind.__name__}; got {type(value).__name__}")

@@ -1,5 +1,10 @@
-"""Live progress, cooperative stops and attempt logs: the parts of a transaction a running
-worker uses while it works.
+"""The progress area of a transaction: live progress, cooperative stops and attempt logs,
+what a running worker uses while it works.
+
+``Transaction`` builds one :class:`ProgressOperations` per edit, given the edit's state and
+its jobs area (lease fencing, renewals), and delegates ``report_progress``,
+``confirm_stopped`` and ``record_attempt_log`` to it (their public docstrings are on
+:class:`postproject.transaction.Transaction`).
 
 Progress and logs are stored state, not revisions: an edit that only reports progress (or
 records a log) commits without publishing a revision, and followers learn of progress
@@ -13,11 +18,11 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 
-from postproject.areas.farm import FarmOperations
+from postproject.areas.jobs import JobOperations
+from postproject.base.edit import EditState, event
 from postproject.base.leases import JobLease, lease_micros
 from postproject.model import names
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.model.ids import JobId
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.progress import (
     MAX_LOG_PATH_BYTES,
@@ -30,8 +35,13 @@ from postproject.model.progress import (
 SIGNAL_EVERY_MICROS = SIGNAL_EVERY // timedelta(microseconds=1)
 
 
-class ProgressOperations(FarmOperations):
+class ProgressOperations:
     """Progress reports, stop confirmations and attempt logs (see the module docstring)."""
+
+    def __init__(self, edit: EditState, jobs: JobOperations) -> None:
+        self._edit = edit
+        self._handle = edit.handle
+        self._jobs = jobs
 
     def report_progress(
         self,
@@ -42,61 +52,33 @@ class ProgressOperations(FarmOperations):
         message: str | None = None,
         renew: timedelta | None = None,
     ) -> bool:
-        """Keep the running attempt's latest progress; fenced by the lease like a renewal.
-
-        ``fraction`` is done work from 0 to 1, ``stage`` a short name ("decode", "encode",
-        "publish"), ``message`` free text (each 1-1024 UTF-8 bytes); a field left None keeps
-        its previous value. Stored state, not a revision. At most one report per attempt per
-        second signals followers (:meth:`Production.progress_token` moves); returns whether
-        this one did. With ``renew`` the lease is also renewed to now + ``renew`` in the same
-        call (that part is a revision, ``job_claim_renewed``, exactly like
-        :meth:`renew_job_lease`).
-
-        Raises:
-            InvalidArgumentError: (invalid_argument) a fraction outside 0-1 or NaN, a stage
-                or message empty or over 1 KiB, a bad ``renew`` duration.
-            ConflictError: (conflict, ``lease_lost``) the lease no longer holds the job
-                (cancelled, requeued, expired, superseded); (``lease_expired``) it expired
-                before the commit.
-        """
-        job_id, secret = self._held(lease)
+        """Keep the running attempt's latest progress; fenced by the lease like a renewal."""
+        job_id, secret = self._jobs.held(lease)
         value = check_fraction(fraction)
         stage_text = check_text("progress stage", stage)
         message_text = check_text("progress message", message)
         if renew is not None:
             lease_micros(renew)
-        with self._op(savepoint=renew is not None) as s:
-            now = self._now_guarded()
+        with self._edit.operation(savepoint=renew is not None) as s:
+            now = self._edit.now_guarded()
             done = s.report_progress(
                 job_id.bytes, secret, now, value, stage_text, message_text, SIGNAL_EVERY_MICROS
             )
             if done is None:
-                self._lease_row(s, job_id, secret, now)  # raises not_found or lease_lost
+                self._jobs.lease_row(s, job_id, secret, now)  # raises not_found or lease_lost
                 raise ConflictError(f"job lease on {job_id} has no running attempt", reason=Reason.LEASE_LOST)
             _, signalled, expires = done
             self._edit.guards.append(expires)
             if renew is not None:
-                self.renew_job_lease(lease, renew)
+                self._jobs.renew_job_lease(lease, renew)
         return signalled
 
     def confirm_stopped(self, lease: JobLease) -> AttemptOutcome:
-        """Confirm that this lease's holder stopped working after ``cancel_job`` or
-        ``requeue_job`` ended its attempt (and removed its partial output).
-
-        Before the lease's expiry the attempt keeps its outcome (``cancelled`` or
-        ``released``) and records ``stopped_at`` (event ``job_stop_confirmed``); at or after
-        it the attempt ends ``lost`` instead (``job_stop_missed``). Returns the attempt's
-        outcome. Repeating a confirmation, or confirming an attempt that already ended
-        otherwise, changes nothing and returns its outcome. The lease ends when this commits.
-
-        Raises:
-            ConflictError: (conflict, ``stop_not_requested``) the attempt is still running:
-                nobody asked it to stop.
-            NotFoundError: (not_found) the job does not exist.
-        """
-        job_id, secret = self._held(lease)
-        with self._op(savepoint=False) as s:
-            now = self._now_guarded()
+        """Confirm that this lease's holder stopped working after ``cancel_job`` or ``requeue_job`` ended
+        its attempt (and removed its partial output)."""
+        job_id, secret = self._jobs.held(lease)
+        with self._edit.operation(savepoint=False) as s:
+            now = self._edit.now_guarded()
             done = s.confirm_stop(job_id.bytes, secret, now)
             if done is None:
                 facts = s.attempt_facts(job_id.bytes, secret)
@@ -115,7 +97,7 @@ class ProgressOperations(FarmOperations):
             attempt, code = done
             outcome = AttemptOutcome.from_code(code)
             kind = "job_stop_missed" if outcome is AttemptOutcome.LOST else "job_stop_confirmed"
-            self._event(s, kind, job_id, job_id=job_id, attempt=attempt)
+            event(s, kind, job_id, job_id=job_id, attempt=attempt)
             self._edit.effects.append((lease, "end", 0))
         return outcome
 
@@ -127,18 +109,12 @@ class ProgressOperations(FarmOperations):
         path: str | os.PathLike[str] | None = None,
         root: str | None = None,
     ) -> int:
-        """Record this lease's attempt's log: where the full log lives (``path``, relative to
-        media ``root`` or absolute) and/or its tail, kept as the last 64 KiB of valid UTF-8
-        (bytes that are not UTF-8 become U+FFFD). Works on the attempt the lease claimed,
-        running or ended (record it before or with the commit that ends the lease). Stored
-        state, not a revision. Returns the attempt's number.
-
-        Raises:
-            InvalidArgumentError: (invalid_argument) neither ``tail`` nor ``path`` given, a
-                bad path or root.
-            NotFoundError: (not_found) the job does not exist.
-        """
-        job_id, secret = self._held(lease)
+        """Record this lease's attempt's log: where the full log lives (``path``, relative to media
+        ``root`` or absolute) and/or its tail, kept as the last 64 KiB of valid UTF-8 (bytes that are
+        not UTF-8 become U+FFFD). Works on the attempt the lease claimed, running or ended (record it
+        before or with the commit that ends the lease). Stored state, not a revision. Returns the
+        attempt's number."""
+        job_id, secret = self._jobs.held(lease)
         if tail is None and path is None:
             raise InvalidArgumentError("record_attempt_log needs a tail or a path")
         text = log_tail(tail) if tail is not None else None
@@ -148,7 +124,7 @@ class ProgressOperations(FarmOperations):
             names.bounded_text("log path", stored, MAX_LOG_PATH_BYTES)
         elif root is not None:
             raise InvalidArgumentError("a log root needs a log path")
-        with self._op(savepoint=False) as s:
+        with self._edit.operation(savepoint=False) as s:
             number = s.record_attempt_log(
                 job_id.bytes,
                 secret,
@@ -164,19 +140,3 @@ class ProgressOperations(FarmOperations):
                     f"this lease claimed no attempt of job {job_id}", reason=Reason.LEASE_LOST
                 )
         return number
-
-    # --- the loss sweep ----------------------------------------------------------------
-
-    def finalize_lost(self, limit: int = 100) -> int:
-        """End up to ``limit`` expired, unrenewed claims' attempts as ``lost`` (see
-        :meth:`FarmOperations.finalize_lost`), then, within the same limit, the attempts a
-        cancel or requeue asked to stop whose holder did not confirm before its lease's
-        expiry (``job_stop_missed``); returns how many attempts it ended."""
-        finalized = super().finalize_lost(limit)
-        if finalized >= limit:
-            return finalized
-        with self._op(savepoint=False) as s:
-            missed = s.end_missed_stops(self._now_guarded(), limit - finalized)
-            for job, attempt in missed:
-                self._event(s, "job_stop_missed", JobId(job), job_id=JobId(job), attempt=attempt)
-        return finalized + len(missed)

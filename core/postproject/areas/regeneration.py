@@ -1,5 +1,9 @@
-"""Regeneration in a transaction: requesting plans, one at a time or as one dependency graph.
+"""The regeneration area of a transaction: requesting plans, one at a time or as one dependency graph.
 
+``Transaction`` builds one :class:`RegenerationOperations` per edit, given the edit's state,
+its jobs area (each plan's job is requested through it) and its metadata area (each plan's
+parameters are asserted through it), and delegates ``enqueue_plan`` and ``enqueue_plans`` to
+it (their public docstrings are on :class:`postproject.transaction.Transaction`).
 :meth:`RegenerationOperations.enqueue_plans` is how downstream regeneration converges: a
 plan whose input is the artifact another plan of the batch regenerates takes that job's
 output instead (``JobOutput``, which also makes it wait for that job), so each job works
@@ -12,54 +16,39 @@ import dataclasses
 import heapq
 from collections.abc import Iterable, Sequence
 
-from postproject.areas.farm import FarmOperations
+from postproject.areas.jobs import JobOperations
+from postproject.areas.metadata import MetadataOperations
+from postproject.base.edit import EditState
 from postproject.knowledge.regeneration import MAX_REGENERATION_PLANS, RegenerationPlan, plan_bindings
 from postproject.model.errors import InvalidArgumentError
 from postproject.model.ids import JobId, RepresentationId
 from postproject.model.jobs import JobOutput, JobRequest
-from postproject.model.metadata import Property
-from postproject.model.refs import JobRef, ObjectRef
+from postproject.model.refs import JobRef
 
 
-class RegenerationOperations(FarmOperations):
-    """``enqueue_plan`` and ``enqueue_plans`` (part of :class:`postproject.transaction.Transaction`)."""
+class RegenerationOperations:
+    """``enqueue_plan`` and ``enqueue_plans`` (see the module docstring)."""
+
+    def __init__(self, edit: EditState, jobs: JobOperations, metadata: MetadataOperations) -> None:
+        self._edit = edit
+        self._jobs = jobs
+        self._metadata = metadata
 
     def enqueue_plan(self, plan: RegenerationPlan) -> JobId:
-        """Request a plan's job and assert its parameters on that job, as one operation.
-
-        The job records the artifact it regenerates (``job.regenerates``): when it succeeds,
-        its output supersedes that artifact. Either the job and all its parameters are
-        staged, or nothing is; the caller commits.
-
-        Raises:
-            TypeError: ``plan`` is not a RegenerationPlan.
-            NotFoundError: (not_found) an input, the output asset or the target root no longer exists.
-        """
+        """Request a plan's job and assert its parameters on that job, as one operation."""
         if not isinstance(plan, RegenerationPlan):
             raise TypeError(f"plan must be a RegenerationPlan; got {type(plan).__name__}")
-        with self._op():
+        with self._edit.operation():
             return self._request_plan(plan, plan.job)
 
     def enqueue_plans(self, plans: Iterable[RegenerationPlan]) -> tuple[JobId, ...]:
-        """Request several plans as one dependency graph, in one operation; their job ids in
-        the order given.
-
-        An input of a plan that another plan of ``plans`` regenerates is bound to that plan's
-        job output (``JobOutput``: the job waits for it and, once claimed, works from what it
-        made). Jobs are requested upstream first; each records the artifact it regenerates
-        and carries its plan's parameters. All or nothing.
-
-        Raises:
-            TypeError: an item is not a RegenerationPlan.
-            InvalidArgumentError: (invalid_argument) two plans regenerate the same artifact,
-                more than 100 000 plans, or plans that bind each other in a cycle.
-            NotFoundError: (not_found) an input, the output asset or the target root no longer exists.
-        """
+        """Request several plans as one dependency graph, in one operation; their job ids in the order
+        given."""
         ordered = _checked(plans)
         index = {plan.artifact_id: i for i, plan in enumerate(ordered)}
         upstream = [sorted(index[i] for i in inputs) for inputs in plan_bindings(ordered)]
         job_ids: dict[int, JobId] = {}
-        with self._op():
+        with self._edit.operation():
             for n in _upstream_first(upstream):
                 plan = ordered[n]
                 bound = {ordered[u].artifact_id: job_ids[u] for u in upstream[n]}
@@ -73,15 +62,12 @@ class RegenerationOperations(FarmOperations):
                 job_ids[n] = self._request_plan(plan, request)
         return tuple(job_ids[n] for n in range(len(ordered)))
 
-    def add_metadata(self, ref: ObjectRef, property: Property, value: object) -> None:
-        raise NotImplementedError  # Transaction.add_metadata
-
     def _request_plan(self, plan: RegenerationPlan, request: JobRequest) -> JobId:
         if request.regenerates is None:
             request = dataclasses.replace(request, regenerates=plan.artifact_id)
-        job_id = self.request_job(request)
+        job_id = self._jobs.request_job(request)
         for assertion in plan.parameters:
-            self.add_metadata(JobRef(job_id), assertion.property, assertion.value)
+            self._metadata.add_metadata(JobRef(job_id), assertion.property, assertion.value)
         return job_id
 
 

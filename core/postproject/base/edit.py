@@ -1,4 +1,11 @@
-"""The state of one edit, its savepoints and the base its operation families share."""
+"""The state of one edit and its atomic operations: what every area of a transaction is given.
+
+``Transaction`` (:mod:`postproject.transaction`) builds one :class:`EditState` per edit and
+hands it to each of its areas (:mod:`postproject.areas`); an area runs each of its methods as
+one :class:`Operation` (``with edit.operation() as session:``) and stages its events with
+:func:`event`. The state is shared with the edit's finalizer and its pending leases, never the
+``Transaction`` itself, so dropping the ``Transaction`` ends the edit.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +55,18 @@ class EditState:
             )
         if self.poison is not None:
             raise self.poison
+
+    def operation(self, *, savepoint: bool = True) -> Operation:
+        """One atomic operation; use as ``with edit.operation() as session:`` (see :class:`Operation`)."""
+        return Operation(self, savepoint)
+
+    def now_guarded(self) -> int:
+        """Sample the library clock for a guarded lease operation (notes §2.2)."""
+        stored = self.session.stored_high_water if self.session else None
+        now = self.handle.sample_clock(max(filter(None, (stored, self.observed_high)), default=None))
+        self.observed_high = max(now, self.observed_high or now)
+        self.guarded = True
+        return now
 
     def write_session(self) -> WriteSession:
         """The edit's write session, taking the write lock at the first operation."""
@@ -106,19 +125,10 @@ class Operation:
         del self._edit.guards[self._guards :], self._edit.effects[self._effects :]
 
 
-class EditBase:
-    """What every operation family of a transaction shares: the handle and the edit."""
-
-    _handle: ProductionHandle
-    _edit: EditState
-
-    def _op(self, *, savepoint: bool = True) -> Operation:
-        """One atomic operation; use as ``with self._op() as session:`` (see :class:`Operation`)."""
-        return Operation(self._edit, savepoint)
-
-    def _event(self, session: WriteSession, kind: str, subject: _Id | None, **payload: object) -> None:
-        session.event(
-            kind,
-            subject.bytes if subject is not None else None,
-            {k: str(v) for k, v in payload.items()},
-        )
+def event(session: WriteSession, kind: str, subject: _Id | None, **payload: object) -> None:
+    """Stage one event about ``subject`` (payload values as text)."""
+    session.event(
+        kind,
+        subject.bytes if subject is not None else None,
+        {k: str(v) for k, v in payload.items()},
+    )

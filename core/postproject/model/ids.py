@@ -172,3 +172,9 @@ class MediaRootId(_Id):
 
     __slots__ = ()
     label = "media root id"
+
+
+def check_id(field: str, value: object, kind: type[_Id]) -> None:
+    """Require an id argument of exactly the type ``kind`` (invalid_argument naming ``field``)."""
+    if type(value) is not kind:
+        raise InvalidArgumentError(f"{field} must be a {kind.__name__}; got {type(value).__name__}")
