@@ -2,53 +2,64 @@
 
 A :class:`Production` reads committed state through its engine (:mod:`postproject.engine`:
 a ``*.pproj`` SQLite file or a PostgreSQL schema) and writes only through
-:meth:`Production.edit`. Several processes may open the same production. Its feed reads live in :mod:`postproject.areas.feed`,
-its knowledge reads in :mod:`postproject.areas.knowledge`.
+:meth:`Production.edit`. Several processes may open the same production.
+
+:class:`Production` is a facade: it holds the production's handle
+(:class:`postproject.base.handle.ProductionHandle`: engine, clock, cursors, roots, write
+lock) and its lifecycle, and delegates every read to one object per area, each built here
+with the handle: :mod:`~postproject.areas.setup` (assets, representations, media roots),
+:mod:`~postproject.areas.provenance` (activities), :mod:`~postproject.areas.metadata`
+(``production.metadata``), :mod:`~postproject.areas.job_reads` (jobs, failure groups,
+expiring claims, counts, history), :mod:`~postproject.areas.workers`,
+:mod:`~postproject.areas.pending` (given the workers area), :mod:`~postproject.areas.attempts`
+(progress signal, attempt logs), :mod:`~postproject.areas.feed` and
+:mod:`~postproject.areas.knowledge`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
-from datetime import datetime
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
 from postproject import locations
-from postproject.areas import search as job_search
 from postproject.areas.attempts import AttemptReads
 from postproject.areas.feed import FeedReads
+from postproject.areas.job_reads import JobReads
 from postproject.areas.knowledge import KnowledgeReads
+from postproject.areas.metadata import MetadataView
 from postproject.areas.pending import PendingReads
+from postproject.areas.provenance import ProvenanceReads
 from postproject.areas.search import FailureGroup
+from postproject.areas.setup import SetupReads
+from postproject.areas.workers import WorkerReads
 from postproject.base.handle import ProductionHandle, register, sample
 from postproject.engine import Engine
+from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
+from postproject.knowledge.provenance import ProvenanceGraph
+from postproject.knowledge.regeneration import DownstreamRegeneration, RegenerationPlan, Reproducibility
 from postproject.model import clock as clocks
 from postproject.model import names
-from postproject.model import values as metadata_values
 from postproject.model.activities import Activity
-from postproject.model.assets import (
-    Asset,
-    Availability,
-    MediaRoot,
-    Representation,
-    RepresentationKind,
-)
+from postproject.model.assets import Asset, Availability, MediaRoot, Representation, RepresentationKind
 from postproject.model.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
 from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
-from postproject.model.jobs import Job
+from postproject.model.jobs import Attempt, Job
 from postproject.model.lifecycle import JobState
-from postproject.model.metadata import Assertion, Property
-from postproject.model.pages import Page, check_limit
-from postproject.model.refs import ObjectRef, check_ref
-from postproject.model.revisions import JobHistoryEntry
+from postproject.model.pages import Page
+from postproject.model.pending import PendingExplanation
+from postproject.model.progress import AttemptLog
+from postproject.model.revisions import Changes, JobHistoryEntry, Revision, RevisionSummary
+from postproject.model.workers import Worker
 from postproject.transaction import Transaction
 
 DEFAULT_BUSY_TIMEOUT = 10.0
 
 
-class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
+class Production:
     """An open production. Use :meth:`create` or :meth:`open`; close it (or use ``with``)."""
 
     def __init__(
@@ -77,7 +88,16 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         self._location = engine.location
         self._file = not locations.is_location_uri(engine.location)
         register(self, self._handle)
-        self.metadata = MetadataView(self._handle)
+        handle = self._handle
+        self.metadata = MetadataView(handle)
+        self._setup = SetupReads(handle)
+        self._provenance = ProvenanceReads(handle)
+        self._jobs = JobReads(handle)
+        self._workers = WorkerReads(handle)
+        self._pending = PendingReads(handle, self._workers)
+        self._attempts = AttemptReads(handle)
+        self._feed = FeedReads(handle)
+        self._knowledge = KnowledgeReads(handle)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -101,13 +121,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         """
         now = clocks.to_micros(sample(clock)) if clock is not None else None  # None: the engine's clock
         engine = locations.create_engine(path, ProductionId.new().bytes, now)
-        return cls(
-            engine,
-            clock=clock,
-            read_only=False,
-            root_map=root_map,
-            busy_timeout=busy_timeout,
-        )
+        return cls(engine, clock=clock, read_only=False, root_map=root_map, busy_timeout=busy_timeout)
 
     @classmethod
     def open(
@@ -127,13 +141,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             UnsupportedError: (unsupported) its schema is newer than this release.
         """
         engine = locations.open_engine(path, read_only=read_only)
-        return cls(
-            engine,
-            clock=clock,
-            read_only=read_only,
-            root_map=root_map,
-            busy_timeout=busy_timeout,
-        )
+        return cls(engine, clock=clock, read_only=read_only, root_map=root_map, busy_timeout=busy_timeout)
 
     def close(self) -> None:
         """Close the production's connections (idempotent)."""
@@ -193,7 +201,7 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
             origin: the application making the change (e.g. ``postproject-cli 0.1.0``).
             message: a human note stored with the revision (1-4096 bytes).
         """
-        self._check_open()
+        self._handle.check_open()
         if self._handle.read_only:
             raise ConflictError(f"production {self._location} is open read-only", reason=Reason.READ_ONLY)
         if origin is not None:
@@ -214,31 +222,19 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
 
     def availability(self, representation_id: RepresentationId) -> Availability:
         """Online when the representation's file exists here as a regular file."""
-        path = self.resolve(self.representation(representation_id))
-        return Availability.ONLINE if path is not None and path.is_file() else Availability.OFFLINE
+        return self._setup.availability(representation_id)
 
-    # --- reads: assets, representations, activities, metadata --------------------------
-
-    def _check_open(self) -> None:
-        self._handle.check_open()
+    # --- reads: assets, representations, media roots -----------------------------------
 
     def asset(self, asset_id: AssetId) -> Asset:
-        self._check_open()
-        _typed("asset_id", asset_id, AssetId)
-        return self._handle.reads.asset(asset_id)
+        return self._setup.asset(asset_id)
 
     def assets(self, limit: int = 100, cursor: str | None = None) -> Page[Asset]:
         """Assets in id (creation) order."""
-        self._check_open()
-        check_limit(limit)
-        after = self._handle.after("assets", (), cursor)
-        items = self._handle.reads.assets(after, limit + 1)
-        return self._handle.page("assets", (), items, limit, lambda a: a.id.bytes)
+        return self._setup.assets(limit, cursor)
 
     def representation(self, representation_id: RepresentationId) -> Representation:
-        self._check_open()
-        _typed("representation_id", representation_id, RepresentationId)
-        return self._handle.reads.representation(representation_id)
+        return self._setup.representation(representation_id)
 
     def representations(
         self,
@@ -248,60 +244,35 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         cursor: str | None = None,
     ) -> Page[Representation]:
         """Representations (optionally of one asset and/or kind) in id order."""
-        self._check_open()
-        check_limit(limit)
-        if asset_id is not None:
-            _typed("asset_id", asset_id, AssetId)
-        if kind is not None and not isinstance(kind, RepresentationKind):
-            raise InvalidArgumentError(f"kind must be a RepresentationKind; got {kind!r}")
-        params = (str(asset_id) if asset_id else "*", kind.value if kind else "*")
-        after = self._handle.after("representations", params, cursor)
-        items = self._handle.reads.representations(asset_id, kind.code if kind else None, after, limit + 1)
-        return self._handle.page("representations", params, items, limit, lambda r: r.id.bytes)
+        return self._setup.representations(asset_id, kind, limit, cursor)
 
     def media_roots(self) -> tuple[MediaRoot, ...]:
-        self._check_open()
-        return tuple(self._handle.reads.media_roots())
+        return self._setup.media_roots()
+
+    # --- reads: activities -------------------------------------------------------------
 
     def activity(self, activity_id: ActivityId) -> Activity:
-        self._check_open()
-        _typed("activity_id", activity_id, ActivityId)
-        return self._handle.reads.activity(activity_id)
+        return self._provenance.activity(activity_id)
 
     def activities(
         self, limit: int = 100, cursor: str | None = None, kind: str | None = None
     ) -> Page[Activity]:
         """Activities (optionally of one kind) in id order."""
-        self._check_open()
-        check_limit(limit)
-        if kind is not None:
-            names.namespaced("activity kind", kind)
-        params = (kind or "*",)
-        after = self._handle.after("activities", params, cursor)
-        with self._handle.reads.snapshot():
-            ids = self._handle.reads.activity_ids(kind, after, limit + 1)
-            items = [self._handle.reads.activity(i) for i in ids]
-        return self._handle.page("activities", params, items, limit, lambda a: a.id.bytes)
+        return self._provenance.activities(limit, cursor, kind)
 
     def producing_activities(self, representation_id: RepresentationId) -> tuple[ActivityId, ...]:
         """Activities that output the representation (normally one)."""
-        self._check_open()
-        _typed("representation_id", representation_id, RepresentationId)
-        return tuple(self._handle.reads.edge_activities(representation_id, 1))
+        return self._provenance.producing_activities(representation_id)
 
     def consuming_activities(self, representation_id: RepresentationId) -> tuple[ActivityId, ...]:
         """Activities that used the representation as an input (up to 1000)."""
-        self._check_open()
-        _typed("representation_id", representation_id, RepresentationId)
-        return tuple(self._handle.reads.edge_activities(representation_id, 0))
+        return self._provenance.consuming_activities(representation_id)
 
     # --- reads: jobs -------------------------------------------------------------------
 
     def job(self, job_id: JobId) -> Job:
         """One job (not_found when absent)."""
-        self._check_open()
-        _typed("job_id", job_id, JobId)
-        return self._handle.reads.job(job_id)
+        return self._jobs.job(job_id)
 
     def jobs(
         self,
@@ -330,54 +301,25 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         ``descending`` (default ``newest_first``) reverses it. Cursors are bound to this
         production and these options.
         """
-        self._check_open()
-        check_limit(limit)
-        if state is not None and not isinstance(state, JobState):
-            raise InvalidArgumentError(f"state must be a JobState; got {state!r}")
-        if kind is not None:
-            names.namespaced("job kind", kind)
-        reverse = newest_first if descending is None else descending
-        plain = (
-            sort == "requested"
-            and not (search and search.strip())
-            and not any(
-                bound is not None
-                for bound in (requested_after, requested_before, finished_after, finished_before)
-            )
+        return self._jobs.jobs(
+            limit,
+            cursor,
+            state,
+            kind,
+            search=search,
+            requested_after=requested_after,
+            requested_before=requested_before,
+            finished_after=finished_after,
+            finished_before=finished_before,
+            sort=sort,
+            descending=newest_first if descending is None else descending,
         )
-        if not plain:
-            q = job_search.query(
-                state,
-                kind,
-                search=search,
-                requested_after=requested_after,
-                requested_before=requested_before,
-                finished_after=finished_after,
-                finished_before=finished_before,
-                sort=sort,
-                descending=reverse,
-            )
-            return job_search.page(self._handle, q, limit, cursor)
-        if search is not None:
-            job_search.terms(search)  # validated even when blank
-        params = (
-            str(state.code) if state else "0",
-            kind or "*",
-            "desc" if reverse else "asc",
-        )
-        after = self._handle.after("jobs", params, cursor)
-        items = self._handle.reads.jobs(state, kind, after, limit + 1, descending=reverse)
-        return self._handle.page("jobs", params, items, limit, lambda j: j.id.bytes)
 
     def failure_groups(self, kind: str | None = None, limit: int = 100) -> tuple[FailureGroup, ...]:
         """Failed jobs grouped by reason (a normalised first line of the diagnostic), largest
         first: ``group.summary()`` reads "37 failed: unsupported profile #". List a group's
         jobs with ``jobs(state=JobState.FAILED, search=group.search)``."""
-        self._check_open()
-        check_limit(limit)
-        if kind is not None:
-            names.namespaced("job kind", kind)
-        return job_search.failure_groups(self._handle, kind, limit)
+        return self._jobs.failure_groups(kind, limit)
 
     def claims_expiring(
         self,
@@ -392,76 +334,258 @@ class Production(FeedReads, KnowledgeReads, PendingReads, AttemptReads):
         The default bound is now: the stuck claims. A cursor keeps the bound of its first page,
         so paging with the default does not drift as time passes.
         """
-        self._check_open()
-        check_limit(limit)
-        if kind is not None:
-            names.namespaced("job kind", kind)
-        params = (kind or "*",)
-        position = None
-        if cursor is not None:
-            bound_text, expiry, last = self._handle.cursors.decode(cursor, "claims", params, 3)
-            bound = int(bound_text)
-            if before is not None and clocks.to_micros(before) != bound:
-                raise InvalidArgumentError("query cursor does not match this query and its parameters")
-            position = (int(expiry), JobId.parse(last).bytes)
-        else:
-            bound = clocks.to_micros(before) if before is not None else self._handle.now_micros()
-        items = self._handle.reads.claims_expiring(bound, kind, position, limit + 1)
-        more = len(items) > limit
-        items = items[:limit]
-        next_cursor = None
-        if more:
-            last_job = items[-1]
-            assert last_job.claim is not None
-            expires = clocks.to_micros(last_job.claim.expires_at)
-            next_cursor = self._handle.cursors.encode(
-                "claims", params, (str(bound), str(expires), str(last_job.id))
-            )
-        return Page(tuple(items), next_cursor)
+        return self._jobs.claims_expiring(before, limit, cursor, kind=kind)
 
     def job_counts(self, kind: str | None = None) -> dict[JobState, int]:
         """How many jobs are in each state (maintained counts: constant time)."""
-        self._check_open()
-        if kind is not None:
-            names.namespaced("job kind", kind)
-        counts = self._handle.reads.job_counts(kind)
-        return {state: counts.get(state.code, 0) for state in JobState}
+        return self._jobs.job_counts(kind)
 
     def job_kinds(self) -> tuple[str, ...]:
         """The kinds of the jobs in this production."""
-        self._check_open()
-        return tuple(self._handle.reads.job_kinds())
+        return self._jobs.job_kinds()
 
     def job_history(self, job_id: JobId) -> tuple[JobHistoryEntry, ...]:
         """Every lifecycle event of a job, oldest first, with its revision's time, origin and message."""
-        self._check_open()
-        _typed("job_id", job_id, JobId)
-        return tuple(
-            JobHistoryEntry(seq, clocks.from_micros(at), kind, origin, message)
-            for seq, at, kind, origin, message in self._handle.reads.job_history(job_id)
+        return self._jobs.job_history(job_id)
+
+    # --- reads: workers and why jobs wait ----------------------------------------------
+
+    def workers(self) -> list[Worker]:
+        """Every registered worker, by name, with liveness derived from its last heartbeat."""
+        return self._workers.workers()
+
+    def worker_attempts(self, name: str, limit: int = 100) -> tuple[tuple[JobId, Attempt], ...]:
+        """The newest attempts of the worker ``name``: (job id, attempt), newest first."""
+        return self._workers.worker_attempts(name, limit)
+
+    def explain_pending(self, job_id: JobId) -> PendingExplanation:
+        """Why a job is still requested, in plain words with ids (read-only).
+
+        Reasons, in this order: each job it waits on (``waiting_on``), each failed or
+        cancelled job that blocks it (``blocked_by``), its ``not_before`` when that is later
+        than now, ``no_online_worker`` when no online registered worker takes its kind, and,
+        when nothing else holds it back, how many claimable jobs of its kind come first
+        (``jobs_ahead``, counted up to 10 000). A job in any other state gets one
+        ``not_pending`` reason.
+
+        Raises:
+            NotFoundError: (not_found) no such job.
+            InvalidArgumentError: (invalid_argument) not a JobId.
+        """
+        return self._pending.explain_pending(job_id)
+
+    # --- reads: progress and attempt logs ----------------------------------------------
+
+    def progress_token(self) -> int:
+        """The progress signal's current value: it moves when a progress report signals (at
+        most once per running attempt per second); compare it with an earlier value."""
+        return self._attempts.progress_token()
+
+    def wait_for_progress(
+        self, after_token: int, timeout: float | timedelta, *, stop: threading.Event | None = None
+    ) -> int:
+        """Block until the progress signal differs from ``after_token`` (or ``timeout`` passes,
+        or ``stop`` is set); returns the current token. Another process's report is noticed
+        within a few tens of milliseconds (the engine's change notifications: on PostgreSQL a
+        signalling report NOTIFYs, so nothing is polled)."""
+        return self._attempts.wait_for_progress(after_token, timeout, stop=stop)
+
+    def attempt_log(self, job_id: JobId, attempt: int | None = None) -> AttemptLog:
+        """The log of a job's attempt ``attempt`` (its newest when None): where the full log
+        lives and the stored tail (None while the attempt runs).
+
+        Raises:
+            NotFoundError: (not_found) no such job, or the job has no such attempt.
+        """
+        return self._attempts.attempt_log(job_id, attempt)
+
+    def log_file(self, log: AttemptLog) -> Path | None:
+        """The attempt's full log on this machine (None when no path was recorded or its media
+        root has no directory here). The file may be gone or on another machine."""
+        return self._attempts.log_file(log)
+
+    # --- the revision feed -------------------------------------------------------------
+
+    def latest_sequence(self) -> int:
+        """The newest revision's sequence (0 when there is none); never loads events."""
+        return self._feed.latest_sequence()
+
+    def revisions(self, limit: int = 100, before: int | None = None) -> tuple[RevisionSummary, ...]:
+        """Revision headers, newest first (those before sequence ``before``), with event counts
+        per kind instead of the events themselves (a bulk edit may hold millions)."""
+        return self._feed.revisions(limit, before)
+
+    def latest_revision(self) -> Revision | None:
+        """The newest revision, or None for a production nobody has changed yet."""
+        return self._feed.latest_revision()
+
+    def changes_since(self, sequence: int, limit: int = 100, kinds: Iterable[str] | None = None) -> Changes:
+        """Revisions after ``sequence``, oldest first, with their events.
+
+        With ``kinds``, only revisions holding at least one event of those kinds are returned
+        (with all their events); ``through_sequence`` tells how far the page covered.
+        """
+        return self._feed.changes_since(sequence, limit, kinds)
+
+    def wait_for_changes(
+        self,
+        after_sequence: int,
+        timeout: float | timedelta,
+        *,
+        limit: int = 100,
+        kinds: Iterable[str] | None = None,
+        stop: threading.Event | None = None,
+    ) -> Changes:
+        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
+        ``stop`` is set by another thread).
+
+        Another process's commit is noticed within a few tens of milliseconds, and the feed is
+        read again only when something committed: on SQLite the wait probes ``PRAGMA
+        data_version`` (microseconds per probe) with a 5-50 ms backoff; on PostgreSQL it sleeps
+        until a LISTEN/NOTIFY notification (no table is polled while the notifications are
+        heard). Commits from this process wake it at once.
+
+        Args:
+            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
+        """
+        return self._feed.wait_for_changes(after_sequence, timeout, limit=limit, kinds=kinds, stop=stop)
+
+    def wait_for_activity(
+        self,
+        after_sequence: int,
+        after_progress: int,
+        timeout: float | timedelta,
+        *,
+        limit: int = 100,
+        stop: threading.Event | None = None,
+        heartbeat: Callable[[], object] | None = None,
+    ) -> tuple[Changes, int]:
+        """Block until revisions after ``after_sequence`` exist or the progress signal
+        (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or
+        ``stop`` is set); (the changes, the current progress token). What a monitor follows:
+        one wait for both, woken like :meth:`wait_for_changes`, reading nothing while nothing
+        commits (on PostgreSQL) however long the timeout.
+
+        Args:
+            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
+            heartbeat: called every few tens of milliseconds while the wait is alive and
+                nothing changed, so a caller can tell a quiet production from a hung one.
+        """
+        return self._feed.wait_for_activity(
+            after_sequence, after_progress, timeout, limit=limit, stop=stop, heartbeat=heartbeat
         )
 
+    # --- knowledge ---------------------------------------------------------------------
 
-class MetadataView:
-    """``production.metadata[ref]`` -> the assertions on that object, in order."""
+    def evaluate_artifact(
+        self,
+        representation_id: RepresentationId,
+        *,
+        max_depth: int = 64,
+        max_representations: int = 1000,
+    ) -> ArtifactKnowledge:
+        """Whether an artifact still matches its recorded inputs: current, stale, indeterminate, diverged.
 
-    def __init__(self, handle: ProductionHandle) -> None:
-        self._handle = handle
+        Read-only (one snapshot, no file I/O, no revision); recurses upstream only through
+        inputs that have a producer; truncation yields indeterminate, never current.
 
-    def __getitem__(self, ref: ObjectRef) -> tuple[Assertion, ...]:
-        self._handle.check_open()
-        check_ref(ref)
-        rows = self._handle.reads.metadata(ref.code, ref.id.bytes)
-        return tuple(
-            Assertion(Property(vocabulary, name), metadata_values.from_json(_loads(value)))
-            for vocabulary, name, value in rows
+        Args:
+            max_depth: upstream levels to follow (1-64).
+            max_representations: representations to evaluate at most (1-1000).
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+            InvalidArgumentError: (invalid_argument) a bad id type or a bound out of range.
+        """
+        return self._knowledge.evaluate_artifact(
+            representation_id, max_depth=max_depth, max_representations=max_representations
         )
 
+    def stale_artifacts(
+        self,
+        limit: int = 100,
+        cursor: str | None = None,
+        source: RepresentationId | None = None,
+        *,
+        include_superseded: bool = False,
+    ) -> StalePage:
+        """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
 
-def _typed(field: str, value: object, kind: type) -> None:
-    if type(value) is not kind:
-        raise InvalidArgumentError(f"{field} must be a {kind.__name__}; got {type(value).__name__}")
+        Candidates are activity outputs, or the provenance descendants of ``source``; a page
+        may hold fewer items than ``limit`` (even none) and still have a ``next_cursor``.
+        Superseded artifacts (replaced by a regeneration) are left out unless
+        ``include_superseded``.
 
+        Raises:
+            NotFoundError: (not_found) ``source`` does not exist.
+            InvalidArgumentError: (invalid_argument) bad limit, or a cursor from another query.
+        """
+        return self._knowledge.stale_artifacts(limit, cursor, source, include_superseded=include_superseded)
 
-def _loads(text: str) -> object:
-    return json.loads(text)
+    def reproducibility(self, representation_id: RepresentationId) -> Reproducibility:
+        """Every condition missing to reproduce an artifact (no producer, ambiguous producer,
+        tool identity, parameters, an input).
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+        """
+        return self._knowledge.reproducibility(representation_id)
+
+    def plan_regeneration(
+        self, artifact_ids: Iterable[RepresentationId], *, current_inputs: bool = False
+    ) -> tuple[RegenerationPlan, ...]:
+        """Propose one requested job per distinct artifact, ordered by artifact id (read-only).
+
+        A plan repeats the producing activity's inputs and lists those that were superseded
+        in ``plan.superseded_inputs``; with ``current_inputs`` it takes each superseded input's
+        current replacement instead. Each plan's job records the artifact it regenerates.
+        All or nothing: the first artifact that cannot be planned fails the call.
+
+        Raises:
+            InvalidArgumentError: (invalid_argument) more than 100 000 ids, or a non-id.
+            NotFoundError: (not_found) an artifact does not exist.
+            ConflictError: (conflict) an artifact has no or several producing activities
+                (reason ``producing_activity_missing`` / ``producing_activity_ambiguous``).
+        """
+        return self._knowledge.plan_regeneration(artifact_ids, current_inputs=current_inputs)
+
+    def plan_downstream_regeneration(
+        self, representation_id: RepresentationId, *, current_inputs: bool = True
+    ) -> DownstreamRegeneration:
+        """Plans for every stale or diverged descendant of a changed representation, inputs first.
+
+        Superseded descendants need no plan. Plans use the current replacement of every
+        superseded input (``current_inputs=False`` repeats the recorded inputs instead);
+        enqueue them with ``transaction.enqueue_plans`` so each plan's inputs that another
+        plan regenerates are bound to that job's output. Descendants that cannot be planned
+        are listed in ``unplannable`` instead of failing.
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+        """
+        return self._knowledge.plan_downstream_regeneration(representation_id, current_inputs=current_inputs)
+
+    def provenance(
+        self,
+        representation_id: RepresentationId,
+        *,
+        upstream: int = 3,
+        downstream: int = 3,
+        limit: int = 500,
+        check_files: bool = True,
+    ) -> ProvenanceGraph:
+        """A bounded provenance graph around a representation, for drawing.
+
+        Args:
+            upstream: activity hops towards inputs (0-64).
+            downstream: activity hops towards outputs (0-64).
+            limit: nodes at most (1-5000); ``truncated`` tells when it cut the graph.
+            check_files: fill each representation's availability (stats files) or leave it None.
+
+        Raises:
+            NotFoundError: (not_found) the representation does not exist.
+            InvalidArgumentError: (invalid_argument) a bound out of range.
+        """
+        return self._knowledge.provenance(
+            representation_id, upstream=upstream, downstream=downstream, limit=limit, check_files=check_files
+        )

@@ -1,9 +1,12 @@
-"""Progress and attempt logs as a production sees them (:class:`AttemptReads` is part of ``Production``).
+"""The attempts area of a production: the progress signal and attempt logs.
 
 Progress is not in the revision feed. Followers watch the progress signal instead: a
 counter that moves at most once per running attempt per second when progress is reported
 (:meth:`AttemptReads.progress_token`, :meth:`AttemptReads.wait_for_progress`), then re-read
-the jobs they show (``job.progress``).
+the jobs they show (``job.progress``). ``Production`` builds one :class:`AttemptReads`,
+given its handle, and delegates these reads to it (their public docstrings are on
+:class:`postproject.production.Production`); reporting progress and recording logs is the
+progress area of a transaction (:mod:`postproject.areas.progress`).
 """
 
 from __future__ import annotations
@@ -16,30 +19,31 @@ from postproject.areas.feed import wait_changed
 from postproject.base.handle import ProductionHandle
 from postproject.model import clock as clocks
 from postproject.model.errors import InvalidArgumentError, NotFoundError
-from postproject.model.ids import JobId
+from postproject.model.ids import JobId, check_id
 from postproject.model.progress import AttemptLog
 
 MAX_WAIT = 60.0
 
 
 class AttemptReads:
-    """The progress signal and attempt logs (part of :class:`Production`)."""
+    """The progress signal and attempt logs."""
 
-    _handle: ProductionHandle
+    def __init__(self, handle: ProductionHandle) -> None:
+        self._handle = handle
 
     def progress_token(self) -> int:
-        """The progress signal's current value: it moves when a progress report signals (at
-        most once per running attempt per second); compare it with an earlier value."""
+        """The progress signal's current value: it moves when a progress report signals (at most once per
+        running attempt per second); compare it with an earlier value."""
         self._handle.check_open()
         return self._handle.reads.progress_token()
 
     def wait_for_progress(
         self, after_token: int, timeout: float | timedelta, *, stop: threading.Event | None = None
     ) -> int:
-        """Block until the progress signal differs from ``after_token`` (or ``timeout`` passes,
-        or ``stop`` is set); returns the current token. Another process's report is noticed
-        within a few tens of milliseconds (the engine's change notifications: on PostgreSQL a
-        signalling report NOTIFYs, so nothing is polled)."""
+        """Block until the progress signal differs from ``after_token`` (or ``timeout`` passes, or
+        ``stop`` is set); returns the current token. Another process's report is noticed within a few
+        tens of milliseconds (the engine's change notifications: on PostgreSQL a signalling report
+        NOTIFYs, so nothing is polled)."""
         seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_WAIT:
             raise InvalidArgumentError(f"timeout must be between 0 and 60 seconds; got {timeout!r}")
@@ -52,15 +56,10 @@ class AttemptReads:
                 return token
 
     def attempt_log(self, job_id: JobId, attempt: int | None = None) -> AttemptLog:
-        """The log of a job's attempt ``attempt`` (its newest when None): where the full log
-        lives and the stored tail (None while the attempt runs).
-
-        Raises:
-            NotFoundError: (not_found) no such job, or the job has no such attempt.
-        """
+        """The log of a job's attempt ``attempt`` (its newest when None): where the full log lives and the
+        stored tail (None while the attempt runs)."""
         self._handle.check_open()
-        if type(job_id) is not JobId:
-            raise InvalidArgumentError(f"job_id must be a JobId; got {type(job_id).__name__}")
+        check_id("job_id", job_id, JobId)
         if attempt is not None and (isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1):
             raise InvalidArgumentError(f"attempt must be a positive int; got {attempt!r}")
         row = self._handle.reads.attempt_log(job_id, attempt)
@@ -79,8 +78,8 @@ class AttemptReads:
         )
 
     def log_file(self, log: AttemptLog) -> Path | None:
-        """The attempt's full log on this machine (None when no path was recorded or its media
-        root has no directory here). The file may be gone or on another machine."""
+        """The attempt's full log on this machine (None when no path was recorded or its media root has no
+        directory here). The file may be gone or on another machine."""
         if log.path is None:
             return None
         if log.root is None:

@@ -1,6 +1,8 @@
-"""The revision feed of a production: headers, changes since a sequence, and waiting for more.
+"""The feed area of a production: revision headers, changes since a sequence, and waiting for more.
 
-:class:`FeedReads` is one part of :class:`postproject.Production` (its feed methods).
+``Production`` builds one :class:`FeedReads`, given its handle, and delegates its feed
+methods to it (their public docstrings are on :class:`postproject.production.Production`).
+:func:`wait_changed` is the wait the attempts area shares.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ STOP_SLICE = 0.05  # seconds: how soon a wait notices ``stop``
 class FeedReads:
     """Reads of the gap-free revision feed."""
 
-    _handle: ProductionHandle
+    def __init__(self, handle: ProductionHandle) -> None:
+        self._handle = handle
 
     def latest_sequence(self) -> int:
         """The newest revision's sequence (0 when there is none); never loads events."""
@@ -34,8 +37,8 @@ class FeedReads:
         return self._handle.reads.latest_sequence()
 
     def revisions(self, limit: int = 100, before: int | None = None) -> tuple[RevisionSummary, ...]:
-        """Revision headers, newest first (those before sequence ``before``), with event counts
-        per kind instead of the events themselves (a bulk edit may hold millions)."""
+        """Revision headers, newest first (those before sequence ``before``), with event counts per kind
+        instead of the events themselves (a bulk edit may hold millions)."""
         self._handle.check_open()
         check_limit(limit)
         if before is not None and (isinstance(before, bool) or not isinstance(before, int) or before < 1):
@@ -63,11 +66,7 @@ class FeedReads:
         return self._handle.reads.latest_revision()
 
     def changes_since(self, sequence: int, limit: int = 100, kinds: Iterable[str] | None = None) -> Changes:
-        """Revisions after ``sequence``, oldest first, with their events.
-
-        With ``kinds``, only revisions holding at least one event of those kinds are returned
-        (with all their events); ``through_sequence`` tells how far the page covered.
-        """
+        """Revisions after ``sequence``, oldest first, with their events."""
         self._handle.check_open()
         if isinstance(sequence, bool) or not isinstance(sequence, int) or sequence < 0:
             raise InvalidArgumentError(f"sequence must be a non-negative int; got {sequence!r}")
@@ -91,18 +90,8 @@ class FeedReads:
         kinds: Iterable[str] | None = None,
         stop: threading.Event | None = None,
     ) -> Changes:
-        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
-        ``stop`` is set by another thread).
-
-        Another process's commit is noticed within a few tens of milliseconds, and the feed is
-        read again only when something committed: on SQLite the wait probes ``PRAGMA
-        data_version`` (microseconds per probe) with a 5-50 ms backoff; on PostgreSQL it sleeps
-        until a LISTEN/NOTIFY notification (no table is polled while the notifications are
-        heard). Commits from this process wake it at once.
-
-        Args:
-            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
-        """
+        """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or ``stop`` is set
+        by another thread)."""
         deadline = clocks.monotonic() + _seconds(timeout)
         engine = self._handle.engine
         while True:
@@ -122,16 +111,10 @@ class FeedReads:
         heartbeat: Callable[[], object] | None = None,
     ) -> tuple[Changes, int]:
         """Block until revisions after ``after_sequence`` exist or the progress signal
-        (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or
-        ``stop`` is set); (the changes, the current progress token). What a monitor follows:
-        one wait for both, woken like :meth:`wait_for_changes`, reading nothing while nothing
-        commits (on PostgreSQL) however long the timeout.
-
-        Args:
-            timeout: seconds (or a timedelta) from 0 to 60; 0 checks once.
-            heartbeat: called every few tens of milliseconds while the wait is alive and
-                nothing changed, so a caller can tell a quiet production from a hung one.
-        """
+        (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or ``stop`` is
+        set); (the changes, the current progress token). What a monitor follows: one wait for both,
+        woken like :meth:`wait_for_changes`, reading nothing while nothing commits (on PostgreSQL)
+        however long the timeout."""
         if isinstance(after_progress, bool) or not isinstance(after_progress, int):
             raise InvalidArgumentError(f"after_progress must be an int; got {after_progress!r}")
         deadline = clocks.monotonic() + _seconds(timeout)

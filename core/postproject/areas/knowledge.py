@@ -1,4 +1,9 @@
-"""The knowledge reads of a production (:class:`KnowledgeReads` is one part of ``Production``)."""
+"""The knowledge area of a production: artifact evaluation, regeneration plans, provenance graphs.
+
+``Production`` builds one :class:`KnowledgeReads`, given its handle, and delegates its
+knowledge reads to it (their public docstrings are on
+:class:`postproject.production.Production`); the rules live in :mod:`postproject.knowledge`.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +20,8 @@ from postproject.model.ids import RepresentationId
 class KnowledgeReads:
     """Artifact knowledge, regeneration plans and provenance graphs (read-only)."""
 
-    _handle: ProductionHandle
+    def __init__(self, handle: ProductionHandle) -> None:
+        self._handle = handle
 
     def evaluate_artifact(
         self,
@@ -24,19 +30,7 @@ class KnowledgeReads:
         max_depth: int = 64,
         max_representations: int = 1000,
     ) -> ArtifactKnowledge:
-        """Whether an artifact still matches its recorded inputs: current, stale, indeterminate, diverged.
-
-        Read-only (one snapshot, no file I/O, no revision); recurses upstream only through
-        inputs that have a producer; truncation yields indeterminate, never current.
-
-        Args:
-            max_depth: upstream levels to follow (1-64).
-            max_representations: representations to evaluate at most (1-1000).
-
-        Raises:
-            NotFoundError: (not_found) the representation does not exist.
-            InvalidArgumentError: (invalid_argument) a bad id type or a bound out of range.
-        """
+        """Whether an artifact still matches its recorded inputs: current, stale, indeterminate, diverged."""
         return evaluation.evaluate(
             self._handle, representation_id, max_depth=max_depth, max_representations=max_representations
         )
@@ -49,62 +43,26 @@ class KnowledgeReads:
         *,
         include_superseded: bool = False,
     ) -> StalePage:
-        """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
-
-        Candidates are activity outputs, or the provenance descendants of ``source``; a page
-        may hold fewer items than ``limit`` (even none) and still have a ``next_cursor``.
-        Superseded artifacts (replaced by a regeneration) are left out unless
-        ``include_superseded``.
-
-        Raises:
-            NotFoundError: (not_found) ``source`` does not exist.
-            InvalidArgumentError: (invalid_argument) bad limit, or a cursor from another query.
-        """
+        """A page of stale or diverged artifacts, examining ``limit`` candidates in id order."""
         return evaluation.stale_artifacts(
             self._handle, limit, cursor, source, include_superseded=include_superseded
         )
 
     def reproducibility(self, representation_id: RepresentationId) -> Reproducibility:
-        """Every condition missing to reproduce an artifact (no producer, ambiguous producer,
-        tool identity, parameters, an input).
-
-        Raises:
-            NotFoundError: (not_found) the representation does not exist.
-        """
+        """Every condition missing to reproduce an artifact (no producer, ambiguous producer, tool
+        identity, parameters, an input)."""
         return regeneration.reproducibility(self._handle, representation_id)
 
     def plan_regeneration(
         self, artifact_ids: Iterable[RepresentationId], *, current_inputs: bool = False
     ) -> tuple[RegenerationPlan, ...]:
-        """Propose one requested job per distinct artifact, ordered by artifact id (read-only).
-
-        A plan repeats the producing activity's inputs and lists those that were superseded
-        in ``plan.superseded_inputs``; with ``current_inputs`` it takes each superseded input's
-        current replacement instead. Each plan's job records the artifact it regenerates.
-        All or nothing: the first artifact that cannot be planned fails the call.
-
-        Raises:
-            InvalidArgumentError: (invalid_argument) more than 100 000 ids, or a non-id.
-            NotFoundError: (not_found) an artifact does not exist.
-            ConflictError: (conflict) an artifact has no or several producing activities
-                (reason ``producing_activity_missing`` / ``producing_activity_ambiguous``).
-        """
+        """Propose one requested job per distinct artifact, ordered by artifact id (read-only)."""
         return regeneration.plan_regeneration(self._handle, artifact_ids, current_inputs=current_inputs)
 
     def plan_downstream_regeneration(
         self, representation_id: RepresentationId, *, current_inputs: bool = True
     ) -> DownstreamRegeneration:
-        """Plans for every stale or diverged descendant of a changed representation, inputs first.
-
-        Superseded descendants need no plan. Plans use the current replacement of every
-        superseded input (``current_inputs=False`` repeats the recorded inputs instead);
-        enqueue them with ``transaction.enqueue_plans`` so each plan's inputs that another
-        plan regenerates are bound to that job's output. Descendants that cannot be planned
-        are listed in ``unplannable`` instead of failing.
-
-        Raises:
-            NotFoundError: (not_found) the representation does not exist.
-        """
+        """Plans for every stale or diverged descendant of a changed representation, inputs first."""
         return regeneration.plan_downstream_regeneration(
             self._handle, representation_id, current_inputs=current_inputs
         )
@@ -118,18 +76,7 @@ class KnowledgeReads:
         limit: int = 500,
         check_files: bool = True,
     ) -> ProvenanceGraph:
-        """A bounded provenance graph around a representation, for drawing.
-
-        Args:
-            upstream: activity hops towards inputs (0-64).
-            downstream: activity hops towards outputs (0-64).
-            limit: nodes at most (1-5000); ``truncated`` tells when it cut the graph.
-            check_files: fill each representation's availability (stats files) or leave it None.
-
-        Raises:
-            NotFoundError: (not_found) the representation does not exist.
-            InvalidArgumentError: (invalid_argument) a bound out of range.
-        """
+        """A bounded provenance graph around a representation, for drawing."""
         return provenance.provenance(
             self._handle,
             representation_id,

@@ -1,12 +1,16 @@
-"""``explain_pending``: why a job is still requested (:class:`PendingReads` is part of ``Production``)."""
+"""The pending area of a production: ``explain_pending``, why a job is still requested.
+
+``Production`` builds one :class:`PendingReads`, given its handle and its workers area (a
+job may wait for an online worker of its kind), and delegates ``explain_pending`` to it (its
+public docstring is on :class:`postproject.production.Production`).
+"""
 
 from __future__ import annotations
 
 from postproject.areas.workers import WorkerReads
 from postproject.base.handle import ProductionHandle
 from postproject.model import clock as clocks
-from postproject.model.errors import InvalidArgumentError
-from postproject.model.ids import JobId
+from postproject.model.ids import JobId, check_id
 from postproject.model.lifecycle import JobState
 from postproject.model.pending import (
     MAX_AHEAD,
@@ -22,28 +26,17 @@ from postproject.model.pending import (
 from postproject.model.workers import WorkerState
 
 
-class PendingReads(WorkerReads):
-    """Why a job waits (part of :class:`Production`)."""
+class PendingReads:
+    """Why a job waits."""
 
-    _handle: ProductionHandle
+    def __init__(self, handle: ProductionHandle, workers: WorkerReads) -> None:
+        self._handle = handle
+        self._workers = workers
 
     def explain_pending(self, job_id: JobId) -> PendingExplanation:
-        """Why a job is still requested, in plain words with ids (read-only).
-
-        Reasons, in this order: each job it waits on (``waiting_on``), each failed or
-        cancelled job that blocks it (``blocked_by``), its ``not_before`` when that is later
-        than now, ``no_online_worker`` when no online registered worker takes its kind, and,
-        when nothing else holds it back, how many claimable jobs of its kind come first
-        (``jobs_ahead``, counted up to 10 000). A job in any other state gets one
-        ``not_pending`` reason.
-
-        Raises:
-            NotFoundError: (not_found) no such job.
-            InvalidArgumentError: (invalid_argument) not a JobId.
-        """
+        """Why a job is still requested, in plain words with ids (read-only)."""
         self._handle.check_open()
-        if type(job_id) is not JobId:
-            raise InvalidArgumentError(f"job_id must be a JobId; got {type(job_id).__name__}")
+        check_id("job_id", job_id, JobId)
         reads = self._handle.reads
         job = reads.job(job_id)
         if job.state is not JobState.REQUESTED:
@@ -56,7 +49,8 @@ class PendingReads(WorkerReads):
             reasons.append(NotBefore(job.not_before))
         held = bool(reasons)
         if not any(
-            w.state is WorkerState.ONLINE and (w.kinds is None or job.kind in w.kinds) for w in self.workers()
+            w.state is WorkerState.ONLINE and (w.kinds is None or job.kind in w.kinds)
+            for w in self._workers.workers()
         ):
             reasons.append(NoOnlineWorker(job.kind))
         ahead = None if held else reads.jobs_ahead(job_id, now, MAX_AHEAD)

@@ -1,4 +1,10 @@
-"""Registered workers as a production sees them (:class:`WorkerReads` is part of ``Production``)."""
+"""The workers area of a production: registered workers and their attempts.
+
+``Production`` builds one :class:`WorkerReads`, given its handle, and delegates ``workers``
+and ``worker_attempts`` to it (their public docstrings are on
+:class:`postproject.production.Production`); the pending area asks it which workers are
+online. Registering and heartbeats are the farm area's (:mod:`postproject.areas.farm`).
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,10 @@ from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
 
 
 class WorkerReads:
-    """Registered workers and their attempts (part of :class:`Production`)."""
+    """Registered workers and their attempts."""
 
-    _handle: ProductionHandle
+    def __init__(self, handle: ProductionHandle) -> None:
+        self._handle = handle
 
     def workers(self) -> list[Worker]:
         """Every registered worker, by name, with liveness derived from its last heartbeat."""
