@@ -65,7 +65,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject.base.handle import handle_of
+from postproject.base.handle import ProductionHandle
 from postproject.storage.postgresql.localserver import LocalServer
 
 TOOL = ToolIdentity("bench-worker", "1")
@@ -126,7 +126,7 @@ def seed(location: str, n: int, outputs: Path) -> None:
 def api_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any) -> None:
     try:
         production = Production.open(location)
-        engine = handle_of(production).engine
+        engine = ProductionHandle.of(production).engine
         agent = AgentIdentity(f"bench-w{wid}")
         ids: list[str] = []
         claim_lat: list[float] = []

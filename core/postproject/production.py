@@ -36,7 +36,7 @@ from postproject.areas.provenance import ProvenanceReads
 from postproject.areas.search import FailureGroup
 from postproject.areas.setup import SetupReads
 from postproject.areas.workers import WorkerReads
-from postproject.base.handle import ProductionHandle, register, sample
+from postproject.base.handle import ProductionHandle, sample
 from postproject.engine import Engine
 from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
@@ -87,7 +87,6 @@ class Production:
             raise
         self._location = engine.location
         self._file = not locations.is_location_uri(engine.location)
-        register(self, self._handle)
         handle = self._handle
         self.metadata = MetadataView(handle)
         self._setup = SetupReads(handle)
@@ -191,6 +190,12 @@ class Production:
     @property
     def closed(self) -> bool:
         return self._handle.closed
+
+    def __production_handle__(self) -> ProductionHandle:
+        """This production's internal handle, for the core code that receives a ``Production``
+        from a caller (``JobLease.import_token``, PROV export): see
+        :meth:`postproject.base.handle.ProductionHandle.of`. Not part of the public API."""
+        return self._handle
 
     # --- writing -----------------------------------------------------------------------
 

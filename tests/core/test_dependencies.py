@@ -420,10 +420,10 @@ def test_jobs_ahead_is_capped(farm: Farm) -> None:
         ]
         tx.commit()
     assert production.explain_pending(jobs[-1]).reasons[-1] == JobsAhead(4)
-    from postproject.base.handle import handle_of
+    from postproject.base.handle import ProductionHandle
 
-    assert handle_of(production).reads.jobs_ahead(jobs[-1], 0, 3) == 3
-    assert handle_of(production).reads.jobs_ahead(jobs[0], 0, 3) == 0
+    assert ProductionHandle.of(production).reads.jobs_ahead(jobs[-1], 0, 3) == 3
+    assert ProductionHandle.of(production).reads.jobs_ahead(jobs[0], 0, 3) == 0
 
 
 def test_output_binding_of_a_succeeded_job_needs_no_wait(farm: Farm) -> None:

@@ -1,17 +1,18 @@
 """The internal handle: what a production shares with its transactions and read models.
 
 A :class:`ProductionHandle` carries the engine, the clock, the cursor codec, the root map
-and the write lock of one open production. ``Production``, ``Transaction``, leases and the
-knowledge package all work through it (and through the engine interface), so no module
-reaches into another object's private attributes. :func:`handle_of` finds the handle of a
-``Production`` for code that receives one from a caller (lease import, PROV export).
+and the write lock of one open production. ``Production`` builds it and gives it to its
+read areas and to each ``Transaction`` (whose areas reach it through the edit's state);
+leases and the knowledge package work through it too (and through the engine interface), so
+no module reaches into another object's private attributes. Code that receives a
+``Production`` from a caller (lease import, PROV export) asks it for its handle with
+:meth:`ProductionHandle.of`.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +54,19 @@ class ProductionHandle:
         self._stored_roots: dict[str, Path | None] = {}
         self._write_lock = threading.Lock()
         self._abandon: Callable[[], None] | None = None  # ends the open edit, if any
+
+    @staticmethod
+    def of(production: object) -> ProductionHandle:
+        """The handle of a ``Production`` (TypeError for anything else).
+
+        A ``Production`` offers it through ``__production_handle__``, a method the core
+        calls and nobody else needs (it is not part of the public API).
+        """
+        offer = getattr(type(production), "__production_handle__", None)
+        handle = offer(production) if callable(offer) else None
+        if not isinstance(handle, ProductionHandle):
+            raise TypeError(f"expected an open Production; got {type(production).__name__}")
+        return handle
 
     @property
     def location(self) -> str:
@@ -210,22 +224,6 @@ def _inside(path: Path, base: Path) -> Path | None:
         return path.relative_to(base)
     except ValueError:
         return None
-
-
-_HANDLES: weakref.WeakKeyDictionary[object, ProductionHandle] = weakref.WeakKeyDictionary()
-
-
-def register(owner: object, handle: ProductionHandle) -> None:
-    """Remember ``owner``'s handle (``owner`` is a ``Production``)."""
-    _HANDLES[owner] = handle
-
-
-def handle_of(owner: object) -> ProductionHandle:
-    """The handle of a ``Production`` (TypeError for anything else)."""
-    try:
-        return _HANDLES[owner]
-    except (KeyError, TypeError):
-        raise TypeError(f"expected an open Production; got {type(owner).__name__}") from None
 
 
 def sample(clock: clocks.Clock) -> datetime:

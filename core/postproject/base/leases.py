@@ -15,7 +15,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from postproject.base.handle import handle_of
+from postproject.base.handle import ProductionHandle
 from postproject.model.clock import from_micros
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.model.ids import JobId, ProductionId, RepresentationId
@@ -122,7 +122,7 @@ class JobLease:
             ConflictError: (conflict) the claim was released, superseded, cancelled, ended or
                 expired, or the clock moved backward.
         """
-        handle = handle_of(production)
+        handle = ProductionHandle.of(production)
         production_id, job_id, secret = parse_token(token)
         if production_id != handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")
@@ -146,7 +146,7 @@ class JobLease:
         For a worker whose completion committed but whose response was lost: repeating the
         completion with the same token can then report the original instead of a conflict.
         """
-        handle = handle_of(production)
+        handle = ProductionHandle.of(production)
         production_id, job_id, secret = parse_token(token)
         if production_id != handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import prov.model as pm
 
-from postproject.base.handle import handle_of
+from postproject.base.handle import ProductionHandle
 from postproject.engine import GraphFacts
 from postproject.model.activities import Activity
 from postproject.model.assets import Representation
@@ -48,7 +48,7 @@ def export(production: object, rep_ids: Iterable[RepresentationId] | None = None
         NotFoundError: (not_found) a listed representation does not exist.
         UnsupportedError: (unsupported) the lineage holds more than 1 000 000 representations.
     """
-    handle = handle_of(production)
+    handle = ProductionHandle.of(production)
     handle.check_open()
     seeds = None
     if rep_ids is not None:
