@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -18,15 +19,19 @@ def namespaced(field: str, value: object) -> str:
     ASCII letters, digits and ``. _ - :`` only; at least one ``:`` with non-empty text on
     both sides of the first one; at most 128 bytes.
     """
-    if type(value) is str and value in _VALID_NAMESPACED:
+    if type(value) is str and len(value) <= MAX_NAMESPACED_BYTES and _valid_namespaced(value):
         return value  # kinds repeat on every job: each is checked once
-    text = _checked_namespaced(field, value)
-    if len(_VALID_NAMESPACED) < 4096:
-        _VALID_NAMESPACED.add(text)
-    return text
+    return _checked_namespaced(field, value)
 
 
-_VALID_NAMESPACED: set[str] = set()
+@functools.lru_cache(maxsize=4096)
+def _valid_namespaced(text: str) -> bool:
+    """Whether ``text`` (at most 128 characters, so the cache stays small) is valid."""
+    try:
+        _checked_namespaced("namespaced identifier", text)
+    except InvalidArgumentError:
+        return False
+    return True
 
 
 def _checked_namespaced(field: str, value: object) -> str:
