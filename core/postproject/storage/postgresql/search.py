@@ -1,7 +1,7 @@
 """The SQL of job search (``Reads.search_jobs``), as SQLite's (:mod:`postproject.storage.sqlite.search`).
 
 Terms match case-insensitively with ``ILIKE``; asset names and diagnostics through their GIN
-trigram indexes (``migrations/0005_job_search.sql``).
+trigram indexes (``migrations/0007_baseline.sql``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ its rows with a provisional sequence (:data:`PROVISIONAL`, larger than any revis
 is always smaller) and remembers what it wrote. ``commit`` sends ``pp_publish`` and ``COMMIT``
 in one round trip: under a transaction-scoped advisory lock the edit takes the next number,
 its rows get it, its activities' edge snapshots are captured, the revision and its events are
-written and listeners are notified (see ``migrations/0002_work_model.sql``). Job counts are
+written and listeners are notified (see ``migrations/0007_baseline.sql``). Job counts are
 deferred constraint triggers, applied at that commit under the same lock.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a

@@ -1,5 +1,5 @@
 """The SQL of job search (``Reads.search_jobs``): terms, time ranges and a keyset over (sort
-column, id). ``migrations/0005_job_search.sql`` says where each term is looked up."""
+column, id). ``migrations/0007_baseline.sql`` (job search) says where each term is looked up."""
 
 from __future__ import annotations
 
