@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from postproject.engine.progress import ProgressReads, ProgressSession
+from postproject.engine.service import ServiceReads, ServiceSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.clock import Clock
@@ -173,13 +174,16 @@ JOB_SORTS: dict[str, str] = {"requested": "id", "kind": "kind", "state": "state"
 JobKey = tuple[str | int | None, bytes]  # (sort column value, job id); None value for "requested"
 
 
-RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]
-HistoryRow = tuple[int, int, str, str | None, str | None]
+# sequence, id, committed_at, origin, message, event counts, subject, principal
+RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]
+HistoryRow = tuple[int, int, str, str | None, str | None, str | None]  # ... origin, message, principal
 
 
 class Reads(ProgressReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
+    @property
+    def service(self) -> ServiceReads: ...  # tokens, replies, registrations (engine/service.py)
     def snapshot(self) -> AbstractContextManager[object]: ...
 
     # production and clock
@@ -326,6 +330,8 @@ class WriteSession(ProgressSession, Protocol):
     stored_high_water: int | None
     staged: list[RevisionEvent]
 
+    @property
+    def service(self) -> ServiceSession: ...  # tokens and replies (engine/service.py)
     # atomic operations
     def mark(self) -> object:
         """A position in the staged events, for an operation that writes at most one row."""
@@ -525,6 +531,7 @@ class WriteSession(ProgressSession, Protocol):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool: ...
     def rollback(self, high_water: int | None) -> None: ...
 

@@ -27,6 +27,7 @@ from postproject.model.revisions import Revision
 from postproject.storage.postgresql import rows, search
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
+from postproject.storage.postgresql.service import ServiceReader
 from postproject.storage.postgresql.types import Id
 from postproject.storage.postgresql.uri import PostgresUri
 
@@ -100,6 +101,10 @@ class Reader:
         others likely are too, so every idle one is tested and replaced before the retry
         (otherwise the retry may draw another broken one and fail a read for nothing)."""
         self.pool.check()
+
+    @property
+    def service(self) -> ServiceReader:
+        return ServiceReader(self)
 
     # --- production --------------------------------------------------------------------
 
@@ -433,12 +438,12 @@ class Reader:
         )
         return tuple(row) if row is not None else None
 
-    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
-        """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
+    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None, str | None]]:
+        """(sequence, committed_at, event kind, origin, message, principal) of a job's lifecycle events."""
         return [
             tuple(r)
             for r in self.all(
-                "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
+                "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message, r.principal FROM revision_events e "
                 f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = %s AND e.kind IN ({_JOB_KINDS}) "
                 "ORDER BY e.sequence, e.position LIMIT 1000",
                 (Id(job_id.bytes),),
@@ -449,11 +454,11 @@ class Reader:
 
     def revision_summaries(
         self, limit: int, before: int | None
-    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]]:
+    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]]:
         """Newest-first revision headers with per-kind event counts and their one subject (if any)."""
         with self.snapshot():
             heads = self.all(
-                "SELECT sequence, id, committed_at, origin, message FROM revisions"
+                "SELECT sequence, id, committed_at, origin, message, principal FROM revisions"
                 + (" WHERE sequence < %s" if before is not None else "")
                 + " ORDER BY sequence DESC LIMIT %s",
                 (*([before] if before is not None else []), limit),
@@ -477,7 +482,7 @@ class Reader:
                 subjects[seq] = (
                     bytes.fromhex(first.replace("-", "")) if distinct == 1 and not unnamed else None
                 )
-        return [(*head, counts.get(head[0], {}), subjects.get(head[0])) for head in heads]
+        return [(*head[:5], counts.get(head[0], {}), subjects.get(head[0]), head[5]) for head in heads]
 
     def latest_revision(self) -> Revision | None:
         found = self.revisions("SELECT max(sequence) FROM revisions", ())

@@ -44,6 +44,7 @@ from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.job_writes import JobWrites
 from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL
 from postproject.storage.postgresql.progress_writes import ProgressWrites
+from postproject.storage.postgresql.service import PRINCIPAL, ServiceWriter
 from postproject.storage.postgresql.types import Id, ids, optional
 
 Params = Sequence[Any] | dict[str, Any]
@@ -51,6 +52,10 @@ Params = Sequence[Any] | dict[str, Any]
 
 class WriteSession(JobWrites, ProgressWrites):
     """The statements of one edit (see the module docstring)."""
+
+    @property
+    def service(self) -> ServiceWriter:
+        return ServiceWriter(self)
 
     # --- setup and files -----------------------------------------------------------------
 
@@ -377,6 +382,7 @@ class WriteSession(JobWrites, ProgressWrites):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool:
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
         if self.positions == 0:
@@ -393,6 +399,8 @@ class WriteSession(JobWrites, ProgressWrites):
                 NUMBERING_LOCK, keep=True
             )  # taken before pp_publish: the check sees every edit published
             self.queue(NO_CYCLE, {"activities": _array(written["activities"]), "message": CYCLE})
+        if principal is not None:  # the revision's principal column reads it (migration 0008)
+            self.queue(PRINCIPAL, (principal,))
         started = clock.monotonic()
         cursor = self.send(
             # the events' kinds and payloads go as binary text[] (no quoting and escaping of each JSON text)

@@ -21,6 +21,7 @@ from postproject.model.revisions import Revision
 from postproject.storage import rows
 from postproject.storage.sqlite import search
 from postproject.storage.sqlite.errors import translated
+from postproject.storage.sqlite.service import ServiceReader
 
 MAX_LIST = 100_000
 _JOB_WIDTH = rows.JOB_COLUMNS.count(",") + 1  # columns of a job row (none has a comma inside)
@@ -55,6 +56,10 @@ class Reader:
                 self._depth -= 1
                 if outer and self.conn.in_transaction:
                     self.conn.execute("COMMIT")
+
+    @property
+    def service(self) -> ServiceReader:
+        return ServiceReader(self)
 
     # One statement is its own consistent read: no BEGIN/COMMIT around it (inside an
     # outer snapshot it still runs in that transaction).
@@ -426,11 +431,11 @@ class Reader:
             (job_id.bytes, number),
         )
 
-    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
-        """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
+    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None, str | None]]:
+        """(sequence, committed_at, event kind, origin, message, principal) of a job's lifecycle events."""
         kinds = ",".join(f"'{kind}'" for kind in sorted(HISTORY_EVENT_KINDS))
         return self._all(
-            "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
+            "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message, r.principal FROM revision_events e "
             f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({kinds}) "
             "ORDER BY e.sequence, e.position LIMIT 1000",
             (job_id.bytes,),
@@ -440,11 +445,11 @@ class Reader:
 
     def revision_summaries(
         self, limit: int, before: int | None
-    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]]:
+    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]]:
         """Newest-first revision headers with per-kind event counts and their one subject (if any)."""
         with self.snapshot() as conn:
             heads = conn.execute(
-                "SELECT sequence, id, committed_at, origin, message FROM revisions"
+                "SELECT sequence, id, committed_at, origin, message, principal FROM revisions"
                 + (" WHERE sequence < ?" if before is not None else "")
                 + " ORDER BY sequence DESC LIMIT ?",
                 (*([before] if before is not None else []), limit),
@@ -466,7 +471,7 @@ class Reader:
                 window,
             ):
                 subjects[seq] = first if distinct == 1 and not unnamed else None
-        return [(*head, counts.get(head[0], {}), subjects.get(head[0])) for head in heads]
+        return [(*head[:5], counts.get(head[0], {}), subjects.get(head[0]), head[5]) for head in heads]
 
     def latest_revision(self) -> Revision | None:
         found = self.revisions("SELECT max(sequence) FROM revisions", ())

@@ -27,6 +27,7 @@ from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translate, translated
 from postproject.storage.sqlite.job_writes import JobWrites
 from postproject.storage.sqlite.progress_writes import ProgressWrites
+from postproject.storage.sqlite.service import ServiceWriter
 
 CHUNK = 500  # ids per IN (...) list
 EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, below SQLite's 32766)
@@ -85,6 +86,10 @@ class WriteSession(JobWrites, ProgressWrites):
         # What this edit created, as a completion checks it (forgotten when an operation fails)
         self.created_outputs: dict[bytes, OutputFacts] = {}
         self.created_edges: dict[bytes, tuple[list[bytes], list[bytes]]] = {}
+
+    @property
+    def service(self) -> ServiceWriter:
+        return ServiceWriter(self)
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
@@ -449,6 +454,7 @@ class WriteSession(JobWrites, ProgressWrites):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool:
         """Publish the edit; False (and a rollback) when nothing was staged."""
         if self.positions == 0:
@@ -468,9 +474,9 @@ class WriteSession(JobWrites, ProgressWrites):
             marks = [m for m in (self.stored_high_water, high_water) if m is not None]
             clock_mark = max(marks, default=None)
             self.conn.execute(
-                "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (seq, revision_id, committed_at, origin, message, clock_mark),
+                "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark, principal) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (seq, revision_id, committed_at, origin, message, clock_mark, principal),
             )
             rows_ = [
                 value
