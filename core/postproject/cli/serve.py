@@ -5,15 +5,20 @@ from __future__ import annotations
 import argparse
 
 from postproject.cli.common import Context, Parser, command, parse_int
-from postproject.model.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError, UnsupportedError
 from postproject.production import Production
 from postproject.service.config import DEFAULT_HOST, DEFAULT_PORT, ServiceConfig, parse_listen
 
 
 def serve(ctx: Context) -> int:
     """Serve until Ctrl-C or SIGTERM (then drain and exit 0)."""
-    from postproject.service.server import serve as run_server  # FastAPI and uvicorn only when serving
-
+    try:
+        from postproject.service.server import serve as run_server  # FastAPI and uvicorn only when serving
+    except ImportError as exc:
+        raise UnsupportedError(
+            f"postproject serve needs the service extra ({exc.name} is missing): "
+            "pip install 'postproject-monitor[service]'"
+        ) from None
     args = ctx.args
     host, port = parse_listen(args.listen)
     pool = parse_int("--pool-size", args.pool_size, minimum=1)
