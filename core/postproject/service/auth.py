@@ -4,9 +4,9 @@ Every endpoint but health, readiness and the OpenAPI document depends on one of
 :func:`require`'s guards: the ``Authorization: Bearer`` token is looked up in the production
 (``production.access.token``: only its SHA-256 is stored) and its role checked. Without a
 token, or with an unknown, revoked or expired one: ``401``. A role that may not: ``403``.
-More than ``auth_failures`` failures from one client address within ``auth_window`` seconds:
-``429`` for every request of that address that needs a token, until the window has passed
-(no lookup is made meanwhile).
+After ``auth_failures`` failures from one client address within ``auth_window`` seconds:
+``429`` for every request of that address that needs a token, until the oldest failure
+leaves the window (no lookup is made meanwhile).
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ class FailureLimit:
         self._failures: collections.OrderedDict[str, collections.deque[float]] = collections.OrderedDict()
 
     def check(self, address: str) -> None:
-        """``429`` while ``address`` has more failures than the limit in the window."""
+        """``429`` while ``address`` has used up its failures in the window."""
         failures = self._recent(address)
-        if failures is not None and len(failures) > self.limit:
+        if failures is not None and len(failures) >= self.limit:
             wait = max(1, math.ceil(failures[0] + self.window - clocks.monotonic()))
             raise Problem(
                 429,

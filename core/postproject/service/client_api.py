@@ -132,6 +132,7 @@ def _own(production: Production, principal: Principal, job_id: JobId) -> None:
     """A submitter acts only on the jobs its own token requested (a supervisor on any)."""
     if principal.supervises:
         return
+    production.job(job_id)  # not_found for an unknown job, before forbidden
     history = production.job_history(job_id)
     requested = next((h for h in history if h.kind == "job_requested"), None)
     if requested is None or requested.principal != principal.name:
