@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
@@ -151,7 +151,13 @@ async def _sweep(app: FastAPI, config: ServiceConfig) -> None:
 
 
 def _health(app: FastAPI) -> None:
-    @app.get("/v1/health", response_model=models.Health, tags=["health"], summary="The process is up")
+    @app.get(
+        "/v1/health",
+        response_model=models.Health,
+        tags=["health"],
+        summary="The process is up",
+        dependencies=[Depends(client_api.known_query)],
+    )
     async def health() -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__})
 
@@ -161,6 +167,7 @@ def _health(app: FastAPI) -> None:
         tags=["health"],
         summary="The production is reachable",
         responses={503: {"description": "the production does not answer"}},
+        dependencies=[Depends(client_api.known_query)],
     )
     async def ready(request: Request) -> JSONResponse:
         if request.app.state.draining:
@@ -263,16 +270,16 @@ def _openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
         schemas = components.setdefault("schemas", {})
         schemas["Problem"] = models.ProblemView.model_json_schema(ref_template="#/components/schemas/{model}")
         problem = {MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        shared = components.setdefault("responses", {})
+        for status, description in PROBLEM_STATUSES.items():
+            shared[f"Problem{status}"] = {"description": description, "content": problem}
         for path, operations in spec.get("paths", {}).items():
             for operation in operations.values():
                 responses = operation.setdefault("responses", {})
                 responses.pop("422", None)  # FastAPI's validation error: answered as 400 here
-                wanted = PROBLEM_STATUSES if path not in PUBLIC else {"503": PROBLEM_STATUSES["503"]}
-                for status, description in wanted.items():
-                    if path in PUBLIC and status != "503":
-                        continue
-                    entry = responses.setdefault(status, {"description": description})
-                    entry["content"] = problem
+                wanted = ("400", "503") if path in PUBLIC else tuple(PROBLEM_STATUSES)
+                for status in wanted:
+                    responses[status] = {"$ref": f"#/components/responses/Problem{status}"}
                 if path not in PUBLIC:
                     operation["security"] = [{"bearer": []}]
         schemas.pop("HTTPValidationError", None)

@@ -47,7 +47,30 @@ Supervisor = Annotated[Principal, Depends(require(ApiRole.SUPERVISOR))]
 Limit = Annotated[int, Query(ge=1, le=1000, description="page size")]
 Cursor = Annotated[str | None, Query(max_length=4096, description="the previous page's next_cursor")]
 
-router = APIRouter(prefix="/v1", tags=["client"])
+
+async def known_query(request: Request) -> None:
+    """Refuse a query parameter the endpoint does not take (a typo must not pass unnoticed):
+    the names each operation takes are read once from the app's OpenAPI document."""
+    route = request.scope.get("route")
+    path = getattr(route, "path", None)
+    if path is None:
+        return
+    state = request.app.state
+    if getattr(state, "query_names", None) is None:
+        state.query_names = {
+            (method, template): {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            for template, operations in request.app.openapi()["paths"].items()
+            for method, operation in operations.items()
+        }
+    known = state.query_names.get((request.method.lower(), path), set())
+    for name in request.query_params:
+        if name not in known:
+            raise Problem(
+                400, "invalid_argument", f"unknown query parameter {name[:80]!r}", extra={"field": name[:80]}
+            )
+
+
+router = APIRouter(prefix="/v1", tags=["client"], dependencies=[Depends(known_query)])
 
 
 def handles(request: Request) -> Handles:

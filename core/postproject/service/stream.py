@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
@@ -25,7 +25,7 @@ from postproject import views
 from postproject.model import clock as clocks
 from postproject.model.revisions import Changes
 from postproject.production import Production
-from postproject.service.client_api import Pool, Reader
+from postproject.service.client_api import Pool, Reader, known_query
 from postproject.service.hub import FeedHub
 from postproject.service.problems import Problem
 
@@ -36,7 +36,7 @@ def _page(after: int, production: Production) -> Changes:
     return production.changes_since(after, PAGE)
 
 
-router = APIRouter(prefix="/v1", tags=["client"])
+router = APIRouter(prefix="/v1", tags=["client"], dependencies=[Depends(known_query)])
 
 
 class Streams:

@@ -45,7 +45,15 @@ from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER, WorkerS
 from postproject.production import Production
 from postproject.service import models
 from postproject.service.auth import Principal, require
-from postproject.service.client_api import Pool, canonical_digest, edit, json_response, parameters, replayed
+from postproject.service.client_api import (
+    Pool,
+    canonical_digest,
+    edit,
+    json_response,
+    known_query,
+    parameters,
+    replayed,
+)
 from postproject.service.problems import Problem
 from postproject.transaction import Transaction
 
@@ -56,7 +64,7 @@ RECHECK = 5.0  # seconds a held claim waits at most before trying again (an expi
 LOST = frozenset({Reason.LEASE_LOST, Reason.LEASE_EXPIRED})
 MAX_SESSIONS = 10_000
 
-router = APIRouter(prefix="/v1", tags=["worker"])
+router = APIRouter(prefix="/v1", tags=["worker"], dependencies=[Depends(known_query)])
 
 
 class Sessions:
