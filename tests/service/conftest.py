@@ -202,18 +202,19 @@ def service_factory(
     """Make a scene (a new production) and a service over it (not started unless ``start``)."""
     made: list[Service] = []
 
-    def make(*args: str, start: bool = True, scene: Scene | None = None) -> Service:
+    def make(*args: str, start: bool = True, application_name: str | None = None) -> Service:
         number = next(_numbers)
         tmp = tmp_path_factory.mktemp(f"service{number}")
-        if scene is None:
-            if service_engine == "sqlite":
-                location = str(tmp / "show.pproj")
-            else:
-                from tests.postgresql_fixtures import SHARED_DATABASE
+        if service_engine == "sqlite":
+            location = str(tmp / "show.pproj")
+        else:
+            from tests.postgresql_fixtures import SHARED_DATABASE
 
-                server = request.getfixturevalue("postgres_server")
-                location = server.uri(SHARED_DATABASE, production=f"svc{os.getpid()}_{number}")
-            scene = make_scene(location, tmp)
+            server = request.getfixturevalue("postgres_server")
+            location = server.uri(SHARED_DATABASE, production=f"svc{os.getpid()}_{number}")
+            if application_name is not None:  # its connections are then counted by that name
+                location += f"&application_name={application_name}"
+        scene = make_scene(location, tmp)
         service = Service(scene, tmp / "service.log", args)
         made.append(service)
         return service.start() if start else service
