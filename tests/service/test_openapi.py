@@ -72,29 +72,33 @@ def test_fuzzing_finds_no_server_error_and_only_documented_answers(
     checks = [not_a_server_error, status_code_conformance, content_type_conformance]
     checks += [response_schema_conformance] if mode is GenerationMode.POSITIVE else [negative_data_rejection]
     for operation in _operations():
-        worker = "worker" in operation.definition.raw.get("tags", [])
-        token = service.scene.tokens["worker" if worker else "supervisor"]
-        query = {"wait_seconds": 0} if operation.path.endswith("/claims") else None
-
-        @settings(
-            max_examples=CASES,
-            deadline=None,
-            database=None,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-        )
-        @given(case=operation.as_strategy(mode, query=query))
-        def run(case: Any, token: str = token) -> None:
-            response = case.call(
-                base_url=service.url, headers={"Authorization": f"Bearer {token}"}, timeout=60
-            )
-            case.validate_response(response, checks=checks)
-            _problem_check(response, case)
-
+        token = service.scene.tokens[
+            "worker" if "worker" in operation.definition.raw.get("tags", []) else "supervisor"
+        ]
         try:
-            run()
+            _fuzz(service.url, operation, mode, checks, token)
         except Unsatisfiable:  # nothing to make invalid (an operation without parameters or body)
             assert mode is GenerationMode.NEGATIVE, operation.path
         except Exception as exc:  # collect every operation's failure, then report them all
             failures.append(f"{operation.method.upper()} {operation.path}: {str(exc)[:1500]}")
     assert failures == [], "\n\n".join(failures)
+
+
+def _fuzz(url: str, operation: Any, mode: GenerationMode, checks: list[Any], token: str) -> None:
+    """``CASES`` generated requests to one operation, each answer checked."""
+    query = {"wait_seconds": 0} if operation.path.endswith("/claims") else None
+
+    @settings(
+        max_examples=CASES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy(mode, query=query))
+    def run(case: Any) -> None:
+        response = case.call(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        case.validate_response(response, checks=checks)
+        _problem_check(response, case)
+
+    run()

@@ -28,7 +28,7 @@ from postproject._version import __version__
 from postproject.model.errors import PostProjectError
 from postproject.production import Production
 from postproject.service import client_api, models, stream, worker_api
-from postproject.service.auth import Authenticator, FailureLimit
+from postproject.service.auth import FailureLimit, KnownRoles
 from postproject.service.config import (
     MAX_BODY_BYTES,
     MAX_JSON_DEPTH,
@@ -69,9 +69,6 @@ def create_app(config: ServiceConfig) -> FastAPI:
             raise
         app.state.handles = handles
         app.state.hub = hub
-        app.state.authenticator = Authenticator(
-            handles, FailureLimit(config.auth_failures, config.auth_window)
-        )
         sweeper = asyncio.create_task(_sweep(app, config)) if config.sweep else None
         log.info("serving %s", handles_location(config), extra={"action": "started"})
         try:
@@ -94,6 +91,8 @@ def create_app(config: ServiceConfig) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.config = config
+    app.state.failures = FailureLimit(config.auth_failures, config.auth_window)
+    app.state.roles = KnownRoles()
     app.state.draining = False
     app.state.streams = Streams(config.max_streams)
     app.state.sessions = worker_api.Sessions()
@@ -243,9 +242,9 @@ PROBLEM_STATUSES = {
     "409": "conflict or already_exists (see reason)",
     "413": "unsupported: the body is larger than 256 KiB",
     "415": "unsupported: the body is not JSON",
-    "422": "unsupported",
+    "422": "unsupported, or io (a file the request names cannot be read here)",
     "429": "rate_limited (too many failed authentications from this address)",
-    "500": "internal, io or migration",
+    "500": "internal or migration",
     "503": "storage (see reason) or unavailable (shutting down, no handle free, too many streams)",
     "504": "timeout (the request's 30 s time limit)",
 }

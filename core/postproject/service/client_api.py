@@ -49,8 +49,8 @@ Cursor = Annotated[str | None, Query(max_length=4096, description="the previous 
 
 
 async def known_query(request: Request) -> None:
-    """Refuse a query parameter the endpoint does not take (a typo must not pass unnoticed):
-    the names each operation takes are read once from the app's OpenAPI document."""
+    """Refuse a query parameter the endpoint does not take, or one given twice that takes one
+    value (a typo must not pass unnoticed): read once from the app's OpenAPI document."""
     route = request.scope.get("route")
     path = getattr(route, "path", None)
     if path is None:
@@ -58,16 +58,29 @@ async def known_query(request: Request) -> None:
     state = request.app.state
     if getattr(state, "query_names", None) is None:
         state.query_names = {
-            (method, template): {p["name"] for p in operation.get("parameters", []) if p["in"] == "query"}
+            (method, template): {
+                p["name"]: _repeatable(p["schema"]) for p in op.get("parameters", []) if p["in"] == "query"
+            }
             for template, operations in request.app.openapi()["paths"].items()
-            for method, operation in operations.items()
+            for method, op in operations.items()
         }
-    known = state.query_names.get((request.method.lower(), path), set())
-    for name in request.query_params:
+    known = state.query_names.get((request.method.lower(), path), {})
+    for name, value in request.query_params.multi_items():
+        del value
         if name not in known:
             raise Problem(
                 400, "invalid_argument", f"unknown query parameter {name[:80]!r}", extra={"field": name[:80]}
             )
+        if not known[name] and len(request.query_params.getlist(name)) > 1:
+            raise Problem(
+                400, "invalid_argument", f"query parameter {name!r} takes one value", extra={"field": name}
+            )
+
+
+def _repeatable(schema: dict[str, Any]) -> bool:
+    """Whether a parameter's schema takes a list (``kind`` of ``/v1/revisions``)."""
+    options = schema.get("anyOf", [schema])
+    return any(option.get("type") == "array" for option in options)
 
 
 router = APIRouter(prefix="/v1", tags=["client"], dependencies=[Depends(known_query)])
@@ -191,14 +204,13 @@ async def request_job(
         )
     request_obj = job_request(body)
     params = parameters(body.parameters, "parameters")
-    scope = f"job-request:{principal.name}"
     digest = canonical_digest(getattr(request.state, "json_body", None))
     key = idempotency_key
 
     def recorded(production: Production) -> JSONResponse | None:
         if key is None:
             return None
-        found = production.access.reply(scope, key)
+        found = production.access.reply(f"job-request:{principal.name}", key)
         if found is None:
             return None
         if found.digest != digest:
@@ -218,6 +230,7 @@ async def request_job(
                 location = f"/v1/jobs/{job_id}"
                 reply = {"status": 201, "location": location, "body": views.job_view(tx.job(job_id))}
                 if key is not None:
+                    scope = f"job-request:{principal.name}"  # (the principal is resolved by now)
                     tx.record_reply(scope, key, digest, json.dumps(reply, separators=(",", ":")))
                 tx.commit()
         except AlreadyExistsError:  # the same key committed by a concurrent request first
@@ -227,7 +240,7 @@ async def request_job(
             return again
         return json_response(reply["body"], 201, {"Location": location})
 
-    return await pool.run(work)
+    return await pool.run(work, principal=principal)
 
 
 # --- reading jobs --------------------------------------------------------------------------
@@ -245,7 +258,7 @@ async def list_jobs(
 ) -> JSONResponse:
     """A keyset page of jobs in request order (``job list``)."""
     wanted = JobState(state) if state is not None else None
-    page = await pool.run(lambda p: p.jobs(limit, cursor, wanted, kind, search=search))
+    page = await pool.run(lambda p: p.jobs(limit, cursor, wanted, kind, search=search), principal=principal)
     return json_response(views.paged(page, views.job_view))
 
 
@@ -253,7 +266,7 @@ async def list_jobs(
 async def job_counts(
     principal: Reader, pool: Pool, kind: Annotated[str | None, Query(min_length=1, max_length=128)] = None
 ) -> JSONResponse:
-    counts = await pool.run(lambda p: p.job_counts(kind))
+    counts = await pool.run(lambda p: p.job_counts(kind), principal=principal)
     by_state = {state.value: counts[state] for state in JobState}
     return json_response({"kind": kind, "counts": by_state, "total": sum(by_state.values())})
 
@@ -261,7 +274,7 @@ async def job_counts(
 @router.get("/jobs/{job_id}", response_model=models.JobView, summary="Show a job")
 async def show_job(job_id: str, principal: Reader, pool: Pool) -> JSONResponse:
     parsed = parse_id(JobId, job_id, "job_id")
-    return json_response(await pool.run(lambda p: views.job_view(p.job(parsed))))
+    return json_response(await pool.run(lambda p: views.job_view(p.job(parsed)), principal=principal))
 
 
 @router.get("/jobs/{job_id}/history", response_model=models.JobHistory, summary="A job's lifecycle events")
@@ -282,7 +295,7 @@ async def job_history(job_id: str, principal: Reader, pool: Pool) -> JSONRespons
             for h in production.job_history(parsed)
         ]
 
-    return json_response({"items": await pool.run(work)})
+    return json_response({"items": await pool.run(work, principal=principal)})
 
 
 # --- acting on jobs -----------------------------------------------------------------------
@@ -313,7 +326,7 @@ def _act(
 async def cancel_job(job_id: str, principal: Submitter, pool: Pool) -> JSONResponse:
     """Cancel requested or claimed work (a submitter: its own jobs only)."""
     work = _act(job_id, principal, "Cancel job", lambda tx, j: tx.cancel_job(j), own=True)
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.post("/jobs/{job_id}/retry", status_code=201, response_model=models.JobView, summary="Retry a job")
@@ -328,14 +341,14 @@ async def retry_job(job_id: str, principal: Submitter, pool: Pool) -> JSONRespon
             tx.commit()
         return views.job_view(production.job(new))
 
-    view = await pool.run(work)
+    view = await pool.run(work, principal=principal)
     return json_response(view, 201, {"Location": f"/v1/jobs/{view['id']}"})
 
 
 @router.post("/jobs/{job_id}/requeue", response_model=models.JobView, summary="Requeue a claimed job")
 async def requeue_job(job_id: str, principal: Supervisor, pool: Pool) -> JSONResponse:
     work = _act(job_id, principal, "Requeue claim", lambda tx, j: tx.requeue_job(j), own=False)
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.put("/jobs/{job_id}/priority", response_model=models.JobView, summary="Change a job's priority")
@@ -350,7 +363,7 @@ async def set_priority(
         lambda tx, j: tx.set_job_priority(j, priority),
         own=False,
     )
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.post("/sweeps", response_model=models.Sweep, summary="Run one pass of the loss sweep")
@@ -361,7 +374,7 @@ async def sweep(principal: Supervisor, pool: Pool) -> JSONResponse:
             tx.commit()
         return count
 
-    return json_response({"finalized": await pool.run(work)})
+    return json_response({"finalized": await pool.run(work, principal=principal)})
 
 
 @router.post(
@@ -383,7 +396,7 @@ async def regenerate(body: models.RegenerationBody, principal: Supervisor, pool:
                 tx.commit()
         return {"job_ids": [str(j) for j in job_ids], **kv.plans_view(downstream.plans, downstream)}
 
-    return json_response(await pool.run(work), 201)
+    return json_response(await pool.run(work, principal=principal), 201)
 
 
 # --- workers, artifacts, the feed ---------------------------------------------------------
@@ -391,7 +404,7 @@ async def regenerate(body: models.RegenerationBody, principal: Supervisor, pool:
 
 @router.get("/workers", response_model=models.WorkerList, summary="List registered workers")
 async def list_workers(principal: Reader, pool: Pool) -> JSONResponse:
-    workers = await pool.run(lambda p: p.workers())
+    workers = await pool.run(lambda p: p.workers(), principal=principal)
     return json_response({"items": [views.worker_view(w) for w in workers]})
 
 
@@ -403,7 +416,7 @@ async def stale_artifacts(
     limit: Limit = 100,
     cursor: Cursor = None,
 ) -> JSONResponse:
-    page = await pool.run(lambda p: p.stale_artifacts(limit, cursor))
+    page = await pool.run(lambda p: p.stale_artifacts(limit, cursor), principal=principal)
     return json_response(kv.stale_page_view(page))
 
 
@@ -415,7 +428,7 @@ async def revisions(
     limit: Limit = 100,
     kind: Annotated[list[str] | None, Query(max_length=100)] = None,
 ) -> JSONResponse:
-    changes = await pool.run(lambda p: p.changes_since(since, limit, kind or None))
+    changes = await pool.run(lambda p: p.changes_since(since, limit, kind or None), principal=principal)
     return json_response(
         {"revisions": [views.revision_view(r) for r in changes], "through_sequence": changes.through_sequence}
     )

@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 
 from postproject.production import Production
+from postproject.service.auth import Principal
 from postproject.service.problems import Problem
 
 T = TypeVar("T")
@@ -48,22 +49,29 @@ class Handles:
             self._all.append(production)
             self._idle.put(production)
 
-    async def run(self, call: Callable[[Production], T], *, time_limit: float | None = None) -> T:
-        """``call(production)`` in a worker thread with a handle of the pool, within the time limit."""
+    async def run(
+        self,
+        call: Callable[[Production], T],
+        *,
+        principal: Principal | None = None,
+        time_limit: float | None = None,
+    ) -> T:
+        """``call(production)`` in a worker thread with a handle of the pool, within the time
+        limit; ``principal`` is resolved first on the same handle (its token looked up)."""
         if self.closed:
             raise Problem(503, "unavailable", "the service is shutting down", reason="shutting_down")
         limit = self.time_limit if time_limit is None else time_limit
         try:
             with anyio.fail_after(limit):
                 return await anyio.to_thread.run_sync(
-                    self._lend, call, limit, limiter=self._limiter, abandon_on_cancel=True
+                    self._lend, call, principal, limit, limiter=self._limiter, abandon_on_cancel=True
                 )
         except TimeoutError:
             raise Problem(
                 504, "timeout", f"the request took longer than its {limit:g} s time limit"
             ) from None
 
-    def _lend(self, call: Callable[[Production], T], limit: float) -> T:
+    def _lend(self, call: Callable[[Production], T], principal: Principal | None, limit: float) -> T:
         try:
             production = self._idle.get(timeout=limit)
         except queue.Empty:
@@ -71,6 +79,8 @@ class Handles:
                 503, "unavailable", "no production handle became free in time", reason="no_connection"
             ) from None
         try:
+            if principal is not None:
+                principal.resolve(production)
             return call(production)
         finally:
             self._idle.put(production)

@@ -24,7 +24,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.ALREADY_EXISTS: 409,
     ErrorCode.CONFLICT: 409,
-    ErrorCode.IO: 500,
+    ErrorCode.IO: 422,  # a file the request names cannot be read (a completion's output)
     ErrorCode.STORAGE: 503,
     ErrorCode.MIGRATION: 500,
     ErrorCode.UNSUPPORTED: 422,

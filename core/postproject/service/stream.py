@@ -32,6 +32,10 @@ from postproject.service.problems import Problem
 PAGE = 100
 
 
+def _nothing(production: Production) -> None:
+    return None
+
+
 def _page(after: int, production: Production) -> Changes:
     return production.changes_since(after, PAGE)
 
@@ -92,6 +96,7 @@ async def stream(
     streams: Streams = request.app.state.streams
     hub: FeedHub = request.app.state.hub
     start = _start(last_event_id, since)
+    await pool.run(_nothing, principal=principal)  # 401 or 403 now, before the stream begins
     slot = streams.take()
     return StreamingResponse(
         _events(request, pool, hub, slot, hub.head if start is None else start),

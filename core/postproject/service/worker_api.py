@@ -139,7 +139,7 @@ async def register(
             tx.commit()
         return session
 
-    session = await pool.run(work)
+    session = await pool.run(work, principal=principal)
     return json_response(
         {
             "worker": session.name,
@@ -163,7 +163,7 @@ async def heartbeat(
             tx.heartbeat(session)
             tx.commit()
 
-    await pool.run(work)
+    await pool.run(work, principal=principal)
     return Response(status_code=204)
 
 
@@ -205,7 +205,7 @@ async def claim(
 
     while True:
         seen = hub.head
-        claimed = await pool.run(work)
+        claimed = await pool.run(work, principal=principal)
         if claimed is not None:
             return json_response(claimed)
         remaining = deadline - clocks.monotonic()
@@ -232,7 +232,7 @@ async def renew(body: models.RenewBody, principal: Worker, pool: Pool) -> JSONRe
         return {"job_id": str(lease.job_id), "expires_at_unix_micros": _micros(lease.expires_at),
                 "cancel_requested": False, "stop": None}  # fmt: skip
 
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.post("/leases/progress", response_model=models.LeaseState, summary="Report progress")
@@ -252,7 +252,7 @@ async def progress(body: models.ProgressBody, principal: Worker, pool: Pool) -> 
         return {"job_id": str(lease.job_id), "expires_at_unix_micros": _micros(lease.expires_at),
                 "cancel_requested": False, "stop": None}  # fmt: skip
 
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 def _stopped_or_raise(production: Production, lease: JobLease, error: ConflictError) -> dict[str, Any]:
@@ -279,7 +279,7 @@ async def record_log(body: models.LogBody, principal: Worker, pool: Pool) -> JSO
             tx.commit()
         return {"job_id": str(lease.job_id), "attempt": attempt}
 
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.post("/leases/release", response_model=models.Released, summary="Give a claimed job back")
@@ -291,7 +291,7 @@ async def release(body: models.LeaseBody, principal: Worker, pool: Pool) -> JSON
             tx.commit()
         return {"job": views.job_view(production.job(lease.job_id))}
 
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 @router.post("/leases/stopped", response_model=models.Stopped, summary="Confirm a stop")
@@ -303,7 +303,7 @@ async def stopped(body: models.LeaseBody, principal: Worker, pool: Pool) -> JSON
             tx.commit()
         return {"job_id": str(lease.job_id), "outcome": outcome.value}
 
-    return json_response(await pool.run(work))
+    return json_response(await pool.run(work, principal=principal))
 
 
 # --- completion ----------------------------------------------------------------------------
@@ -414,4 +414,4 @@ async def complete(
             return again
         return json_response(view)
 
-    return await pool.run(work)
+    return await pool.run(work, principal=principal)
