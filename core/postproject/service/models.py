@@ -99,22 +99,28 @@ class ClaimBody(Body):
     agent: AgentBody | None = None  # who claims (default: the worker's name)
 
 
+LeaseToken = Annotated[str, Field(min_length=1, max_length=200, description="the claim's ppl1: token")]
+
+
 class LeaseBody(Body):
-    lease_token: Annotated[str, Field(min_length=1, max_length=200)]
+    lease_token: LeaseToken
 
 
-class RenewBody(LeaseBody):
+class RenewBody(Body):
+    lease_token: LeaseToken
     lease_seconds: LeaseSeconds = 60
 
 
-class ProgressBody(LeaseBody):
+class ProgressBody(Body):
+    lease_token: LeaseToken
     fraction: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     stage: Text1K | None = None
     message: Text1K | None = None
     renew_seconds: LeaseSeconds | None = None
 
 
-class LogBody(LeaseBody):
+class LogBody(Body):
+    lease_token: LeaseToken
     tail: Annotated[str, Field(max_length=200_000)] | None = None
     path: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     root: Annotated[str, Field(min_length=1, max_length=128)] | None = None
@@ -140,7 +146,8 @@ class ErrorBody(Body):
     retry: bool = False
 
 
-class CompletionBody(LeaseBody):
+class CompletionBody(Body):
+    lease_token: LeaseToken
     report_id: Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")]
     outcome: Literal["succeeded", "failed"]
     output: OutputBody | None = None
