@@ -8,6 +8,7 @@ import signal
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -151,3 +152,31 @@ def test_a_signal_drains_streams_and_held_claims_and_exits_0(small: Service, sig
     assert small.stop() == 0
     assert "Finished server process" in small.log()
     small.start()
+
+
+def test_two_instances_sweep_and_finalise_each_lost_claim_once(
+    service_engine: str, service_factory: Callable[..., Service], tmp_path: Path
+) -> None:
+    """Several instances over one PostgreSQL production, each running the hosted sweep."""
+    if service_engine != "postgresql":
+        pytest.skip("several instances serve a PostgreSQL production")
+    first = service_factory()
+    second = Service(first.scene, tmp_path / "second.log").start()
+    try:
+        kind = only_kind(first)
+        worker, name, session = register(first, capacity=6, kinds=[kind])
+        jobs = [first.request_job(kind=kind, max_attempts=3)["id"] for _ in range(6)]
+        for _ in jobs:
+            claim(first, worker, name, session, lease_seconds=1)
+        reader = second.client("reader")
+
+        def all_returned() -> bool:
+            return all(reader.get(f"/v1/jobs/{job}").json()["state"] == "requested" for job in jobs)
+
+        wait_until(all_returned, timeout=60)
+        for job in jobs:
+            kinds = [h["kind"] for h in reader.get(f"/v1/jobs/{job}/history").json()["items"]]
+            assert kinds == ["job_requested", "job_claimed", "job_lost"], kinds
+    finally:
+        assert second.stop() == 0
+        first.stop()
