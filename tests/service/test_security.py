@@ -5,6 +5,7 @@ the database in clear."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from postproject import JobId, Production
@@ -87,8 +89,8 @@ def test_missing_unknown_revoked_and_expired_tokens_are_401(service: Service) ->
 
 @pytest.fixture(scope="module")
 def strict(service_factory: Callable[..., Service]) -> Iterator[Service]:
-    """A service with CORS for one origin (the module's own service has none)."""
-    service = service_factory("--cors-origin", "https://dash.example")
+    """A service with CORS for one origin (the module's own service has none) and 2 streams."""
+    service = service_factory("--cors-origin", "https://dash.example", "--max-streams", "2")
     yield service
     service.stop()
 
@@ -106,14 +108,24 @@ def test_cors_is_off_unless_an_origin_is_allowed(service: Service, strict: Servi
     assert "access-control-allow-origin" not in other.headers
 
 
-def test_failed_authentications_are_rate_limited_per_address(strict: Service) -> None:
+@pytest.fixture(scope="module")
+def limited(service_factory: Callable[..., Service]) -> Iterator[Service]:
+    """A service whose one client address will have used up its failed authentications."""
+    service = service_factory()
+    yield service
+    service.stop()
+
+
+def test_failed_authentications_are_rate_limited_per_address(limited: Service) -> None:
     for _ in range(20):
-        problem(strict.client("garbage").get("/v1/jobs/counts"), 401, "unauthenticated")
-    limited = strict.client("garbage").get("/v1/jobs/counts")
-    problem(limited, 429, "rate_limited")
-    assert 1 <= int(limited.headers["retry-after"]) <= 60
-    problem(strict.client("reader").get("/v1/jobs/counts"), 429, "rate_limited")  # the address, not the token
-    assert strict.client().get("/v1/health").status_code == 200  # no token needed: not limited
+        problem(limited.client("garbage").get("/v1/jobs/counts"), 401, "unauthenticated")
+    refused = limited.client("garbage").get("/v1/jobs/counts")
+    problem(refused, 429, "rate_limited")
+    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    problem(
+        limited.client("reader").get("/v1/jobs/counts"), 429, "rate_limited"
+    )  # the address, not the token
+    assert limited.client().get("/v1/health").status_code == 200  # no token needed: not limited
 
 
 def _database_text(location: str) -> bytes:
@@ -206,3 +218,19 @@ def test_config_show_never_prints_the_api_token(
         assert run(argv) == 0
         out, err = capsys.readouterr()
         assert secret not in out + err
+
+
+def test_streams_beyond_the_limit_are_503_until_one_closes(strict: Service) -> None:
+    reader = strict.client("supervisor")
+    with contextlib.ExitStack() as open_streams:
+        first = open_streams.enter_context(reader.stream("GET", "/v1/revisions/stream"))
+        with reader.stream("GET", "/v1/revisions/stream") as second:
+            assert (first.status_code, second.status_code) == (200, 200)
+            problem(reader.get("/v1/revisions/stream"), 503, "unavailable", "too_many_streams")
+        wait_until(lambda: _opens(reader))  # the second's place is given back once it closed
+
+
+def _opens(client: httpx.Client) -> bool:
+    """Whether a new stream opens now (its headers arrive); closed again at once."""
+    with client.stream("GET", "/v1/revisions/stream") as answer:
+        return answer.status_code == 200

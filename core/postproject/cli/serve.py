@@ -7,7 +7,7 @@ import argparse
 from postproject.cli.common import Context, Parser, command, parse_int
 from postproject.model.errors import InvalidArgumentError, UnsupportedError
 from postproject.production import Production
-from postproject.service.config import DEFAULT_HOST, DEFAULT_PORT, ServiceConfig, parse_listen
+from postproject.service.config import DEFAULT_HOST, DEFAULT_PORT, MAX_STREAMS, ServiceConfig, parse_listen
 
 
 def serve(ctx: Context) -> int:
@@ -24,6 +24,7 @@ def serve(ctx: Context) -> int:
     pool = parse_int("--pool-size", args.pool_size, minimum=1)
     if pool > 64:
         raise InvalidArgumentError(f"--pool-size must be 1-64; got {pool}")
+    streams = parse_int("--max-streams", args.max_streams, minimum=1)
     if (args.tls_cert is None) != (args.tls_key is None):
         raise InvalidArgumentError("--tls-cert and --tls-key go together")
     roots = {name: str(path) for name, path in ctx.root_map().items()}
@@ -36,6 +37,7 @@ def serve(ctx: Context) -> int:
         pool_size=pool,
         root_map=roots,
         cors_origins=tuple(args.cors_origin),
+        max_streams=streams,
     )
     return run_server(
         config, tls_cert=args.tls_cert, tls_key=args.tls_key, json_logs=args.log_format == "json"
@@ -57,6 +59,10 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument(
         "--pool-size", default="4", metavar="N",
         help="production handles (one edit at a time each): the bound on database connections (default 4)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-streams", default=str(MAX_STREAMS), metavar="N",
+        help=f"event streams served at once (default {MAX_STREAMS}; then 503)",
     )  # fmt: skip
     p.add_argument(
         "--cors-origin", action="append", default=[], metavar="ORIGIN",
