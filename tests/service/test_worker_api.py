@@ -95,7 +95,9 @@ def test_204_on_no_work_and_on_full_capacity(service: Service) -> None:
 
 def test_a_held_claim_is_woken_by_new_work(service: Service) -> None:
     kind = only_kind(service)
-    client, name, session = register(service, kinds=[kind])
+    _, name, session = register(service, kinds=[kind])
+    sent = threading.Event()
+    client = service.client("worker", event_hooks={"request": [lambda request: sent.set()]})
     answers: list[httpx.Response] = []
     held = threading.Thread(
         target=lambda: answers.append(
@@ -103,12 +105,16 @@ def test_a_held_claim_is_woken_by_new_work(service: Service) -> None:
         )
     )
     held.start()
-    wait_until(lambda: "claims" in service.log())  # (the access log writes a request when it ends)
+    assert sent.wait(30)
+    assert (
+        service.client().get("/v1/health").status_code == 200
+    )  # (the held claim reached the service by now)
     job = service.request_job(kind=kind)
     held.join(60)
     assert answers and answers[0].status_code == 200, [a.text for a in answers]
     assert answers[0].json()["job"]["id"] == job["id"]
-    problem(client.post(f"/v1/workers/{name}/claims", params={"wait_seconds": 31}, json={"session": session}),
+    worker = service.client("worker")
+    problem(worker.post(f"/v1/workers/{name}/claims", params={"wait_seconds": 31}, json={"session": session}),
             400, "invalid_argument")  # fmt: skip
 
 

@@ -33,7 +33,7 @@ from postproject.model import clock as clocks
 from postproject.model.access import ApiRole
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
-from postproject.model.errors import AlreadyExistsError, ConflictError, InvalidArgumentError, Reason
+from postproject.model.errors import ConflictError, InvalidArgumentError, PostProjectError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, RepresentationId
 from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES
@@ -388,26 +388,26 @@ async def complete(
         return replayed(found.reply)
 
     def work(production: Production) -> JSONResponse:
-        again = recorded(production)
-        if again is not None:
-            return again
+        # No lookup first: a report already recorded ended its lease, so the core refuses the
+        # repeat, and only then is the recorded reply read (the first report pays nothing).
         lease = _lease(production, body.lease_token)
         try:
             message = "Complete job" if body.outcome == "succeeded" else "Fail job"
             with edit(production, principal, message) as tx:
                 made = _report(tx, lease, body, params)
+                state = "succeeded" if made else tx.job(lease.job_id).state.value
                 view = {
                     "report_id": body.report_id,
                     "outcome": body.outcome,
                     "job_id": str(lease.job_id),
-                    "state": tx.job(lease.job_id).state.value,
+                    "state": state,
                     "representation_id": str(made[0]) if made else None,
                     "activity_id": str(made[1]) if made else None,
                 }
                 reply = json.dumps({"status": 200, "body": view}, separators=(",", ":"))
                 tx.record_reply("completion", key, digest, reply)
                 tx.commit()
-        except (ConflictError, AlreadyExistsError):  # a report of this attempt committed meanwhile?
+        except PostProjectError:  # refused: was this attempt's report recorded already?
             again = recorded(production)
             if again is None:
                 raise
