@@ -156,3 +156,17 @@ def test_a_worker_session_is_found_again_by_name_until_it_is_replaced(production
     assert raised.value.reason is Reason.WORKER_SESSION_REPLACED
     with pytest.raises(NotFoundError):
         production.access.worker_session("node-2", first.session_id)
+
+
+def test_the_cli_shows_a_revisions_principal(production: Production) -> None:
+    from postproject.cli import human
+    from postproject.views import revision_view
+
+    with production.edit(origin="postproject-service 1", message="Cancel job", principal="ana") as tx:
+        tx.create_asset("x")
+        revision = tx.commit().revision
+    assert revision is not None
+    view = revision_view(revision)
+    assert view["principal"] == "ana"
+    assert "Cancel job (by ana)" in human.revision_line(view, 0)
+    assert "principal: ana" in human.render({"revision": view}, "revision", 0)
