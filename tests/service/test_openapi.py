@@ -17,6 +17,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     negative_data_rejection,
+    response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -69,7 +70,12 @@ def test_fuzzing_finds_no_server_error_and_only_documented_answers(
     service: Service, mode: GenerationMode
 ) -> None:
     failures: list[str] = []
-    checks = [not_a_server_error, status_code_conformance, content_type_conformance]
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_headers_conformance,
+    ]
     checks += [response_schema_conformance] if mode is GenerationMode.POSITIVE else [negative_data_rejection]
     for operation in _operations():
         token = service.scene.tokens[

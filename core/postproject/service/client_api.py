@@ -184,7 +184,12 @@ def _own(production: Production, principal: Principal, job_id: JobId) -> None:
     status_code=201,
     response_model=models.JobView,
     summary="Request a job",
-    responses={409: {"description": "idempotency_key_conflict, dependency_failed"}},
+    responses={
+        201: {
+            "description": "the job, at Location (Idempotent-Replayed: true when an Idempotency-Key replayed it)",
+            "headers": {"Location": {"description": "/v1/jobs/{id}", "schema": {"type": "string"}}},
+        }
+    },
 )
 async def request_job(
     body: models.JobBody,
@@ -329,7 +334,13 @@ async def cancel_job(job_id: str, principal: Submitter, pool: Pool) -> JSONRespo
     return json_response(await pool.run(work, principal=principal))
 
 
-@router.post("/jobs/{job_id}/retry", status_code=201, response_model=models.JobView, summary="Retry a job")
+@router.post(
+    "/jobs/{job_id}/retry",
+    status_code=201,
+    response_model=models.JobView,
+    summary="Retry a job",
+    responses={201: {"description": "the new job", "headers": {"Location": {"schema": {"type": "string"}}}}},
+)
 async def retry_job(job_id: str, principal: Submitter, pool: Pool) -> JSONResponse:
     """Request a failed or cancelled job again: ``201`` with the new job's ``Location``."""
     parsed = parse_id(JobId, job_id, "job_id")

@@ -171,7 +171,14 @@ async def heartbeat(
     "/workers/{name}/claims",
     response_model=models.Claim,
     summary="Claim the next job",
-    responses={204: {"description": "no eligible work or no free capacity (see Retry-After)"}},
+    responses={
+        204: {
+            "description": "no eligible work or no free capacity",
+            "headers": {
+                "Retry-After": {"description": "seconds before asking again", "schema": {"type": "integer"}}
+            },
+        }
+    },
 )
 async def claim(
     name: Name,
