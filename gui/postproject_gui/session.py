@@ -26,9 +26,9 @@ from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.knowledge_session import KnowledgeSession
 from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.feed_watcher import FeedWatcher
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery

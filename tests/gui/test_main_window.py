@@ -15,7 +15,7 @@ from postproject import FakeClock, JobState
 from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views.main_window import MainWindow

@@ -36,9 +36,9 @@ from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.dialogs.cancel_dialog import CancelPlan, summary
 from postproject_gui.dialogs.error_presenter import Severity, describe
 from postproject_gui.models import columns
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.row_store import RowStore, sort_key
 from postproject_gui.services.feed_watcher import job_ids
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimMark, ClaimOutlook, JobRow
 from postproject_gui.states import LONGEST_LEAD, ClaimHealth, claim_health, expiring_at, state_text
 

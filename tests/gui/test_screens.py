@@ -17,7 +17,7 @@ from postproject import JobState
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.theme import ThemeManager, ThemeMode
 from postproject_gui.views.main_window import MainWindow

@@ -7,7 +7,7 @@ from typing import Any
 
 from postproject import JobState
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS
 from postproject_gui.views.main_window import WORKERS

@@ -42,7 +42,7 @@ from postproject_gui.artifact_states import graph_labeller, node_label, node_too
 from postproject_gui.diagram import provenance_edges as edges_
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import GraphLayout, LayoutEdge, LayoutNode, layout_graph
-from postproject_gui.provenance_export import graph_document, node_document
+from postproject_gui.models.documents import graph_document, node_document
 from postproject_gui.states import STATE_LOOKS
 from postproject_gui.theme import Theme
 

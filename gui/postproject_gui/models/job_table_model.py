@@ -37,10 +37,10 @@ from postproject import JobId, JobState
 from postproject_gui import progress_text
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.flat_table import AnyIndex
 from postproject_gui.models.paging import PagedScan
 from postproject_gui.models.row_store import END, Key, RowStore, sort_key
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
 from postproject_gui.states import LIGHT, ClaimHealth, Palette
 

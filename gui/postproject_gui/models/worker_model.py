@@ -23,9 +23,8 @@ from postproject_gui import progress_text, timefmt
 from postproject_gui.models import roles
 from postproject_gui.models.columns import first_line, short_id
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
-from postproject_gui.services.types import WorkerAttempt, WorkerList
+from postproject_gui.services.types import WorkerAttempt, WorkerList, liveness, used
 from postproject_gui.states import LIGHT, Glyph, Palette
-from postproject_gui.worker_watch import liveness, used
 
 DISPLAY, TOOLTIP, DECORATION, FOREGROUND, ALIGNMENT = (
     Qt.ItemDataRole.DisplayRole,

@@ -36,8 +36,8 @@ from postproject_gui import location as production_location
 from postproject_gui import theme as themes
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.notifications import Notifier
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
 from postproject_gui.session import MonitorSession

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolBut
 from postproject import ArtifactState, JobState
 from postproject_gui import artifact_states as looks
 from postproject_gui.artifact_states import KnowledgeGlyph
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimOutlook, JobCounts, StaleCount
 from postproject_gui.states import HEALTH_LOOKS, STATE_LOOKS, ClaimHealth, Glyph
 from postproject_gui.theme import Theme, paint_artifact_glyph, paint_glyph

@@ -30,11 +30,10 @@ from postproject import SystemClock
 from postproject.model.workers import WorkerState
 from postproject_gui.models import roles
 from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
-from postproject_gui.services.types import WorkerList
+from postproject_gui.services.types import WorkerList, liveness, used
 from postproject_gui.session import MonitorSession
 from postproject_gui.theme import Theme, glyph_icon
 from postproject_gui.views.widgets import section_label
-from postproject_gui.worker_watch import liveness, used
 
 EMPTY = (
     "No registered workers yet. A worker registers when it starts "
