@@ -25,10 +25,11 @@ from postproject import (
     FakeClock,
     Production,
 )
+from postproject_gui.app import build_window
 from postproject_gui.dialogs.error_presenter import ErrorPresenter, Presentation
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.window.main_window import MainWindow
 from tests.gui.helpers import LoopRunner, ProductionBuilder, ready, wait_for
 
 WindowFactory = Callable[..., MainWindow]
@@ -134,7 +135,7 @@ def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Presentation]) ->
     ) -> MainWindow:
         theme = ThemeManager(ThemeMode.LIGHT)
         theme.apply()
-        window = MainWindow(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
+        window = build_window(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
         qtbot.addWidget(window)
         window.resize(1400, 860)
         window.show()

@@ -12,7 +12,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from postproject import ArtifactState, Production, RepresentationId
-from postproject_gui import artifact_states as looks
+from postproject_gui.look import artifact_states as looks
 from postproject_gui.models.artifact_model import (
     ATTENTION_ROLE,
     AVAILABILITY_COLUMN,

@@ -33,12 +33,12 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFontDatabase, QIcon, QPainter, QPixmap
 
 from postproject import RepresentationId
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_states import KnowledgeGlyph
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import KnowledgeGlyph
+from postproject_gui.look.theme import paint_artifact_glyph
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 from postproject_gui.models.paging import PagedScan
 from postproject_gui.services.artifact_rows import ArtifactRow, labeller
-from postproject_gui.theme import paint_artifact_glyph
 
 PageLoader = Callable[[int, "str | None"], None]  # (generation, cursor): ask for a page
 REPRESENTATION_ID_ROLE = Qt.ItemDataRole.UserRole + 20  # str: the representation id

@@ -13,7 +13,7 @@ from typing import Any
 
 from postproject import ArtifactKnowledge, RepresentationId
 from postproject.knowledge.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
-from postproject_gui.artifact_states import (
+from postproject_gui.look.artifact_states import (
     Labeller,
     graph_labeller,
     node_label,

@@ -30,7 +30,7 @@ from postproject import (
     SystemClock,
 )
 from postproject.model.errors import Reason
-from postproject_gui import location as production_location
+from postproject_gui.look.states import LONGEST_LEAD
 from postproject_gui.services import (
     dashboard_reads,
     job_export,
@@ -40,6 +40,7 @@ from postproject_gui.services import (
     writes,
 )
 from postproject_gui.services.artifact_rows import ArtifactRow
+from postproject_gui.services.feed_watcher import FeedWatcher
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.provenance_export import ProvFormat
 from postproject_gui.services.types import (
@@ -63,7 +64,7 @@ from postproject_gui.services.types import (
     WorkerAttempt,
     WorkerList,
 )
-from postproject_gui.states import LONGEST_LEAD
+from postproject_gui.text import location as production_location
 
 T = TypeVar("T")
 PAGE_SIZE = 200
@@ -140,6 +141,11 @@ class ProductionService:
         return self._clock.now()
 
     # --- lifecycle ---------------------------------------------------------------------
+
+    def watcher(self, after: int) -> FeedWatcher:
+        """A watcher of this production's feed from revision ``after`` on, on this service's
+        loop and clock (not started: see :meth:`FeedWatcher.start`)."""
+        return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
         """Open a read-only production on every reader thread; the production's facts."""

@@ -28,8 +28,8 @@ from postproject import (
 )
 from postproject.model.jobs import Attempt
 from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
+from postproject_gui.look.states import ClaimHealth, claim_health, state_text
 from postproject_gui.services.artifact_rows import ArtifactRow
-from postproject_gui.states import ClaimHealth, claim_health, state_text
 
 
 @dataclass(frozen=True, slots=True)

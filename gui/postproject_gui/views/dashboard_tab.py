@@ -35,13 +35,13 @@ from PySide6.QtWidgets import (
 
 from postproject import JobId, JobState, Revision
 from postproject.model.workers import WorkerState
-from postproject_gui import timefmt
+from postproject_gui.look.theme import Theme
 from postproject_gui.models.dashboard_data import DashboardData, Series
 from postproject_gui.models.flat_table import AnyIndex
 from postproject_gui.services.dashboard_reads import DAY, job_events
 from postproject_gui.services.types import JobCounts, WorkerList, liveness, used
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import Theme
+from postproject_gui.session.monitor_session import MonitorSession
+from postproject_gui.text import timefmt
 
 CLOCK_MS = 30_000
 UTILISATION_TITLE = "Worker utilisation (% of online capacity in use)"
