@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import re
@@ -232,32 +233,60 @@ def _run(args: argparse.Namespace) -> int:
     app.setDesktopFileName(APP_ID)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    headless = args.snapshot is not None
-    remembered = Settings.ephemeral() if headless else Settings.user()
-    mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else remembered.theme())
-    theme = ThemeManager(mode)
-    theme.apply()
-    window = build_window(remembered, theme, ErrorPresenter(interactive=not headless), root_map=args.root_map)
+    with collecting_on_the_gui_thread():
+        headless = args.snapshot is not None
+        remembered = Settings.ephemeral() if headless else Settings.user()
+        mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else remembered.theme())
+        theme = ThemeManager(mode)
+        theme.apply()
+        window = build_window(
+            remembered, theme, ErrorPresenter(interactive=not headless), root_map=args.root_map
+        )
+        try:
+            if headless:
+                code: int = loop.run_until_complete(_snapshot(window, args))
+                return code
+            window.show()
+            if args.production is not None:
+                window.open_production(args.production)
+                warning = production_location.network_warning(args.production)
+                if warning is not None:  # SQLite on NFS/SMB (never a database): say so where the user looks
+                    log.warning("%s", warning)
+                    window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
+            with _closing_on_signals(loop):
+                loop.run_forever()
+            return EXIT_OK
+        finally:
+            window.close()
+            window.deleteLater()
+            app.processEvents()
+            loop.close()
+            asyncio.set_event_loop(None)
+
+
+@contextlib.contextmanager
+def collecting_on_the_gui_thread() -> Iterator[None]:
+    """Collect Python's cyclic garbage on the GUI thread only (call once the QApplication exists).
+
+    CPython runs its cyclic collector on whichever thread crosses the allocation threshold:
+    in the monitor that is often a reader, writer or long-read thread of the service, or the
+    feed watcher. Qt objects in reference cycles (a closed window's widgets, a theme manager
+    connected to the application's signals, pyqtgraph's menus, cached pixmaps) would then be
+    destroyed on that thread, while Qt objects must be destroyed on the thread they live in
+    (widgets on the GUI thread), or Qt crashes. So automatic collection is switched off and the
+    GUI thread collects on a 1 s timer: pyqtgraph's ``GarbageCollector``, written for exactly
+    this. On leaving, the timer stops and automatic collection is as it was.
+    """
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    was_enabled = gc.isenabled()
+    collector = GarbageCollector(interval=1.0)
     try:
-        if headless:
-            code: int = loop.run_until_complete(_snapshot(window, args))
-            return code
-        window.show()
-        if args.production is not None:
-            window.open_production(args.production)
-            warning = production_location.network_warning(args.production)
-            if warning is not None:  # SQLite on NFS/SMB (never a database): say so where the user looks
-                log.warning("%s", warning)
-                window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
-        with _closing_on_signals(loop):
-            loop.run_forever()
-        return EXIT_OK
+        yield
     finally:
-        window.close()
-        window.deleteLater()
-        app.processEvents()
-        loop.close()
-        asyncio.set_event_loop(None)
+        collector.timer.stop()
+        if was_enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager
