@@ -8,7 +8,7 @@ revision N (rows, counts and detail were read after revision N was seen).
 
 What is known about artifacts (the Artifacts and Provenance tabs, the stale count) is kept
 by :attr:`MonitorSession.knowledge`, a :class:`KnowledgeSession` fed the same revisions; the
-registered workers by :attr:`MonitorSession.workers` (see :mod:`postproject_gui.worker_watch`).
+registered workers by :attr:`MonitorSession.workers` (see :mod:`postproject_gui.session.worker_watch`).
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
 from postproject.model.errors import Reason
-from postproject_gui import location as production_location
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
-from postproject_gui.knowledge_session import KnowledgeSession
 from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.feed_watcher import FeedWatcher
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
 from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
-from postproject_gui.worker_watch import WorkerWatch
+from postproject_gui.session.knowledge_session import KnowledgeSession
+from postproject_gui.session.worker_watch import WorkerWatch
+from postproject_gui.text import location as production_location
 
 SEED_REVISIONS = 10  # the event log starts with the last few revisions
 RELOAD_ALL_ABOVE = 2000  # more changed jobs than this in one round: reload the table instead
@@ -211,9 +211,7 @@ class MonitorSession(QObject):
         self.info = info
         self.table.set_loader(self._load_page)
         self._feed_head = info.head
-        watcher = FeedWatcher(
-            self.service.location, after=info.head, loop=self.service.loop, clock=self.service.clock
-        )
+        watcher = self.service.watcher(after=info.head)
         watcher.setParent(self)
         watcher.revisions_arrived.connect(self._on_revisions)
         watcher.jobs_changed.connect(self._on_jobs_changed)

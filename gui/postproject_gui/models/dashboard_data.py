@@ -7,8 +7,8 @@ backlog), stamped with
 their revision's commit time, plus two store facts the window already keeps current: the
 number of requested jobs (the maintained counts) and when the oldest of them was requested.
 
-- When a production opens, :func:`read_history` reads the last day of the feed once, on a
-  thread of its own (bounded: ``MAX_EVENTS``), and looks up each job's kind and request time.
+- When a production opens, the service reads the last day of the feed once
+  (:func:`~postproject_gui.services.dashboard_reads.read_history`).
 - Afterwards, new revisions are added as the feed delivers them (:meth:`DashboardData.add`).
 
 Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
@@ -21,118 +21,25 @@ Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
   was requested, from the jobs that left the backlog later and the oldest still waiting;
 - ``utilisation``: worker utilisation, the share of the online workers' capacity their
   claims use (in %), time-weighted per bucket from samples the window takes whenever it reads
-  the registered workers (:class:`~postproject_gui.worker_watch.WorkerWatch`); heartbeats are
+  the registered workers (:class:`~postproject_gui.session.worker_watch.WorkerWatch`); heartbeats are
   not revisions, so there is no history before the window opened (None there).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from postproject import JobId, JobState, NotFoundError, Production, Revision
+from postproject import JobId
+from postproject_gui.services.dashboard_reads import DAY, RETURNED, History, JobEvent, JobFacts
 
-DAY = timedelta(days=1)
-MAX_EVENTS = 300_000  # job events read back at open (the newest ones are kept)
-BATCH = 500  # revisions per feed read
-RETURNED = frozenset(
-    {"job_claim_released", "job_requeued", "job_retry_scheduled", "job_lost"}
-)  # claimed -> requested
-JOB_EVENTS = frozenset(
-    {"job_requested", "job_claimed", "job_succeeded", "job_failed", "job_cancelled", *RETURNED}
-)
 MAX_SAMPLES = 20_000
 INSTANT = 1e-6  # the weight (seconds) of a sample taken at the very end of the series
 SPANS = {"hour": (timedelta(hours=1), timedelta(minutes=1)), "day": (DAY, timedelta(minutes=15))}
-
-
-@dataclass(frozen=True, slots=True)
-class JobFacts:
-    kind: str
-    requested_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class JobEvent:
-    at: datetime
-    event: str
-    job_id: JobId
-    sequence: int
-
-
-@dataclass(slots=True)
-class History:
-    """The feed of the last day as read at open."""
-
-    events: list[JobEvent]
-    facts: dict[JobId, JobFacts]
-    through: int  # the revision read up to
-    complete: bool  # False when MAX_EVENTS cut the oldest part of the day
-
-
-def job_events(revisions: Iterable[Revision]) -> list[JobEvent]:
-    return [
-        JobEvent(r.committed_at, e.kind, JobId.parse(e.payload["job_id"]), r.sequence)
-        for r in revisions
-        for e in r.events
-        if e.kind in JOB_EVENTS and "job_id" in e.payload
-    ]
-
-
-def first_sequence_since(production: Production, since: datetime, head: int) -> int:
-    """The first revision committed at or after ``since`` (head + 1 when none): a binary
-    search over revision headers (commit times grow with sequence numbers)."""
-    low, high = 1, head + 1
-    while low < high:
-        middle = (low + high) // 2
-        (summary,) = production.revisions(limit=1, before=middle + 1)
-        if summary.committed_at >= since:
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
-def facts_of(
-    production: Production, ids: Iterable[JobId], known: Mapping[JobId, JobFacts]
-) -> dict[JobId, JobFacts]:
-    found: dict[JobId, JobFacts] = {}
-    for job_id in ids:
-        if job_id in known or job_id in found:
-            continue
-        try:
-            job = production.job(job_id)
-        except NotFoundError:
-            continue
-        found[job_id] = JobFacts(job.kind, job.requested_at)
-    return found
-
-
-def read_history(production: Production, now: datetime, head: int) -> History:
-    """The job events of the day before ``now`` up to revision ``head``, with each job's facts."""
-    start = first_sequence_since(production, now - DAY, head)
-    events: deque[JobEvent] = deque(maxlen=MAX_EVENTS)
-    after, cut = start - 1, False
-    while after < head:
-        changes = production.changes_since(after, BATCH, kinds=JOB_EVENTS)
-        for event in job_events(r for r in changes.revisions if r.sequence <= head):
-            cut = cut or len(events) == MAX_EVENTS
-            events.append(event)
-        if changes.through_sequence <= after:
-            break
-        after = changes.through_sequence
-    kept = list(events)
-    return History(kept, facts_of(production, {e.job_id for e in kept}, {}), head, not cut)
-
-
-def oldest_requested(production: Production) -> datetime | None:
-    """When the oldest job still waiting was requested (None: nothing waits)."""
-    page = production.jobs(limit=1, state=JobState.REQUESTED)
-    return page.items[0].requested_at if page.items else None
 
 
 @dataclass(frozen=True, slots=True)

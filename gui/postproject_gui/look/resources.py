@@ -1,8 +1,8 @@
 """Find the data files in ``resources/`` (icons, themes) at run time.
 
 The wheel force-includes the repository's ``resources/`` as ``postproject_gui/resources``;
-a checkout (or an editable install) has it two levels above this package. Nothing is
-compiled into Python modules.
+a checkout (or an editable install) has it two levels above the ``postproject_gui`` package.
+Nothing is compiled into Python modules.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # postproject_gui (this module is in look/)
 
 
 @cache

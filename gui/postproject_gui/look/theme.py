@@ -28,9 +28,9 @@ from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from postproject import JobState
-from postproject_gui import resources
-from postproject_gui.artifact_states import KnowledgeGlyph
-from postproject_gui.states import DARK, HEALTH_LOOKS, LIGHT, STATE_LOOKS, ClaimHealth, Glyph, Palette
+from postproject_gui.look import resources
+from postproject_gui.look.artifact_states import KnowledgeGlyph
+from postproject_gui.look.states import DARK, HEALTH_LOOKS, LIGHT, STATE_LOOKS, ClaimHealth, Glyph, Palette
 
 ICON_SIZES = (16, 20, 24, 32, 48)
 

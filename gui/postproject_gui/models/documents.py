@@ -1,62 +1,26 @@
-"""Provenance exports without Qt: W3C PROV files, and JSON documents of what the views show.
+"""JSON documents of what the views show (no Qt): a provenance graph, one of its nodes, and
+the Artifacts view's rows.
 
-:func:`export_prov` opens the production read-only and writes PROV-JSON or PROV-N through
-:mod:`postproject.knowledge.prov`; the service calls it on a reader thread (it reads the database and
-writes a file). :func:`graph_document` and :func:`artifacts_document` turn the values the
-views were given into the JSON that snapshot mode writes.
+:func:`graph_document` and :func:`artifacts_document` turn the values the views were given
+into the JSON that snapshot mode writes; :func:`node_document` is also what the Provenance
+tab's detail panel shows about the selected node.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from postproject import ArtifactKnowledge, Production, RepresentationId
-from postproject.knowledge import prov as pp_prov
+from postproject import ArtifactKnowledge, RepresentationId
 from postproject.knowledge.provenance import ActivityNode, ProvenanceGraph, ProvenanceNode, RepresentationNode
-from postproject_gui.artifact_rows import ArtifactRow
-from postproject_gui.artifact_states import (
+from postproject_gui.look.artifact_states import (
     Labeller,
     graph_labeller,
     node_label,
     reason_text,
     representation_look,
 )
-
-ProvFormat = Literal["json", "provn"]
-SUFFIXES: dict[ProvFormat, str] = {"json": ".json", "provn": ".provn"}
-
-
-def export_prov(
-    production_path: str | os.PathLike[str],
-    rep_ids: Iterable[RepresentationId] | None,
-    fmt: ProvFormat,
-    out_path: str | os.PathLike[str],
-) -> Path:
-    """Write the provenance of ``rep_ids`` (their whole upstream lineage; None: everything)
-    as PROV-JSON (``fmt="json"``) or PROV-N (``"provn"``) to ``out_path``; returns the path.
-
-    The file is written next to its destination and renamed into place, so a failed export
-    never leaves half a file. Raises the core's errors (``not_found``, ``unsupported``, ...).
-    """
-    if fmt not in SUFFIXES:
-        raise ValueError(f"fmt must be 'json' or 'provn'; got {fmt!r}")
-    out = Path(out_path)
-    with Production.open(production_path, read_only=True) as production:
-        document = pp_prov.export(production, list(rep_ids) if rep_ids is not None else None)
-    text = pp_prov.serialize(document, fmt)
-    fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(temporary).replace(out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return out
+from postproject_gui.services.artifact_rows import ArtifactRow
 
 
 def graph_document(

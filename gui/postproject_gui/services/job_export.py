@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from postproject import Job, Production
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.services import reads
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import JobRow
 
 PAGE = 1000

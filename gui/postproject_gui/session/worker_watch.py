@@ -15,22 +15,21 @@ the service):
   (the desktop notification's hook) fires on real liveness changes even with no view open.
 
 Between reads the views derive liveness and ages from the last read and the clock
-(:func:`liveness`).
+(:func:`~postproject_gui.services.types.liveness`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import Revision
 from postproject.model.clock import monotonic
-from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
+from postproject.model.workers import OFFLINE_AFTER, WorkerState
 from postproject_gui.services.production_service import ProductionService
-from postproject_gui.services.types import WorkerList
+from postproject_gui.services.types import WorkerList, liveness
 
 POLL_SECONDS = 5
 MIN_GAP_SECONDS = 1.0  # feed-driven reads are at most this frequent
@@ -50,16 +49,6 @@ WORKER_EVENTS = frozenset(
 )
 
 Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
-
-
-def liveness(worker: Worker, now: datetime) -> WorkerState:
-    """A worker's liveness at ``now``, derived from its last heartbeat."""
-    return WorkerState.ONLINE if now - worker.last_seen <= OFFLINE_AFTER else WorkerState.OFFLINE
-
-
-def used(worker: Worker) -> int:
-    """How much of its capacity a worker uses: the unexpired claims it holds (at most its capacity)."""
-    return min(len(worker.running), worker.capacity)
 
 
 class WorkerWatch(QObject):

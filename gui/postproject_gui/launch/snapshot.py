@@ -32,14 +32,13 @@ from typing import Any
 from postproject import ArtifactState, JobId, JobState, PostProjectError, RepresentationId
 from postproject.model.clock import monotonic
 from postproject.model.workers import Worker
-from postproject_gui import params
-from postproject_gui.models.filters import JobFilter
-from postproject_gui.provenance_export import artifacts_document
-from postproject_gui.services.types import JobDetail, JobRow
-from postproject_gui.session import MonitorSession
-from postproject_gui.views.knowledge_tabs import ARTIFACTS, PROVENANCE
-from postproject_gui.views.main_window import DASHBOARD, WORKERS, MainWindow
-from postproject_gui.worker_watch import liveness, used
+from postproject_gui.models.documents import artifacts_document
+from postproject_gui.services.filters import JobFilter
+from postproject_gui.services.types import JobDetail, JobRow, liveness, used
+from postproject_gui.session.monitor_session import MonitorSession
+from postproject_gui.text import params
+from postproject_gui.window.knowledge_tabs import ARTIFACTS, PROVENANCE
+from postproject_gui.window.main_window import DASHBOARD, WORKERS, MainWindow
 
 MAX_ROWS = 1000
 SIZE = (1440, 900)

@@ -1,6 +1,6 @@
 """The Artifacts and Provenance tabs of the main window, their actions and their wiring.
 
-Data flows from the session's :class:`~postproject_gui.knowledge_session.KnowledgeSession`
+Data flows from the session's :class:`~postproject_gui.session.knowledge_session.KnowledgeSession`
 into the tabs; intents (open a graph, plan, export) flow from the tabs and the
 :class:`~postproject_gui.actions.provenance_actions.ProvenanceActions` to the session.
 """
@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from postproject import JobId, RepresentationId
 from postproject_gui.actions.provenance_actions import ProvenanceActions
-from postproject_gui.artifact_states import ArtifactPalette, palette_for
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
+from postproject_gui.look.artifact_states import ArtifactPalette, palette_for
+from postproject_gui.look.theme import ThemeManager
 from postproject_gui.services.types import GraphRead, JobRow
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import ThemeManager
+from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.artifacts_tab import ArtifactsTab
 from postproject_gui.views.provenance_tab import ProvenanceTab
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from postproject import Job, JobState
-from postproject_gui import timefmt
+from postproject_gui.text import timefmt
 
 CANCELLING = "cancelling…"
 STOPPING = "stopping…"

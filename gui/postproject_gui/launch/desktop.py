@@ -24,7 +24,7 @@ from typing import Final
 
 import platformdirs
 
-from postproject_gui import resources
+from postproject_gui.look import resources
 
 APP_ID: Final = "org.postproject.Monitor"
 SCRIPT: Final = "postproject-monitor"

@@ -21,7 +21,7 @@ from postproject import (
     Representation,
     RepresentationId,
 )
-from postproject_gui.artifact_states import Labeller, needs_attention
+from postproject_gui.look.artifact_states import Labeller, needs_attention
 
 
 @dataclass(frozen=True, slots=True)

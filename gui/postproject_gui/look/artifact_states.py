@@ -1,6 +1,6 @@
 """How artifacts look: knowledge state and availability as label, glyph and colour (no Qt).
 
-The counterpart of :mod:`postproject_gui.states` for representations. Every state has a
+The counterpart of :mod:`postproject_gui.look.states` for representations. Every state has a
 label, a text glyph (for plain-text outputs and snapshots), a painted glyph shape and a
 colour per theme, so state is never shown by colour alone. The shapes differ from the job
 glyphs on purpose: a tick (current), a circular arrow (stale: regenerate it), a diamond

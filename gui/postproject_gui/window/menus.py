@@ -10,10 +10,10 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
 
 from postproject import __version__
-from postproject_gui import location as production_location
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.actions.provenance_actions import ProvenanceActions
-from postproject_gui.theme import ThemeManager, ThemeMode
+from postproject_gui.look.theme import ThemeManager, ThemeMode
+from postproject_gui.text import location as production_location
 
 SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+O", "Open a production"),

@@ -1,6 +1,6 @@
 """What the Artifacts and Provenance tabs show about one production, kept live.
 
-:class:`KnowledgeSession` belongs to a :class:`~postproject_gui.session.MonitorSession`. It
+:class:`KnowledgeSession` belongs to a :class:`~postproject_gui.session.monitor_session.MonitorSession`. It
 owns the Artifacts table model (filled page by page when the tab is first shown), the
 stale count of the summary bar and the provenance graph being shown. Revisions that can
 change what is known about artifacts (``representation_added``,

@@ -29,8 +29,8 @@ from postproject import (
     RepresentationKind,
     StringValue,
 )
-from postproject_gui import location as production_location
-from postproject_gui.params import tagged_json
+from postproject_gui.text import location as production_location
+from postproject_gui.text.params import tagged_json
 
 PROGRAM = "postproject"
 Location = str | os.PathLike[str]  # a .pproj path or a postgresql:// URI

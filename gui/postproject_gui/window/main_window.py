@@ -1,14 +1,16 @@
 """The main window: wiring only. Data flows from the session into the views; user intents
-flow from the views into the session (filters, selection) and the actions.
+(signals of the views) flow into the session (filters, selection) and the actions. The
+window never builds a service or a session: ``open_session`` (given by ``app.py``) opens a
+production and returns its session.
 
 Under the summary bar, four tabs (Ctrl+1/2/3/4): Jobs (the default: filters, job table and
-detail panel), Artifacts and Provenance (see :mod:`postproject_gui.views.knowledge_tabs`) and
+detail panel), Artifacts and Provenance (see :mod:`postproject_gui.window.knowledge_tabs`) and
 the Dashboard (:mod:`postproject_gui.views.dashboard_tab`), and Workers (Ctrl+5, registered
 workers and their attempts: :mod:`postproject_gui.views.workers_tab`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl
@@ -31,33 +33,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from postproject import Clock, FailureGroup, JobId, JobState
-from postproject_gui import location as production_location
-from postproject_gui import theme as themes
+from postproject import FailureGroup, JobId, JobState
 from postproject_gui.actions.job_actions import JobActions
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
-from postproject_gui.models.filters import JobFilter
-from postproject_gui.notifications import Notifier
-from postproject_gui.services.production_service import ProductionService
+from postproject_gui.look import theme as themes
+from postproject_gui.look.theme import ThemeManager, ThemeMode
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
-from postproject_gui.session import MonitorSession
+from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views import menus
+from postproject_gui.text import location as production_location
 from postproject_gui.views.busy_banner import BusyBanner
 from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
-from postproject_gui.views.knowledge_tabs import JOBS, KnowledgeTabs
+from postproject_gui.views.notifications import Notifier
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
 from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
+from postproject_gui.window import menus
+from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
 COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
 WORKERS = 4  # the Workers tab
+
+OpenSession = Callable[[str], MonitorSession]
+"""Opens a production (a ``.pproj`` path or a ``postgresql://`` URI): its session, not yet started."""
 
 
 class MainWindow(QMainWindow):
@@ -66,9 +70,7 @@ class MainWindow(QMainWindow):
         settings: Settings,
         theme: ThemeManager,
         presenter: ErrorPresenter,
-        *,
-        clock: Clock | None = None,
-        root_map: Mapping[str, str] | None = None,
+        open_session: OpenSession,
     ) -> None:
         super().__init__()
         self.setObjectName("mainWindow")
@@ -76,8 +78,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(themes.icon("app", "#000000"))
         self.setAcceptDrops(True)
         self.resize(1380, 860)
-        self.settings, self.theme, self.presenter, self._clock = settings, theme, presenter, clock
-        self._root_map = dict(root_map or {})  # this machine's media root directories (config)
+        self.settings, self.theme, self.presenter = settings, theme, presenter
+        self._open_session = open_session
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
         self._build()
@@ -264,8 +266,8 @@ class MainWindow(QMainWindow):
         ``postgresql://`` URI (the title and status bar show it without its password)."""
         self.close_production()
         location = production_location.of(location)
-        service = ProductionService(location, clock=self._clock, root_map=self._root_map)
-        session = MonitorSession(service, self.presenter, self)
+        session = self._open_session(location)
+        session.setParent(self)
         self.session = session
         session.opened.connect(self._opened)
         session.open_failed.connect(lambda _path: QTimer.singleShot(0, self._open_failed))

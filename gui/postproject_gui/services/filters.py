@@ -10,7 +10,7 @@ window of jobs. Live changes are matched here (``matches``) against the same fie
 "Stuck claims" lists claimed jobs whose lease expired or is expiring (less than a third of
 that lease's duration left), soonest first, from the store's expiry index
 (``claims_expiring``, which also filters by kind) read up to the longest lead a lease can
-have (:data:`~postproject_gui.states.LONGEST_LEAD`), keeping the rows that qualify.
+have (:data:`~postproject_gui.look.states.LONGEST_LEAD`), keeping the rows that qualify.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from postproject import JobState
+from postproject_gui.look.states import LONGEST_LEAD, STATE_LOOKS, ClaimHealth
 from postproject_gui.services.types import JobRow, StoreQuery
-from postproject_gui.states import LONGEST_LEAD, STATE_LOOKS, ClaimHealth
 
 
 @dataclass(frozen=True, slots=True)
