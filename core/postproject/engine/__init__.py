@@ -56,8 +56,8 @@ class LeaseRow:
 
 
 @dataclass(frozen=True, slots=True)
-class LostClaim:
-    """An expired claim the loss sweep may finalise."""
+class ExpiringClaim:
+    """A claim by its lease's expiry, with what ending it needs (the loss sweep's facts)."""
 
     job_id: bytes
     attempt: int
@@ -481,7 +481,10 @@ class WriteSession(ProgressSession, Protocol):
         ...
 
     def set_priority(self, job_id: bytes, priority: int) -> bool: ...
-    def lost_claims(self, now: int, limit: int) -> list[LostClaim]: ...
+    def claims_expiring(self, before: int, limit: int) -> list[ExpiringClaim]:
+        """Claims whose lease expires at or before ``before``, soonest first (then by job id)."""
+        ...
+
     def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool: ...
     def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
         """End as ``lost`` up to ``limit`` attempts a cancel or requeue asked to stop whose holder

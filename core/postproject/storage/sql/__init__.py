@@ -11,6 +11,9 @@ imports a driver or an adapter.
 - :mod:`.versions`  schema versions: the baseline, the migrations after it, the version checks
 - :mod:`.reads`     committed-state reads (:class:`postproject.engine.Reads`), the readers' base
 - :mod:`.graph`     provenance facts (:class:`postproject.engine.GraphFacts`)
+- :mod:`.writes`    an edit's statements (:class:`postproject.engine.WriteSession`), the sessions' base
+- :mod:`.statements` those statements, named; :mod:`.leases` the lease transitions in SQL;
+  :mod:`.created` what an edit remembers it wrote
 
 Row decoding is :mod:`postproject.storage.rows`; job pages' filters are
 :mod:`postproject.storage.job_pages`.
