@@ -17,8 +17,8 @@ next statement that needs an answer (:mod:`.pipeline`), each with the row count 
 A claim is two round trips (the claim, the commit), also by a registered worker (its row's
 check rides on the claim: :mod:`.claims`), a completion two or three.
 
-The statements both engines share are :mod:`postproject.storage.sql.writes`'; PostgreSQL's own
-(one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
+The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
+own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
 Claims take their job with ``FOR UPDATE SKIP LOCKED``: a claim never waits for another claim's
 job row. ``lease_row`` reads and locks a job's row (until the edit ends), so the lease
 transition that follows it is known to succeed and is sent ahead without waiting.

@@ -3,8 +3,8 @@
 The revision sequence is allocated when the write lock is taken: nobody else can commit
 while we hold it, and a rollback writes nothing, so numbers stay gap-free. Rows written by
 the edit carry that sequence; events are staged in memory (a failed operation drops its
-own) and written with the revision row at commit. The statements both engines share are
-:mod:`postproject.storage.sql.writes`'; SQLite's own are here and in :mod:`.claims`. Every
+own) and written with the revision row at commit. The statements both engines share are in
+:mod:`postproject.storage.sql.writes`; SQLite's own are here and in :mod:`.claims`. Every
 statement runs at once (a statement costs no round trip here).
 """
 
@@ -125,6 +125,10 @@ class WriteSession(SqlWrites):
 
     def learn(self, table: str, keys: Sequence[bytes]) -> None:
         """Nothing to keep: a lookup in the file costs no round trip."""
+
+    def touched(self, job_id: bytes) -> None:
+        """Nothing to remember: the edit's rows carry its revision number from the start (an edit
+        may request tens of thousands of jobs)."""
 
     def _insert(self, sql: str, params: Params) -> bool:
         """Run an insert; False when a row it refers to is absent (a foreign key fails)."""
