@@ -17,7 +17,7 @@ import pytest
 from psycopg import sql
 
 from postproject import Production
-from postproject.cli.app import run
+from postproject.cli import app as cli
 from postproject.model.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -588,7 +588,7 @@ def test_the_cli_refuses_a_pre_baseline_production_with_status_7(
         pre_baseline.postgresql_schema(conn, "prod", 6)
     before = dump_schema(postgres_database, "prod")
     capsys.readouterr()
-    status = run(["--json", "job", "list", location], stdin=io.BytesIO())
+    status = cli.run(["--json", "job", "list", location], stdin=io.BytesIO())
     out, err = capsys.readouterr()
     assert status == 7
     error = json.loads(out)["error"]
