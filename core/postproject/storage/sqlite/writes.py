@@ -275,7 +275,8 @@ class WriteSession(SqlWrites):
             sql, params = claims.insert_job_sql(None), values
         else:  # the input check rides on the insert: one statement
             sql = claims.insert_job_sql(len(inputs))
-            params = values | {f"i{i}": rep for i, rep in enumerate(inputs)} | {"count": len(inputs)}
+            params = values  # a fresh dict of this request's columns: the inputs join it
+            params.update({f"i{i}": rep for i, rep in enumerate(inputs)}, count=len(inputs))
         if not upstreams:
             return self._insert(sql, params)
         with self._atomic():
