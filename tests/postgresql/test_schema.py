@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import json
 import sqlite3
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,14 +17,17 @@ import pytest
 from psycopg import sql
 
 from postproject import Production
+from postproject.cli import app as cli
 from postproject.model.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
+    MigrationError,
     NotFoundError,
     StorageError,
     UnsupportedError,
 )
-from postproject.storage.postgresql import connection, schema, uri
+from postproject.storage.postgresql import connection, localserver, schema, uri
+from tests import pre_baseline
 from tests.postgresql_fixtures import Database
 
 A, R, X, OTHER = (uuid.UUID(int=n) for n in (0xA, 0xB, 0xC, 0xD))
@@ -55,6 +61,30 @@ TRIGRAM_INDEXES = {("asset_search_name", "asset_search"), ("job_diagnostics_body
 # PostgreSQL checks the jobs table's invariants with a row trigger where SQLite has CHECK
 # constraints (migration 0006: PostgreSQL rebuilds CHECKs from text at every write).
 INVARIANT_TRIGGERS = {"jobs_invariants"}
+
+
+def tables_of(conn: psycopg.Connection[Any], name: str) -> list[str]:
+    found = conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY table_name",
+        (name,),
+    ).fetchall()
+    conn.rollback()
+    return [row[0] for row in found]
+
+
+def dump_schema(database: Database, name: str) -> str:
+    """``pg_dump --schema-only`` of one production's schema, its name replaced by ``SCHEMA``
+    (and without the dump's random ``\\restrict`` key)."""
+    bindir = localserver.find_bindir()
+    assert bindir is not None and (bindir / "pg_dump").is_file(), "pg_dump comes with the server binaries"
+    server = database.server
+    dumped = subprocess.run(
+        [bindir / "pg_dump", "--schema-only", "-n", name, "-h", str(server.socket_dir), "-p", str(server.port),
+         "-U", localserver.ADMIN, "-d", database.name],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    lines = [line for line in dumped.splitlines() if not line.startswith(("\\restrict", "\\unrestrict"))]
+    return "\n".join(lines).replace(name, "SCHEMA")
 
 
 def namespaces(conn: psycopg.Connection[Any]) -> set[str]:
@@ -511,19 +541,100 @@ def test_a_newer_production_is_refused_and_left_alone(conn: psycopg.Connection[A
     assert schema.read_version(conn, "prod") == schema.LATEST + 1
 
 
-def test_an_older_production_is_migrated_unless_read_only(conn: psycopg.Connection[Any]) -> None:
-    # Version 0: a schema_version and nothing else, as an interrupted-then-retried creation would see.
+def test_a_schema_without_a_production_is_refused_and_left_alone(conn: psycopg.Connection[Any]) -> None:
+    """Version 0 (a schema_version and nothing else): an open that fails writes nothing."""
     conn.execute("CREATE SCHEMA prod")
     conn.execute(
         "CREATE TABLE prod.schema_version (singleton smallint PRIMARY KEY, version integer NOT NULL)"
     )
     conn.execute("INSERT INTO prod.schema_version VALUES (1, 0)")
     conn.commit()
+    for read_only in (True, False):
+        with pytest.raises(StorageError, match="schema version 0") as raised:
+            schema.upgrade(conn, "prod", read_only=read_only)
+        assert raised.value.reason == "not_a_production"
+    assert schema.read_version(conn, "prod") == 0
+    assert tables_of(conn, "prod") == ["schema_version"]
+
+
+@pytest.mark.parametrize("version", pre_baseline.VERSIONS)
+def test_a_production_made_before_the_baseline_is_refused_and_left_alone(
+    postgres_database: Database, version: int
+) -> None:
+    location = postgres_database.uri(production="prod")
+    with connection.connect(uri.parse(location), autocommit=True) as conn:
+        pre_baseline.postgresql_schema(conn, "prod", version)
+        before = dump_schema(postgres_database, "prod")
+        for attempt in (
+            lambda: schema.upgrade(conn, "prod"),
+            lambda: schema.upgrade(conn, "prod", read_only=True),
+            lambda: schema.ensure(conn, "prod"),
+            lambda: Production.open(location),
+        ):
+            with pytest.raises(
+                MigrationError, match="development build before the baseline schema"
+            ) as raised:
+                attempt()
+            assert f"schema version is {version}" in str(raised.value)
+        assert schema.read_version(conn, "prod") == version
+    assert dump_schema(postgres_database, "prod") == before
+
+
+def test_the_cli_refuses_a_pre_baseline_production_with_status_7(
+    postgres_database: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    location = postgres_database.uri(production="prod")
+    with connection.connect(uri.parse(location), autocommit=True) as conn:
+        pre_baseline.postgresql_schema(conn, "prod", 6)
+    before = dump_schema(postgres_database, "prod")
+    capsys.readouterr()
+    status = cli.run(["--json", "job", "list", location], stdin=io.BytesIO())
+    out, err = capsys.readouterr()
+    assert status == 7
+    error = json.loads(out)["error"]
+    assert (set(error), error["code"]) == ({"code", "message"}, "migration")
+    assert "before the baseline schema" in error["message"] and postgres_database.server.password not in out
+    assert err.startswith("postproject: error: ") and "(migration)" in err and "Traceback" not in err
+    assert dump_schema(postgres_database, "prod") == before
+
+
+def test_the_baseline_is_the_schema_the_six_development_migrations_made(postgres_database: Database) -> None:
+    """pg_dump --schema-only of a production made each way: the same, byte for byte."""
+    with connection.connect(uri.parse(postgres_database.uri(production="x")), autocommit=True) as conn:
+        pre_baseline.postgresql_schema(conn, "made_by_migrations", 6)
+        schema.create(conn, "made_by_baseline")
+        rows = [
+            conn.execute(f"SELECT * FROM {name}.{table}").fetchall()
+            for name in ("made_by_migrations", "made_by_baseline")
+            for table in ("job_clock", "progress_signal", "job_counts", "schema_version")
+        ]
+    assert rows[:3] == rows[4:7] and (rows[3], rows[7]) == ([(1, 6)], [(1, 7)])
+    old = dump_schema(postgres_database, "made_by_migrations")
+    new = dump_schema(postgres_database, "made_by_baseline")
+    assert "CREATE FUNCTION SCHEMA.pp_publish(" in new and new.count("CREATE TABLE ") == 22
+    assert new == old
+
+
+def test_a_baseline_production_gets_the_migrations_after_it(
+    conn: psycopg.Connection[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema.ensure(conn, "prod")
+    monkeypatch.setattr(
+        schema,
+        "MIGRATIONS",
+        schema.MIGRATIONS.adding(
+            "0008_synthetic.sql", "CREATE TABLE synthetic_notes (id integer PRIMARY KEY);"
+        ),
+    )
     with pytest.raises(UnsupportedError, match="must be upgraded"):
         schema.upgrade(conn, "prod", read_only=True)
-    assert schema.read_version(conn, "prod") == 0
-    assert schema.upgrade(conn, "prod") == schema.LATEST
-    assert conn.execute("SELECT count(*) FROM prod.job_clock").fetchone() == (1,)
+    assert schema.read_version(conn, "prod") == 7
+    assert schema.upgrade(conn, "prod") == 8
+    assert schema.upgrade(conn, "prod", read_only=True) == 8
+    assert "synthetic_notes" in tables_of(conn, "prod")
+    assert schema.ensure(conn, "other") == 0  # a new production: the baseline, then 0008
+    assert schema.read_version(conn, "other") == 8
+    assert "synthetic_notes" in tables_of(conn, "other")
 
 
 def test_an_empty_schema_is_adopted_and_a_foreign_one_refused(conn: psycopg.Connection[Any]) -> None:

@@ -7,7 +7,7 @@ ids 16-byte ``bytes``, ``secret`` the SHA-256 hash of a lease secret, outcomes
 :class:`postproject.model.jobs.AttemptOutcome` codes (1 succeeded, 2 failed, 3 released,
 4 lost, 5 cancelled).
 
-Schema (SQLite migration ``0004_progress_and_logs``): ``job_attempts`` gains
+Schema (the baseline, ``migrations/0007_baseline.sql``): ``job_attempts`` has
 ``progress_fraction, progress_stage, progress_message, progress_at, progress_signalled_at,
 stop_by, stopped_at``; ``progress_signal(token)`` is one counter row; ``job_attempt_logs``
 holds ``(job_id, number) -> root_name, path, tail, tail_at``. ``cancel``/``requeue`` of a

@@ -1,8 +1,9 @@
-"""A production's schema: creation and numbered migrations (``migrations/NNNN_name.sql``).
+"""A production's schema: creation from the baseline and the numbered migrations after it
+(``migrations/NNNN_name.sql``, :mod:`postproject.storage.sql.versions`).
 
-The numbers run parallel to SQLite's (0001 here is SQLite's 0001 in PostgreSQL's dialect).
-The schema's ``schema_version`` table holds the version applied, as SQLite's ``user_version``
-does. Every change runs in one transaction that first takes a transaction-level advisory
+The numbers run parallel to SQLite's (0007, the baseline, is SQLite's 0007 in PostgreSQL's
+dialect). The schema's ``schema_version`` table holds the version applied, as SQLite's
+``user_version`` does. Every change runs in one transaction that first takes a transaction-level advisory
 lock on the production's name, so processes that race to create or migrate the same
 production queue up and the later ones find the work done; nothing is left half-applied.
 
@@ -15,28 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from importlib import resources
 from typing import Any
 
 import psycopg
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 
-from postproject.model.errors import (
-    AlreadyExistsError,
-    MigrationError,
-    NotFoundError,
-    Reason,
-    StorageError,
-    UnsupportedError,
-)
+from postproject.model.errors import AlreadyExistsError, MigrationError, NotFoundError, Reason, StorageError
 from postproject.storage.postgresql.uri import check_production_name
+from postproject.storage.sql import versions
 
-_PACKAGE = "postproject.storage.postgresql.migrations"
-_MIGRATIONS = sorted(
-    entry.name for entry in resources.files(_PACKAGE).iterdir() if entry.name.endswith(".sql")
-)
-LATEST = len(_MIGRATIONS)
+MIGRATIONS = versions.numbered("postproject.storage.postgresql.migrations")
+LATEST = MIGRATIONS.latest
 LOCK_CLASS = 0x50505231  # "PPR1", SQLite's application_id: the first key of our advisory locks
 
 Connection = psycopg.Connection[Any]
@@ -84,7 +75,8 @@ def lock(conn: Connection, production: str) -> None:
 def migrate(conn: Connection, production: str, current: int) -> None:
     """Apply the migrations after ``current`` inside the caller's transaction (which holds :func:`lock`).
 
-    ``current == 0`` creates the schema and its ``schema_version`` where they do not exist yet.
+    ``current == 0`` creates the schema and its ``schema_version`` where they do not exist yet,
+    then the baseline; otherwise ``current`` is at least the baseline (:func:`versions.check`).
     """
     assert conn.info.transaction_status == TransactionStatus.INTRANS, "migrations run in a transaction"
     schema = sql.Identifier(check_production_name(production))
@@ -102,17 +94,12 @@ def migrate(conn: Connection, production: str, current: int) -> None:
                 sql.SQL("INSERT INTO {}.schema_version VALUES (1, 0) ON CONFLICT DO NOTHING").format(schema)
             )
         conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(schema))
-        for number, name in enumerate(_MIGRATIONS, start=1):
-            if number <= current:
-                continue
-            if not name.startswith(f"{number:04d}_"):
-                raise MigrationError(f"migration files are not numbered consecutively: {name}")
-            script = resources.files(_PACKAGE).joinpath(name).read_bytes()
+        for number, script in MIGRATIONS.after(current):
             conn.execute(script)  # several statements, no parameters: one round trip
             conn.execute(sql.SQL("UPDATE {}.schema_version SET version = %s").format(schema), (number,))
     except psycopg.Error as exc:
         raise MigrationError(
-            f"migrating production {production!r} to schema version {LATEST} failed: {exc}"
+            f"migrating production {production!r} to schema version {MIGRATIONS.latest} failed: {exc}"
         ) from exc
 
 
@@ -133,30 +120,33 @@ def create(conn: Connection, production: str, initialise: Callable[[Connection],
 def upgrade(conn: Connection, production: str, *, read_only: bool = False) -> int:
     """Check an existing production's version, migrating an older one; return the version now.
 
-    ``not_found`` when there is no such production; ``unsupported`` when it is newer than this
-    release, or older and ``read_only``.
+    Refused before anything is written: ``not_found`` when there is no such production;
+    ``storage`` (``not_a_production``) at version 0; ``migration`` when a development build
+    made it before the baseline; ``unsupported`` when it is newer than this release, or older
+    and ``read_only``.
     """
     with _transaction(conn):
         version = _checked(production, read_version(conn, production), read_only=read_only)
-    if version == LATEST:
+    if version == MIGRATIONS.latest:
         return version
     with _transaction(conn):
         lock(conn, production)
         version = _checked(production, read_version(conn, production), read_only=read_only)
         migrate(conn, production, version)
-    return LATEST
+    return MIGRATIONS.latest
 
 
 def ensure(conn: Connection, production: str) -> int:
     """Create the production's schema when absent, migrate it when older; return the version found.
 
-    0 means it was created here. ``unsupported`` when it is newer than this release.
+    0 means it was created here (or found empty). ``migration`` when a development build made
+    it before the baseline; ``unsupported`` when it is newer than this release.
     """
     with _transaction(conn):
         lock(conn, production)
         found = read_version(conn, production) or 0
-        if found > LATEST:
-            raise _too_new(production, found)
+        if found:
+            versions.check(repr(production), found, MIGRATIONS.latest, read_only=False)
         migrate(conn, production, found)
     return found
 
@@ -164,20 +154,8 @@ def ensure(conn: Connection, production: str) -> int:
 def _checked(production: str, version: int | None, *, read_only: bool) -> int:
     if version is None:
         raise NotFoundError(f"no production {production!r} in this database")
-    if version > LATEST:
-        raise _too_new(production, version)
-    if version < LATEST and read_only:
-        raise UnsupportedError(
-            f"production {production!r} has schema version {version} and must be upgraded; open it writable once"
-        )
+    versions.check(repr(production), version, MIGRATIONS.latest, read_only=read_only)
     return version
-
-
-def _too_new(production: str, version: int) -> UnsupportedError:
-    return UnsupportedError(
-        f"production {production!r} has schema version {version}, newer than this release supports "
-        f"({LATEST}); upgrade postproject-monitor"
-    )
 
 
 def _transaction(conn: Connection) -> AbstractContextManager[psycopg.Transaction]:

@@ -15,14 +15,8 @@ import sqlite3
 from pathlib import Path
 
 from postproject.model import clock
-from postproject.model.errors import (
-    AlreadyExistsError,
-    IoError,
-    NotFoundError,
-    Reason,
-    StorageError,
-    UnsupportedError,
-)
+from postproject.model.errors import AlreadyExistsError, IoError, NotFoundError, Reason, StorageError
+from postproject.storage.sql import versions
 from postproject.storage.sqlite import schema
 from postproject.storage.sqlite.errors import is_busy, translate, translated
 
@@ -162,21 +156,14 @@ def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
         raise error from exc
     if application_id != APPLICATION_ID:
         raise StorageError(f"{path} is not a PostProject production", reason=Reason.NOT_A_PRODUCTION)
-    if version > schema.LATEST:
-        raise UnsupportedError(
-            f"production {path} has schema version {version}, newer than this release supports "
-            f"({schema.LATEST}); upgrade postproject-monitor"
-        )
-    if version < schema.LATEST:
-        if read_only:
-            raise UnsupportedError(
-                f"production {path} has schema version {version} and must be upgraded; open it writable once"
-            )
+    # Refused before anything is written: an open that fails leaves the file as it was.
+    versions.check(str(path), version, schema.MIGRATIONS.latest, read_only=read_only)
+    if version < schema.MIGRATIONS.latest:
         begin_immediate(conn, path, timeout=30.0)
         try:
             # Another process may have migrated it while we waited for the lock: read again.
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version < schema.LATEST:
+            if version < schema.MIGRATIONS.latest:
                 schema.migrate(conn, version)
             conn.execute("COMMIT")
         except BaseException:

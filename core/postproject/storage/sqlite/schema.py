@@ -1,45 +1,29 @@
-"""Numbered schema migrations (``migrations/NNNN_name.sql``), tracked in ``user_version``."""
+"""A production file's schema: the baseline and the numbered migrations after it
+(``migrations/NNNN_name.sql``, :mod:`postproject.storage.sql.versions`), tracked in
+``PRAGMA user_version``."""
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from importlib import resources
 
 from postproject.model.errors import MigrationError
+from postproject.storage.sql import versions
 
-_MIGRATIONS = sorted(
-    (
-        entry.name
-        for entry in resources.files("postproject.storage.sqlite.migrations").iterdir()
-        if entry.name.endswith(".sql")
-    ),
-)
-LATEST = len(_MIGRATIONS)
+MIGRATIONS = versions.numbered("postproject.storage.sqlite.migrations")
+LATEST = MIGRATIONS.latest
 
 
 def migrate(conn: sqlite3.Connection, current: int) -> None:
-    """Apply the migrations after ``current`` inside the caller's write transaction."""
+    """Bring the schema from version ``current`` (0: an empty file) to the latest, inside the
+    caller's write transaction. ``current`` is 0 or at least the baseline (:func:`versions.check`)."""
     assert conn.in_transaction, "migrations run inside the caller's BEGIN IMMEDIATE"
-    conn.create_function("pp_sha256", 1, _sha256, deterministic=True)
     try:
-        for number, name in enumerate(_MIGRATIONS, start=1):
-            if number <= current:
-                continue
-            if not name.startswith(f"{number:04d}_"):
-                raise MigrationError(f"migration files are not numbered consecutively: {name}")
-            script = (
-                resources.files("postproject.storage.sqlite.migrations").joinpath(name).read_text("utf-8")
-            )
-            for statement in _statements(script):
+        for number, script in MIGRATIONS.after(current):
+            for statement in _statements(script.decode("utf-8")):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number}")
     except sqlite3.Error as exc:
-        raise MigrationError(f"schema migration to version {LATEST} failed: {exc}") from exc
-
-
-def _sha256(value: bytes | None) -> bytes | None:
-    return hashlib.sha256(value).digest() if value is not None else None
+        raise MigrationError(f"schema migration to version {MIGRATIONS.latest} failed: {exc}") from exc
 
 
 def _statements(script: str) -> list[str]:
