@@ -162,15 +162,15 @@ class Bench:
 
     def first_rows(self) -> tuple[float, float]:
         """(window creation to first painted rows, opening to first painted rows), seconds."""
+        from postproject_gui.app import build_window
         from postproject_gui.dialogs.error_presenter import ErrorPresenter
+        from postproject_gui.look.theme import ThemeManager, ThemeMode
         from postproject_gui.settings import Settings
-        from postproject_gui.theme import ThemeManager, ThemeMode
-        from postproject_gui.views.main_window import MainWindow
 
         started = time.perf_counter()
         theme = ThemeManager(ThemeMode.LIGHT)
         theme.apply()
-        self.window = MainWindow(Settings.ephemeral(), theme, ErrorPresenter(interactive=False))
+        self.window = build_window(Settings.ephemeral(), theme, ErrorPresenter(interactive=False))
         self.window.table.viewport().installEventFilter(self.spy)
         self.window.resize(1440, 900)
         self.window.show()

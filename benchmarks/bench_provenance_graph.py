@@ -58,8 +58,8 @@ from postproject.knowledge.provenance import ProvenanceGraph, RepresentationNode
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import LayoutEdge, LayoutNode, layout_graph
 from postproject_gui.diagram.provenance_scene import LAYER_GAP, NODE_GAP, ProvenanceScene
+from postproject_gui.look.theme import THEMES
 from postproject_gui.services import knowledge_reads
-from postproject_gui.theme import THEMES
 from postproject_gui.views.provenance_view import ProvenanceView
 
 SIZES = (100, 500, 2000)

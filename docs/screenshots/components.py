@@ -33,9 +33,9 @@ from postproject_gui.diagram.provenance_scene import ProvenanceScene
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
+from postproject_gui.look.theme import THEMES, ThemeManager, ThemeMode
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.services.types import JobRow, RegenerationPreview, RequestChoices, RequestSpec
-from postproject_gui.theme import THEMES, ThemeManager, ThemeMode
 from postproject_gui.views.provenance_view import ProvenanceView
 
 

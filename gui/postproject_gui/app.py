@@ -1,14 +1,16 @@
 """``postproject-monitor [PRODUCTION]``: the application's entry point.
 
 Builds the QApplication and a qasync event loop (asyncio on top of Qt's), the theme, the
-error presenter and the main window, then either runs interactively or, with
-``--snapshot OUT.png``, takes one headless snapshot and exits.
+error presenter and the main window (:func:`build_window`, which also says how a production
+is opened: a :class:`~postproject_gui.services.production_service.ProductionService` and the
+:class:`~postproject_gui.session.monitor_session.MonitorSession` over it), then either runs
+interactively or, with ``--snapshot OUT.png``, takes one headless snapshot and exits.
 
 Before Qt starts it reads the configuration (:mod:`postproject.config`: root maps, the
 default production, ``[monitor]`` preferences; flags win), opens the rotating log file, and
 checks that the ``gui`` extra is installed. When Qt cannot start (a missing system library,
 no display), it names what is missing and exits with status 3, never with a traceback or a
-core dump (:mod:`postproject_gui.startup`).
+core dump (:mod:`postproject_gui.launch.startup`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import re
@@ -23,15 +26,23 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from postproject import __version__, humanize
+from postproject import Clock, __version__, humanize
 from postproject import config as settings
 from postproject.model.errors import PostProjectError
-from postproject_gui import location as production_location
-from postproject_gui import startup
+from postproject_gui.launch import startup
+from postproject_gui.text import location as production_location
+
+if TYPE_CHECKING:  # Qt is imported only once the gui extra is known to be installed
+    from postproject_gui.dialogs.error_presenter import ErrorPresenter
+    from postproject_gui.look.theme import ThemeManager
+    from postproject_gui.session.monitor_session import MonitorSession
+    from postproject_gui.settings import Settings
+    from postproject_gui.window.main_window import MainWindow
 
 log = logging.getLogger("postproject_gui")
 
@@ -148,8 +159,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANNOT_START
 
 
+def build_window(
+    remembered: Settings,
+    theme: ThemeManager,
+    presenter: ErrorPresenter,
+    *,
+    clock: Clock | None = None,
+    root_map: Mapping[str, str] | None = None,
+) -> MainWindow:
+    """The main window, and how it opens a production: a service (its threads own the
+    production's connections) and the session that feeds the window from it.
+
+    ``clock`` is the core clock (a ``FakeClock`` in tests); ``root_map`` this machine's
+    directory per media root (from the configuration).
+    """
+    from postproject_gui.services.production_service import ProductionService
+    from postproject_gui.session.monitor_session import MonitorSession
+    from postproject_gui.window.main_window import MainWindow
+
+    roots = dict(root_map or {})
+
+    def open_session(location: str) -> MonitorSession:
+        return MonitorSession(ProductionService(location, clock=clock, root_map=roots), presenter)
+
+    return MainWindow(remembered, theme, presenter, open_session)
+
+
 def _install_desktop() -> int:
-    from postproject_gui import desktop
+    from postproject_gui.launch import desktop
 
     for path in desktop.install():
         sys.stdout.write(f"installed {path}\n")
@@ -179,11 +216,10 @@ def _run(args: argparse.Namespace) -> int:
     from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
-    from postproject_gui.desktop import APP_ID
     from postproject_gui.dialogs.error_presenter import ErrorPresenter
+    from postproject_gui.launch.desktop import APP_ID
+    from postproject_gui.look.theme import ThemeManager, ThemeMode
     from postproject_gui.settings import APPLICATION, ORGANISATION, Settings
-    from postproject_gui.theme import ThemeManager, ThemeMode
-    from postproject_gui.views.main_window import MainWindow
 
     app = QApplication.instance()
     if app is None:
@@ -197,32 +233,60 @@ def _run(args: argparse.Namespace) -> int:
     app.setDesktopFileName(APP_ID)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    headless = args.snapshot is not None
-    remembered = Settings.ephemeral() if headless else Settings.user()
-    mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else remembered.theme())
-    theme = ThemeManager(mode)
-    theme.apply()
-    window = MainWindow(remembered, theme, ErrorPresenter(interactive=not headless), root_map=args.root_map)
+    with collecting_on_the_gui_thread():
+        headless = args.snapshot is not None
+        remembered = Settings.ephemeral() if headless else Settings.user()
+        mode = ThemeMode(args.theme) if args.theme else (ThemeMode.LIGHT if headless else remembered.theme())
+        theme = ThemeManager(mode)
+        theme.apply()
+        window = build_window(
+            remembered, theme, ErrorPresenter(interactive=not headless), root_map=args.root_map
+        )
+        try:
+            if headless:
+                code: int = loop.run_until_complete(_snapshot(window, args))
+                return code
+            window.show()
+            if args.production is not None:
+                window.open_production(args.production)
+                warning = production_location.network_warning(args.production)
+                if warning is not None:  # SQLite on NFS/SMB (never a database): say so where the user looks
+                    log.warning("%s", warning)
+                    window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
+            with _closing_on_signals(loop):
+                loop.run_forever()
+            return EXIT_OK
+        finally:
+            window.close()
+            window.deleteLater()
+            app.processEvents()
+            loop.close()
+            asyncio.set_event_loop(None)
+
+
+@contextlib.contextmanager
+def collecting_on_the_gui_thread() -> Iterator[None]:
+    """Collect Python's cyclic garbage on the GUI thread only (call once the QApplication exists).
+
+    CPython runs its cyclic collector on whichever thread crosses the allocation threshold:
+    in the monitor that is often a reader, writer or long-read thread of the service, or the
+    feed watcher. Qt objects in reference cycles (a closed window's widgets, a theme manager
+    connected to the application's signals, pyqtgraph's menus, cached pixmaps) would then be
+    destroyed on that thread, while Qt objects must be destroyed on the thread they live in
+    (widgets on the GUI thread), or Qt crashes. So automatic collection is switched off and the
+    GUI thread collects on a 1 s timer: pyqtgraph's ``GarbageCollector``, written for exactly
+    this. On leaving, the timer stops and automatic collection is as it was.
+    """
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+
+    was_enabled = gc.isenabled()
+    collector = GarbageCollector(interval=1.0)
     try:
-        if headless:
-            code: int = loop.run_until_complete(_snapshot(window, args))
-            return code
-        window.show()
-        if args.production is not None:
-            window.open_production(args.production)
-            warning = production_location.network_warning(args.production)
-            if warning is not None:  # SQLite on NFS/SMB (never a database): say so where the user looks
-                log.warning("%s", warning)
-                window.statusBar().showMessage(warning.removeprefix("warning: "), 0)
-        with _closing_on_signals(loop):
-            loop.run_forever()
-        return EXIT_OK
+        yield
     finally:
-        window.close()
-        window.deleteLater()
-        app.processEvents()
-        loop.close()
-        asyncio.set_event_loop(None)
+        collector.timer.stop()
+        if was_enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -296,8 +360,8 @@ def _quiet_offscreen_notices() -> None:
 
 
 async def _snapshot(window: object, args: argparse.Namespace) -> int:
-    from postproject_gui.snapshot import SnapshotError, SnapshotOptions, take
-    from postproject_gui.views.main_window import MainWindow
+    from postproject_gui.launch.snapshot import SnapshotError, SnapshotOptions, take
+    from postproject_gui.window.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
     options = SnapshotOptions(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from postproject_gui import location as production_location
-from postproject_gui.theme import ThemeMode
+from postproject_gui.look.theme import ThemeMode
+from postproject_gui.text import location as production_location
 
 ORGANISATION = "PostProject"
 APPLICATION = "Monitor"

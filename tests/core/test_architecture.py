@@ -204,16 +204,6 @@ def test_no_import_cycle_hides_behind_type_checking() -> None:
 
 ERROR_ROOT = "PostProjectError"  # defined in postproject.model.errors
 ENGINE = "postproject.engine"
-# Adapter write sessions still assembled from two classes of SQL (JobWrites, ProgressWrites):
-# the one SQL layer for both engines (issue 24 item 3) replaces them. This list only shrinks:
-# an entry that no longer breaks the rule fails the test until it is removed.
-NOT_YET_ONE_BASE = {
-    "postproject.storage.postgresql.writes.WriteSession",
-    "postproject.storage.sqlite.writes.WriteSession",
-}
-# Their two classes of SQL declare the session's helpers as NotImplementedError stand-ins
-# until the same item gives each statement family what it needs; this list only shrinks too.
-NOT_YET_IMPLEMENTED = {"storage/sqlite/job_writes.py", "storage/sqlite/progress_writes.py"}
 # Module-level state that is process-wide by nature, written at run time on purpose:
 # - storage/signals.py: the wake-up table keyed by location. Two Production objects on one
 #   file in one process must wake each other's feed waiters at once, so the table cannot
@@ -374,9 +364,7 @@ def test_no_class_is_built_from_a_chain_of_core_bases() -> None:
     """Facades delegate to one object per area; nothing inherits behaviour from more than one
     core class, or from a core class that inherits from another (issue 24 item 1)."""
     offenders = one_base_offenders()
-    assert offenders - NOT_YET_ONE_BASE == set(), sorted(offenders - NOT_YET_ONE_BASE)
-    stale = NOT_YET_ONE_BASE - offenders
-    assert stale == set(), f"no longer breaks the rule: remove from NOT_YET_ONE_BASE {sorted(stale)}"
+    assert offenders == set(), sorted(offenders)
 
 
 def not_implemented_offenders() -> list[str]:
@@ -392,11 +380,7 @@ def not_implemented_offenders() -> list[str]:
 
 def test_no_not_implemented_stand_ins() -> None:
     """A method only some classes can answer is a sign of a mixin; give the object what it needs."""
-    offenders = not_implemented_offenders()
-    files = {offender.partition(":")[0] for offender in offenders}
-    assert [o for o in offenders if o.partition(":")[0] not in NOT_YET_IMPLEMENTED] == []
-    stale = NOT_YET_IMPLEMENTED - files
-    assert stale == set(), f"no longer breaks the rule: remove from NOT_YET_IMPLEMENTED {sorted(stale)}"
+    assert not_implemented_offenders() == []
 
 
 def _module_level_containers(module: str, tree: ast.Module) -> dict[str, int]:

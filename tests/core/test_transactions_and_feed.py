@@ -265,11 +265,9 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
 def test_filtered_reads_examine_a_bounded_window(
     production: Production, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from postproject.storage.postgresql import reads as postgresql_reads
-    from postproject.storage.sqlite import reads
+    from postproject.storage.sql import reads
 
-    monkeypatch.setattr(reads, "FILTER_WINDOW", 3)
-    monkeypatch.setattr(postgresql_reads, "FILTER_WINDOW", 3)
+    monkeypatch.setattr(reads, "FILTER_WINDOW", 3)  # both engines' feed reads
     for index in range(7):
         with production.edit() as tx:
             if index == 5:

@@ -1,5 +1,6 @@
-"""GUI test fixtures: offscreen Qt, a qasync loop of our own, temporary settings, and a
-guard that fails any test leaving threads, timers or executors running."""
+"""GUI test fixtures: offscreen Qt, a qasync loop of our own, temporary settings, the
+monitor's garbage collection on the GUI thread, and a guard that fails any test leaving
+threads, timers or executors running (and destroys what the test left, at its end)."""
 
 from __future__ import annotations
 
@@ -18,20 +19,30 @@ from typing import Any
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtCore import QSettings, QThread, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings, QThread, QTimer
 from PySide6.QtWidgets import QApplication
 
 from postproject import (
     FakeClock,
     Production,
 )
+from postproject_gui.app import build_window, collecting_on_the_gui_thread
 from postproject_gui.dialogs.error_presenter import ErrorPresenter, Presentation
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.window.main_window import MainWindow
 from tests.gui.helpers import LoopRunner, ProductionBuilder, ready, wait_for
 
 WindowFactory = Callable[..., MainWindow]
+
+
+@pytest.fixture(autouse=True)
+def _garbage_on_the_gui_thread(qapp: QApplication) -> Iterator[None]:
+    """As in the application: Python's cyclic garbage is collected on the GUI thread only, never
+    on a service's reader, writer or long-read thread (which would destroy Qt objects there).
+    Per test, so that tests outside tests/gui run with Python's own collection."""
+    with collecting_on_the_gui_thread():
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -59,9 +70,11 @@ def _no_dangling_work(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     app = QApplication.instance()
     if app is not None:
         app.processEvents()
-    # Collect what the test left behind now, on the GUI thread: left to a later collection,
-    # a Qt object could be deleted on whichever thread allocates then (a feed watcher, a
-    # PostgreSQL listener or pool worker), which Qt does not survive.
+        # Destroy the windows the test closed (pytest-qt closes them and calls deleteLater,
+        # which a bare processEvents does not carry out), then collect what they held: each
+        # test's Qt objects go at its own end, on the GUI thread, and none is left for a
+        # later test to destroy (on whatever thread would collect it then).
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
     running = [
         o
@@ -134,7 +147,7 @@ def make_window(qtbot: Any, qloop: LoopRunner, presented: list[Presentation]) ->
     ) -> MainWindow:
         theme = ThemeManager(ThemeMode.LIGHT)
         theme.apply()
-        window = MainWindow(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
+        window = build_window(settings or Settings.ephemeral(), theme, ErrorPresenter(), clock=clock)
         qtbot.addWidget(window)
         window.resize(1400, 860)
         window.show()

@@ -21,19 +21,20 @@ from postproject import (
     StorageError,
     StringValue,
 )
+from postproject_gui.app import build_window
 from postproject_gui.dialogs.cancel_dialog import CancelDialog
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.services.types import JobRow, RequestSpec
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.window.main_window import MainWindow
 from tests.gui.helpers import KIND, LoopRunner, ProductionBuilder, wait_for
 
 
 @pytest.fixture
 def window(qtbot: Any, qloop: LoopRunner, builder: ProductionBuilder, clock: FakeClock) -> MainWindow:
-    main = MainWindow(Settings.ephemeral(), ThemeManager(ThemeMode.LIGHT), ErrorPresenter(), clock=clock)
+    main = build_window(Settings.ephemeral(), ThemeManager(ThemeMode.LIGHT), ErrorPresenter(), clock=clock)
     qtbot.addWidget(main)
     main.show()
     return main

@@ -12,8 +12,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from postproject import ArtifactState, Production, RepresentationId
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_rows import ArtifactRow, read_page, read_rows, stale_count
+from postproject_gui.look import artifact_states as looks
 from postproject_gui.models.artifact_model import (
     ATTENTION_ROLE,
     AVAILABILITY_COLUMN,
@@ -23,7 +22,8 @@ from postproject_gui.models.artifact_model import (
     ArtifactTableModel,
 )
 from postproject_gui.models.artifact_proxy import ArtifactFilterProxy
-from postproject_gui.provenance_export import artifacts_document
+from postproject_gui.models.documents import artifacts_document
+from postproject_gui.services.artifact_rows import ArtifactRow, read_page, read_rows, stale_count
 from tests.gui.provenance_fixtures import Chain
 
 

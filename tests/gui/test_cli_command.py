@@ -24,7 +24,7 @@ from postproject import (
     StructValue,
 )
 from postproject.cli import app
-from postproject_gui import cli_command
+from postproject_gui.text import cli_command
 from tests.gui.helpers import KIND, ProductionBuilder
 
 CONFORM = "https://northlight.example/ns/conform#"

@@ -18,7 +18,7 @@ from postproject.executor.testclip import ClipInfo, generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig
 from postproject.model.identity import AgentIdentity
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
-from postproject_gui.views.knowledge_tabs import JOBS
+from postproject_gui.window.knowledge_tabs import JOBS
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import wait_for
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from postproject import FakeClock, JobState, Production
-from postproject_gui.dashboard_data import DashboardData, first_sequence_since, read_history
-from postproject_gui.views.main_window import DASHBOARD
+from postproject_gui.models.dashboard_data import DashboardData
+from postproject_gui.services.dashboard_reads import first_sequence_since, read_history
+from postproject_gui.window.main_window import DASHBOARD
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
 

@@ -35,12 +35,12 @@ app = QApplication([])
 asyncio.set_event_loop(qasync.QEventLoop(app))  # the window's reads run on it, as in the application
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.look.theme import ThemeManager, ThemeMode
+from postproject_gui.app import build_window
 
 theme = ThemeManager(ThemeMode.LIGHT)
 theme.apply()  # as the application does
-window = MainWindow(Settings.ephemeral(), theme, ErrorPresenter(interactive=False))
+window = build_window(Settings.ephemeral(), theme, ErrorPresenter(interactive=False))
 window.show()  # its default size
 window.open_production(folder / "p.pproj")
 deadline = time.monotonic() + 60

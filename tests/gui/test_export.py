@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from postproject import JobState, Production
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, ready, wait_for
 

@@ -1,16 +1,22 @@
 """The GUI thread never runs a query: every SQL statement the monitor executes runs on one of
-the service's threads (checked with SQLite's trace callback on every connection it opens)."""
+the service's threads (checked with SQLite's trace callback on every connection it opens).
+And the service's threads never destroy a Qt object: Python's cyclic garbage is collected on
+the GUI thread only."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 import threading
+import weakref
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget
 
 from postproject.storage.sqlite import connection
+from postproject_gui.app import collecting_on_the_gui_thread
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
 
@@ -52,3 +58,29 @@ def test_no_statement_runs_on_the_gui_thread(
         qtbot.wait(200)
     assert statements[0] > 0  # the monitor did read through traced connections
     assert on_gui_thread == []
+
+
+def _allocate() -> None:
+    """What a service thread does all day: allocate (enough to cross the collector's threshold)."""
+    for _ in range(20):
+        junk = [[] for _ in range(5000)]
+        del junk
+
+
+def test_qt_objects_left_to_the_garbage_collector_die_on_the_gui_thread(qapp: Any) -> None:
+    """A Qt object in a reference cycle is freed by Python's cyclic collector, which runs on
+    whichever thread crosses its threshold. The monitor collects on the GUI thread only
+    (``collecting_on_the_gui_thread``, as app.py runs it), so a service thread that allocates
+    never destroys a widget or a QObject of the GUI thread (Qt does not survive that)."""
+    with collecting_on_the_gui_thread():
+        died_on: list[str] = []
+        cycle = QObject()
+        cycle.itself = cycle  # type: ignore[attr-defined]  # only the cyclic collector frees it
+        weakref.finalize(cycle, lambda: died_on.append(threading.current_thread().name))
+        del cycle
+        reader = threading.Thread(target=_allocate, name="reader")
+        reader.start()
+        reader.join()
+        assert died_on == []  # the reader thread collected nothing
+        gc.collect()  # what the GUI thread's collector does on its timer
+        assert died_on == [threading.main_thread().name]

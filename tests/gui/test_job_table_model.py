@@ -14,11 +14,11 @@ from postproject import FakeClock, JobState
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models import roles
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.job_table_model import JobTableModel
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.production_service import PAGE_SIZE, ProductionService
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
-from postproject_gui.session import MonitorSession
+from postproject_gui.session.monitor_session import MonitorSession
 from tests.gui.helpers import LoopRunner, ProductionBuilder, wait_for
 from tests.gui.test_pure import NOW, make_job
 

@@ -19,8 +19,8 @@ from postproject import (
 from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
 from postproject_gui.models.artifact_model import KNOWLEDGE_COLUMN, REPRESENTATION_ID_ROLE
-from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.window.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE
+from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import wait_for
 from tests.gui.provenance_fixtures import Chain, change_original_elsewhere, complete_thumbnail_of_proxy

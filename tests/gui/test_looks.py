@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication
 
 from postproject import Production
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.services.types import JobRow
-from postproject_gui.theme import ThemeManager, ThemeMode
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder
 

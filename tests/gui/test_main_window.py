@@ -12,13 +12,13 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QWidget
 
 from postproject import FakeClock, JobState
-from postproject_gui import location as production_location
+from postproject_gui.app import build_window
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.text import location as production_location
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import LoopRunner, ProductionBuilder, commit_from_another_process, ready, wait_for
 
@@ -212,7 +212,7 @@ def test_failures_reach_the_presenter(
     qtbot: Any, qloop: LoopRunner, tmp_path: Path, presented: list[Any]
 ) -> None:
     theme = ThemeManager(ThemeMode.LIGHT)
-    window = MainWindow(Settings.ephemeral(), theme, ErrorPresenter())
+    window = build_window(Settings.ephemeral(), theme, ErrorPresenter())
     qtbot.addWidget(window)
     window.open_production(tmp_path / "nowhere.pproj")
     wait_for(qtbot, lambda: presented and window.session is None)

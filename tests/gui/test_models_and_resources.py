@@ -12,15 +12,15 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 
 from postproject import JobState, Revision, RevisionEvent, RevisionId
-from postproject_gui import resources, theme
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
+from postproject_gui.look import resources, theme
+from postproject_gui.look.states import HEALTH_LOOKS, STATE_LOOKS
 from postproject_gui.models import roles
 from postproject_gui.models.event_log_model import MAX_ROWS, EventLogModel
 from postproject_gui.models.parameter_model import ParameterModel
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import RepresentationChoice, RequestChoices
 from postproject_gui.settings import Settings
-from postproject_gui.states import HEALTH_LOOKS, STATE_LOOKS
 from tests.gui.test_pure import make_job
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -19,7 +19,7 @@ from postproject import Production
 from postproject.storage.postgresql.localserver import LocalServer
 from postproject_gui.models.columns import column
 from postproject_gui.settings import Settings
-from postproject_gui.views.main_window import MainWindow
+from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from postproject_gui import notifications
-from postproject_gui.notifications import Notifier
 from postproject_gui.settings import Settings
+from postproject_gui.views import notifications
+from postproject_gui.views.notifications import Notifier
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, ready, wait_for
 

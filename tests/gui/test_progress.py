@@ -22,13 +22,13 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
-from postproject_gui import progress_text
 from postproject_gui.models import roles
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.job_table_model import JobTableModel
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.reads import NameCache, row
-from postproject_gui.views.main_window import JOBS, WORKERS, MainWindow
+from postproject_gui.text import progress_text
+from postproject_gui.window.main_window import JOBS, WORKERS, MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import wait_for
 

@@ -13,8 +13,9 @@ from pytestqt.qtbot import QtBot
 
 from postproject import Production
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
-from postproject_gui.provenance_export import export_prov, graph_document
-from postproject_gui.theme import THEMES
+from postproject_gui.look.theme import THEMES
+from postproject_gui.models.documents import graph_document
+from postproject_gui.services.provenance_export import export_prov
 from postproject_gui.views.provenance_view import ProvenanceView
 from tests.gui.provenance_fixtures import Chain, synthetic_graph
 

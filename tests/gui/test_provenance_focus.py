@@ -15,8 +15,8 @@ from postproject.knowledge.provenance import ProvenanceGraph
 from postproject_gui.diagram import provenance_edges as edges_
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
+from postproject_gui.look.theme import THEMES
 from postproject_gui.services.types import GraphRead
-from postproject_gui.theme import THEMES
 from postproject_gui.views.provenance_tab import ProvenanceTab
 from postproject_gui.views.provenance_view import READABLE, ProvenanceView
 from tests.gui.provenance_fixtures import synthetic_graph

@@ -17,10 +17,10 @@ from postproject import (
     JobState,
     Production,
 )
-from postproject_gui.artifact_states import KNOWLEDGE_LOOKS, SOURCE_LOOK
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
-from postproject_gui.theme import THEMES
+from postproject_gui.look.artifact_states import KNOWLEDGE_LOOKS, SOURCE_LOOK
+from postproject_gui.look.theme import THEMES
 from postproject_gui.views.provenance_view import ProvenanceView, nearest
 from tests.gui.provenance_fixtures import PICTURE, Chain, complete_thumbnail_of_proxy, synthetic_graph
 

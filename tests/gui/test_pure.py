@@ -31,16 +31,16 @@ from postproject import (
 )
 from postproject.cli import human
 from postproject.model.clock import to_micros
-from postproject_gui import cli_command, params, timefmt
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.dialogs.cancel_dialog import CancelPlan, summary
 from postproject_gui.dialogs.error_presenter import Severity, describe
+from postproject_gui.look.states import LONGEST_LEAD, ClaimHealth, claim_health, expiring_at, state_text
 from postproject_gui.models import columns
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.row_store import RowStore, sort_key
 from postproject_gui.services.feed_watcher import job_ids
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimMark, ClaimOutlook, JobRow
-from postproject_gui.states import LONGEST_LEAD, ClaimHealth, claim_health, expiring_at, state_text
+from postproject_gui.text import cli_command, params, timefmt
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 

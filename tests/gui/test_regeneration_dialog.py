@@ -11,8 +11,8 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from postproject import JobId, JobRef, JobState, Production, RegenerationPlan, RepresentationId
-from postproject_gui.artifact_rows import ArtifactRow, read_rows
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
+from postproject_gui.services.artifact_rows import ArtifactRow, read_rows
 from tests.gui.provenance_fixtures import PROXY_KIND, RENDER_KIND, THUMB_KIND, Chain, add_ambiguous
 
 Driver = Callable[[RegenerationDialog], None]

@@ -14,13 +14,13 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from postproject import JobState
+from postproject_gui.app import build_window
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.look.theme import ThemeManager, ThemeMode
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
-from postproject_gui.theme import ThemeManager, ThemeMode
-from postproject_gui.views.main_window import MainWindow
 from tests.gui.helpers import LoopRunner, wait_for
 from tests.gui.scenes import Demo, build_demo
 
@@ -46,7 +46,7 @@ def test_every_view_renders(
 ) -> None:
     theme = ThemeManager(mode)
     theme.apply()
-    window = MainWindow(Settings.ephemeral(), theme, ErrorPresenter())
+    window = build_window(Settings.ephemeral(), theme, ErrorPresenter())
     qtbot.addWidget(window)
     window.resize(1440, 900)
     window.show()

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from postproject import FakeClock, JobState, Production
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
 from postproject_gui.views.filter_bar import FilterBar
 from postproject_gui.views.workspaces import filter_from_text, filter_to_text

@@ -14,7 +14,7 @@ import pytest
 
 from postproject import Production, RepresentationKind
 from postproject.knowledge.provenance import RepresentationNode
-from postproject_gui import desktop, startup
+from postproject_gui.launch import desktop, startup
 from postproject_gui.services.production_service import ProductionService
 from tests.gui.helpers import LoopRunner
 

@@ -11,9 +11,9 @@ from PySide6.QtWidgets import QApplication
 from shiboken6 import Shiboken
 
 from postproject import ArtifactState, Production
-from postproject_gui.artifact_states import KNOWLEDGE_LOOKS, KnowledgeGlyph
 from postproject_gui.diagram.provenance_scene import SUPERSEDED_OPACITY, ProvenanceScene
-from postproject_gui.theme import THEMES
+from postproject_gui.look.artifact_states import KNOWLEDGE_LOOKS, KnowledgeGlyph
+from postproject_gui.look.theme import THEMES
 from postproject_gui.views.provenance_tab import LEGEND_ORDER
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import wait_for

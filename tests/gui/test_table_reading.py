@@ -12,7 +12,7 @@ from PySide6.QtGui import QFontMetrics
 
 from postproject import JobState, Production
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, ready, wait_for
 

@@ -16,18 +16,17 @@ import pytest
 from postproject import FakeClock, JobRef, JobState, Production, Property, RepresentationKind
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.workers import OFFLINE_AFTER, WorkerState
-from postproject_gui import cli_command
-from postproject_gui.dashboard_data import DashboardData
 from postproject_gui.dialogs.farm_dialogs import ConfirmDialog, PriorityDialog
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.models.dashboard_data import DashboardData
 from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
 from postproject_gui.services import reads, writes
-from postproject_gui.services.types import RequestSpec
-from postproject_gui.views.main_window import DASHBOARD, JOBS, WORKERS, MainWindow
-from postproject_gui.worker_watch import liveness
+from postproject_gui.services.filters import JobFilter
+from postproject_gui.services.types import RequestSpec, liveness
+from postproject_gui.text import cli_command
+from postproject_gui.window.main_window import DASHBOARD, JOBS, WORKERS, MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.farm_scene import Farm, build_farm, claim_as
 from tests.gui.helpers import KIND, ProductionBuilder, ready, wait_for

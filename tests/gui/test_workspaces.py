@@ -7,11 +7,11 @@ from typing import Any
 
 from postproject import JobState
 from postproject_gui.models.columns import column
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
-from postproject_gui.views.knowledge_tabs import ARTIFACTS, JOBS
-from postproject_gui.views.main_window import WORKERS
 from postproject_gui.views.workspaces import filter_from_text, filter_to_text
+from postproject_gui.window.knowledge_tabs import ARTIFACTS, JOBS
+from postproject_gui.window.main_window import WORKERS
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, ready, wait_for
 

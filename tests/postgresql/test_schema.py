@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import sqlite3
 import subprocess
 import uuid
@@ -15,6 +17,7 @@ import pytest
 from psycopg import sql
 
 from postproject import Production
+from postproject.cli import app as cli
 from postproject.model.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -575,6 +578,24 @@ def test_a_production_made_before_the_baseline_is_refused_and_left_alone(
                 attempt()
             assert f"schema version is {version}" in str(raised.value)
         assert schema.read_version(conn, "prod") == version
+    assert dump_schema(postgres_database, "prod") == before
+
+
+def test_the_cli_refuses_a_pre_baseline_production_with_status_7(
+    postgres_database: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    location = postgres_database.uri(production="prod")
+    with connection.connect(uri.parse(location), autocommit=True) as conn:
+        pre_baseline.postgresql_schema(conn, "prod", 6)
+    before = dump_schema(postgres_database, "prod")
+    capsys.readouterr()
+    status = cli.run(["--json", "job", "list", location], stdin=io.BytesIO())
+    out, err = capsys.readouterr()
+    assert status == 7
+    error = json.loads(out)["error"]
+    assert (set(error), error["code"]) == ({"code", "message"}, "migration")
+    assert "before the baseline schema" in error["message"] and postgres_database.server.password not in out
+    assert err.startswith("postproject: error: ") and "(migration)" in err and "Traceback" not in err
     assert dump_schema(postgres_database, "prod") == before
 
 

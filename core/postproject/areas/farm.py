@@ -106,7 +106,7 @@ class FarmOperations:
         finalized = 0
         with self._edit.operation() as s:
             now = self._edit.now_guarded()
-            for claim in s.lost_claims(now, limit):
+            for claim in s.claims_expiring(now, limit):  # expired by now: lost, unless re-claimed first
                 job_id = JobId(claim.job_id)
                 retry = claim.max_attempts is None or claim.attempts < claim.max_attempts
                 holder = f"worker {claim.worker}" if claim.worker else f"agent {claim.agent or '(unnamed)'}"

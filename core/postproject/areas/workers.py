@@ -30,6 +30,15 @@ class WorkerReads:
         self._handle.check_open()
         now = self._handle.now_micros()
         offline_after = OFFLINE_AFTER // timedelta(microseconds=1)
+        reads = self._handle.reads
+        with reads.snapshot():
+            registered = reads.registered_workers()
+            running: dict[bytes, list[JobId]] = {}
+            for worker, job in reads.running_claims(now):
+                running.setdefault(worker, []).append(JobId(job))
+            outcomes: dict[bytes, dict[AttemptOutcome, int]] = {}
+            for worker, code, count in sorted(reads.attempt_outcomes()):
+                outcomes.setdefault(worker, {})[AttemptOutcome.from_code(code)] = count
         return [
             Worker(
                 name=name,
@@ -38,13 +47,11 @@ class WorkerReads:
                 last_seen=clocks.from_micros(last_seen),
                 capacity=capacity,
                 kinds=kinds,
-                running=tuple(JobId(j) for j in running),
-                outcomes={AttemptOutcome.from_code(code): n for code, n in sorted(outcomes.items())},
-                registered_at=clocks.from_micros(registered),
+                running=tuple(running.get(id_, ())),
+                outcomes=outcomes.get(id_, {}),
+                registered_at=clocks.from_micros(registered_at),
             )
-            for name, host, registered, last_seen, capacity, kinds, running, outcomes in self._handle.reads.workers(
-                now
-            )
+            for id_, name, host, registered_at, last_seen, capacity, kinds in registered
         ]
 
     def worker_attempts(self, name: str, limit: int = 100) -> tuple[tuple[JobId, Attempt], ...]:

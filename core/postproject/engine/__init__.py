@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from postproject.engine.progress import ProgressReads, ProgressSession
-from postproject.engine.service import ServiceReads, ServiceSession
+from postproject.engine.service import OffersServiceReads, OffersServiceSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.clock import Clock
@@ -57,8 +57,8 @@ class LeaseRow:
 
 
 @dataclass(frozen=True, slots=True)
-class LostClaim:
-    """An expired claim the loss sweep may finalise."""
+class ExpiringClaim:
+    """A claim by its lease's expiry, with what ending it needs (the loss sweep's facts)."""
 
     job_id: bytes
     attempt: int
@@ -78,9 +78,6 @@ class WorkerFacts:
     capacity: int
     kinds: tuple[str, ...] | None
     active: int  # unexpired claims it holds
-
-
-WorkerRow = tuple[str, str | None, int, int, int, tuple[str, ...] | None, list[bytes], dict[int, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,16 +128,6 @@ class PlanFacts:
 
 
 @dataclass(frozen=True, slots=True)
-class Neighbourhood:
-    """A bounded piece of the provenance graph around one representation."""
-
-    representations: list[bytes]
-    edges: dict[bytes, list[tuple[int, bytes, str]]]  # activity -> (direction, representation, role)
-    jobs: list[Job]
-    truncated: bool
-
-
-@dataclass(frozen=True, slots=True)
 class JobQuery:
     """A search over every job (``Reads.search_jobs``): filters, text terms and one sort.
 
@@ -174,16 +161,14 @@ JOB_SORTS: dict[str, str] = {"requested": "id", "kind": "kind", "state": "state"
 JobKey = tuple[str | int | None, bytes]  # (sort column value, job id); None value for "requested"
 
 
-# sequence, id, committed_at, origin, message, event counts, subject, principal
+RegisteredWorker = tuple[bytes, str, str | None, int, int, int, tuple[str, ...] | None]
 RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]
 HistoryRow = tuple[int, int, str, str | None, str | None, str | None]  # ... origin, message, principal
 
 
-class Reads(ProgressReads, Protocol):
+class Reads(ProgressReads, OffersServiceReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
-    @property
-    def service(self) -> ServiceReads: ...  # tokens, replies, registrations (engine/service.py)
     def snapshot(self) -> AbstractContextManager[object]: ...
 
     # production and clock
@@ -254,8 +239,18 @@ class Reads(ProgressReads, Protocol):
         """(completion representation, completing attempt's secret hash) of a succeeded job."""
         ...
 
-    def workers(self, now: int) -> list[WorkerRow]:
-        """(name, host, registered_at, last_seen, capacity, kinds, running job ids, attempts by outcome)."""
+    def registered_workers(self) -> list[RegisteredWorker]:
+        """(id, name, host, registered_at, last_seen, capacity, kinds) of every registered
+        worker, by name."""
+        ...
+
+    def running_claims(self, now: int) -> list[tuple[bytes, bytes]]:
+        """(worker id, job id) of every claim a registered worker holds unexpired at ``now``,
+        by worker id and job id."""
+        ...
+
+    def attempt_outcomes(self) -> list[tuple[bytes, int, int]]:
+        """(worker id, outcome code, number of attempts) of registered workers' ended attempts."""
         ...
 
     def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:
@@ -310,13 +305,17 @@ class GraphFacts(Protocol):
     def producing_activity(self, rep: bytes) -> list[tuple[bytes, str, str | None]]: ...
     def has_metadata(self, target_kind: int, target: bytes) -> bool: ...
     def missing_inputs(self, activity: bytes) -> list[bytes]: ...
-    def neighbourhood(self, focus: bytes, upstream: int, downstream: int, limit: int) -> Neighbourhood: ...
+    def completing_jobs(self, activities: Sequence[bytes]) -> list[Job]:
+        """The jobs completed by any of ``activities`` (without attempts or dependencies): by
+        id within each chunk of the sorted activity ids."""
+        ...
+
     def representations(self, ids: Sequence[bytes]) -> list[tuple[Representation, str | None]]: ...
     def activities(self, ids: Sequence[bytes]) -> list[Activity]: ...
     def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
 
 
-class WriteSession(ProgressSession, Protocol):
+class WriteSession(ProgressSession, OffersServiceSession, Protocol):
     """One edit. ``sequence`` marks the rows this edit writes (``created_sequence`` and the like
     equal it exactly for rows of this edit, and every earlier revision's number is smaller);
     after ``commit`` returned True it is the published revision's number. An engine may number
@@ -330,8 +329,6 @@ class WriteSession(ProgressSession, Protocol):
     stored_high_water: int | None
     staged: list[RevisionEvent]
 
-    @property
-    def service(self) -> ServiceSession: ...  # tokens and replies (engine/service.py)
     # atomic operations
     def mark(self) -> object:
         """A position in the staged events, for an operation that writes at most one row."""
@@ -485,7 +482,10 @@ class WriteSession(ProgressSession, Protocol):
         ...
 
     def set_priority(self, job_id: bytes, priority: int) -> bool: ...
-    def lost_claims(self, now: int, limit: int) -> list[LostClaim]: ...
+    def claims_expiring(self, before: int, limit: int) -> list[ExpiringClaim]:
+        """Claims whose lease expires at or before ``before``, soonest first (then by job id)."""
+        ...
+
     def finalize_lost(self, job_id: bytes, attempt: int, now: int, diagnostic: str | None) -> bool: ...
     def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
         """End as ``lost`` up to ``limit`` attempts a cancel or requeue asked to stop whose holder

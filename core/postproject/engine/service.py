@@ -2,9 +2,9 @@
 replies and worker registrations looked up by name.
 
 :class:`postproject.engine.Reads` offers these reads as its ``service`` attribute, and
-:class:`postproject.engine.WriteSession` these writes as its ``service``: each adapter gives
-them an object of their own (``storage/<engine>/service.py``), so the statements live in one
-module per engine. Everything here is stored state, never a revision or an event: a token's
+:class:`postproject.engine.WriteSession` these writes as its ``service``
+(:class:`OffersServiceReads`, :class:`OffersServiceSession`): the statements, the same on
+both engines, live in one module (``storage/sql/service.py``). Everything here is stored state, never a revision or an event: a token's
 secret is never stored (only its SHA-256), and a reply carries no lease token.
 
 Schema (migration ``0008_service``): ``api_tokens (name, secret_hash, role, created_at,
@@ -62,3 +62,17 @@ class ServiceSession(Protocol):
         """Record a reply; False (nothing written) when ``(scope, key)`` already has one
         (committed, or committed meanwhile by a concurrent edit once it ends)."""
         ...
+
+
+class OffersServiceReads(Protocol):
+    """Part of :class:`postproject.engine.Reads`."""
+
+    @property
+    def service(self) -> ServiceReads: ...
+
+
+class OffersServiceSession(Protocol):
+    """Part of :class:`postproject.engine.WriteSession`."""
+
+    @property
+    def service(self) -> ServiceSession: ...

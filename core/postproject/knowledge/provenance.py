@@ -15,11 +15,13 @@ from pathlib import PurePath
 from typing import Literal
 
 from postproject.base.handle import ProductionHandle
+from postproject.engine import GraphFacts
 from postproject.knowledge.evaluation import ArtifactState, evaluate_many
 from postproject.model.assets import Availability, RepresentationKind
 from postproject.model.errors import InvalidArgumentError, NotFoundError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId
+from postproject.model.jobs import Job
 from postproject.model.lifecycle import JobState
 from postproject.model.pages import check_limit
 
@@ -123,7 +125,7 @@ def provenance(
     with handle.engine.graph.snapshot() as graph:
         if not graph.exists(representation_id.bytes):
             raise NotFoundError(f"representation {representation_id} does not exist")
-        found = graph.neighbourhood(representation_id.bytes, upstream, downstream, limit)
+        found = neighbourhood(graph, representation_id.bytes, upstream, downstream, limit)
         representations = graph.representations(found.representations)
         activities = graph.activities(sorted(found.edges))
         states = {k.representation_id: k.state for k in evaluate_many(graph, sorted(found.representations))}
@@ -171,3 +173,48 @@ def provenance(
         nodes.append(JobNode(job.id, job.kind, job.state, job.completion.activity_id))
         edges.append(ProvenanceEdge(job.id, job.completion.activity_id, "completed"))
     return ProvenanceGraph(representation_id, tuple(nodes), tuple(edges), found.truncated)
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """A bounded piece of the provenance graph around one representation (ids as bytes)."""
+
+    representations: list[bytes]
+    edges: dict[bytes, list[tuple[int, bytes, str]]]  # activity -> (direction, representation, role)
+    jobs: list[Job]
+    truncated: bool
+
+
+def neighbourhood(
+    graph: GraphFacts, focus: bytes, upstream: int, downstream: int, limit: int
+) -> Neighbourhood:
+    """Representations, activities (with all their edges) and completing jobs around ``focus``.
+
+    Walks ``upstream`` activity hops towards inputs and ``downstream`` hops towards outputs, an
+    activity at a time in id order (each with every edge, its new representations in id
+    order); stops adding once ``limit`` nodes are reached (``truncated``). Jobs come last, as
+    room allows. Call it inside one graph snapshot.
+    """
+    reps: dict[bytes, None] = {focus: None}
+    edges: dict[bytes, list[tuple[int, bytes, str]]] = {}
+    truncated = False
+    for hops, near in ((upstream, 1), (downstream, 0)):
+        frontier = [focus]
+        for _ in range(hops):
+            new = [a for a in graph.activities_of(frontier, near) if a not in edges]
+            frontier = []
+            for activity, activity_edges in graph.activity_edges(new).items():
+                fresh = {rep for _, rep, _ in activity_edges if rep not in reps}
+                if len(reps) + len(edges) + 1 + len(fresh) > limit:
+                    truncated = True
+                    break
+                edges[activity] = activity_edges
+                reps.update((rep, None) for rep in sorted(fresh))
+                frontier.extend(rep for direction, rep, _ in activity_edges if direction != near)
+            if truncated or not frontier:
+                break
+        if truncated:
+            break
+    jobs = graph.completing_jobs(sorted(edges))
+    room = max(0, limit - len(reps) - len(edges))
+    return Neighbourhood(list(reps), edges, jobs[:room], truncated or len(jobs) > room)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import sqlite3
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
@@ -35,7 +34,7 @@ from postproject.model.lifecycle import JobState
 from postproject.model.progress import JobProgress
 from postproject.model.revisions import Revision, RevisionEvent
 
-Row = sqlite3.Row | tuple[Any, ...]
+Row = Sequence[Any]  # a row as either driver returns it (a tuple)
 
 
 # Identities are immutable values and a production holds few distinct ones: each stored one

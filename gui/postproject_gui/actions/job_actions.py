@@ -23,17 +23,17 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from postproject import Action, JobId, JobState
-from postproject_gui import cli_command
-from postproject_gui import location as production_location
 from postproject_gui.dialogs.cancel_dialog import CancelDialog, CancelPlan
 from postproject_gui.dialogs.farm_dialogs import ConfirmDialog, PriorityDialog, job_list
 from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
+from postproject_gui.look.states import ClaimHealth
+from postproject_gui.look.theme import ThemeManager
 from postproject_gui.models.columns import short_id
 from postproject_gui.services import writes
 from postproject_gui.services.types import CancelOutcome, JobDetail, JobRow, RequestChoices, RequestSpec
-from postproject_gui.session import MonitorSession
-from postproject_gui.states import ClaimHealth
-from postproject_gui.theme import ThemeManager
+from postproject_gui.session.monitor_session import MonitorSession
+from postproject_gui.text import cli_command
+from postproject_gui.text import location as production_location
 
 MAX_CLI_JOBS = 100
 

@@ -20,10 +20,10 @@ from postproject import RegenerationPlan, RepresentationId
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog, plural
-from postproject_gui.provenance_export import ProvFormat
+from postproject_gui.look.theme import ThemeManager
+from postproject_gui.services.provenance_export import ProvFormat
 from postproject_gui.services.types import RegenerationPreview
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import ThemeManager
+from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.provenance_view import ProvenanceView
 
 Targets = Callable[[], list[RepresentationId]]

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from postproject import Action
 from postproject_gui.diagram import lifecycle_layout as lay
-from postproject_gui.states import StateLook
-from postproject_gui.theme import paint_glyph
+from postproject_gui.look.states import StateLook
+from postproject_gui.look.theme import paint_glyph
 
 LABEL_PT = 8.0
 

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsScene
 from postproject import Action, JobState, Transition
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_items import ArrowItem, ArrowStyle, NodeItem, NodeStyle
-from postproject_gui.states import STATE_LOOKS, ClaimHealth
-from postproject_gui.theme import Theme
+from postproject_gui.look.states import STATE_LOOKS, ClaimHealth
+from postproject_gui.look.theme import Theme
 
 Pair = tuple[JobState | None, JobState]
 

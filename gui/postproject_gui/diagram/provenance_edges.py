@@ -26,8 +26,8 @@ from postproject_gui.diagram.provenance_items import (
     draw_text,
     elide,
 )
-from postproject_gui.states import Glyph
-from postproject_gui.theme import paint_glyph, polygon
+from postproject_gui.look.states import Glyph
+from postproject_gui.look.theme import paint_glyph, polygon
 
 
 def route_path(points: Sequence[Point]) -> QPainterPath:

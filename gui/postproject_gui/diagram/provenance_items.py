@@ -30,9 +30,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from postproject_gui.artifact_states import ArtifactLook
-from postproject_gui.states import Glyph
-from postproject_gui.theme import Theme, paint_artifact_glyph, paint_glyph, polygon
+from postproject_gui.look.artifact_states import ArtifactLook
+from postproject_gui.look.states import Glyph
+from postproject_gui.look.theme import Theme, paint_artifact_glyph, paint_glyph, polygon
 
 REP_SIZE = (228.0, 58.0)
 ACTIVITY_SIZE = (176.0, 40.0)

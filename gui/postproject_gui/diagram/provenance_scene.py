@@ -37,14 +37,14 @@ from postproject.knowledge.provenance import (
     ProvenanceNode,
     RepresentationNode,
 )
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_states import graph_labeller, node_label, node_tooltip
 from postproject_gui.diagram import provenance_edges as edges_
 from postproject_gui.diagram import provenance_items as items
 from postproject_gui.diagram.graph_layout import GraphLayout, LayoutEdge, LayoutNode, layout_graph
-from postproject_gui.provenance_export import graph_document, node_document
-from postproject_gui.states import STATE_LOOKS
-from postproject_gui.theme import Theme
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import graph_labeller, node_label, node_tooltip
+from postproject_gui.look.states import STATE_LOOKS
+from postproject_gui.look.theme import Theme
+from postproject_gui.models.documents import graph_document, node_document
 
 LAYER_GAP = 96.0
 NODE_GAP = 16.0

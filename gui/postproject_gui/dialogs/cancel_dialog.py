@@ -21,12 +21,12 @@ from PySide6.QtWidgets import (
 
 from postproject import Action, JobState
 from postproject.model.lifecycle import sources
-from postproject_gui import timefmt
+from postproject_gui.look.states import ClaimHealth
+from postproject_gui.look.theme import set_style_property
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import ClaimHealth
-from postproject_gui.theme import set_style_property
+from postproject_gui.text import timefmt
 
 MAX_SHOWN = 14  # rows listed without scrolling
 

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from postproject.model.jobs import MAX_PRIORITY, MIN_PRIORITY
+from postproject_gui.look.theme import set_style_property
 from postproject_gui.models.columns import short_id
 from postproject_gui.services.types import JobRow
-from postproject_gui.theme import set_style_property
 
 MAX_LISTED = 8  # jobs named in a confirmation before "and N more"
 

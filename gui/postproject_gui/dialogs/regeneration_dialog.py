@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
 
 from postproject import DownstreamRegeneration, RegenerationPlan, RepresentationId, Unplannable
 from postproject.knowledge.regeneration import plan_bindings
-from postproject_gui import params
-from postproject_gui.artifact_rows import ArtifactRow
-from postproject_gui.artifact_states import kind_name, short_id
+from postproject_gui.look.artifact_states import kind_name, short_id
 from postproject_gui.models.record_model import RecordTableModel
+from postproject_gui.services.artifact_rows import ArtifactRow
+from postproject_gui.text import params
 
 PLAN_HEADERS = ("Step", "Replaces", "Job kind", "Inputs", "Output", "Target root", "Parameters")
 MAX_COLUMN = 280  # px; longer cells are elided in the middle (full text in the tooltip)

@@ -43,10 +43,10 @@ from postproject import (
     RepresentationKind,
 )
 from postproject.model.jobs import MAX_ATTEMPTS_LIMIT, MAX_PRIORITY, MIN_PRIORITY
-from postproject_gui import cli_command, params
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.parameter_model import ParameterModel
 from postproject_gui.services.types import RequestChoices, RequestSpec
+from postproject_gui.text import cli_command, params
 
 REP_ID_ROLE = Qt.ItemDataRole.UserRole + 10
 ACCESSIBLE = {

@@ -1,1 +1,3 @@
-"""Qt item models that adapt service values for views (they never query the core)."""
+"""Models adapt values: Qt item models over what the service read, and the Qt-free figures
+and documents computed from those values (the dashboard's series, snapshot JSON). They
+never query the core and never import the service's threads."""

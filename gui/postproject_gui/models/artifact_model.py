@@ -1,6 +1,6 @@
 """The Artifacts table: representations with availability and knowledge, keyed by id.
 
-:class:`ArtifactTableModel` adapts :class:`~postproject_gui.artifact_rows.ArtifactRow`
+:class:`ArtifactTableModel` adapts :class:`~postproject_gui.services.artifact_rows.ArtifactRow`
 values; it never fetches. Rows are kept in representation id order (creation order, the
 order the store pages them). When the view asks for more rows (``fetchMore``) the model
 calls the page loader it was given (the session, which asks the service) and receives the
@@ -33,12 +33,12 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFontDatabase, QIcon, QPainter, QPixmap
 
 from postproject import RepresentationId
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_rows import ArtifactRow, labeller
-from postproject_gui.artifact_states import KnowledgeGlyph
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import KnowledgeGlyph
+from postproject_gui.look.theme import paint_artifact_glyph
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 from postproject_gui.models.paging import PagedScan
-from postproject_gui.theme import paint_artifact_glyph
+from postproject_gui.services.artifact_rows import ArtifactRow, labeller
 
 PageLoader = Callable[[int, "str | None"], None]  # (generation, cursor): ask for a page
 REPRESENTATION_ID_ROLE = Qt.ItemDataRole.UserRole + 20  # str: the representation id

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from postproject import JobState
-from postproject_gui import progress_text, timefmt
+from postproject_gui.look.states import STATE_LOOKS
 from postproject_gui.services.types import JobRow
-from postproject_gui.states import STATE_LOOKS
+from postproject_gui.text import progress_text, timefmt
 
 
 def short_id(text: str) -> str:

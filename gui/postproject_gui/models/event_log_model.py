@@ -17,10 +17,10 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, Qt
 
 from postproject import Revision, RevisionSummary
-from postproject_gui import timefmt
 from postproject_gui.models import roles
 from postproject_gui.models.columns import short_id
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
+from postproject_gui.text import timefmt
 
 MAX_ROWS = 5000
 OLDER_PAGE = 50  # revisions read per scroll to the bottom

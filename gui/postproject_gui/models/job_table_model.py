@@ -34,15 +34,15 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFontDatabase, QIcon
 
 from postproject import JobId, JobState
-from postproject_gui import progress_text
+from postproject_gui.look.states import LIGHT, ClaimHealth, Palette
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
-from postproject_gui.models.filters import JobFilter
 from postproject_gui.models.flat_table import AnyIndex
 from postproject_gui.models.paging import PagedScan
 from postproject_gui.models.row_store import END, Key, RowStore, sort_key
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import JobPage, JobRow, StoreQuery
-from postproject_gui.states import LIGHT, ClaimHealth, Palette
+from postproject_gui.text import progress_text
 
 PageLoader = Callable[[int, StoreQuery, "str | None"], None]
 StateIcons = Callable[[JobState, "ClaimHealth | None"], QIcon]

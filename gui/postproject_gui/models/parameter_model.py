@@ -13,8 +13,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor
 
 from postproject import EXECUTOR_VOCABULARY, InvalidArgumentError, MetadataValue, Property
-from postproject_gui import params
 from postproject_gui.models.flat_table import AnyIndex
+from postproject_gui.text import params
 
 HEADERS = ("Name", "Type", "Value")
 INVALID = QColor(192, 57, 43, 40)

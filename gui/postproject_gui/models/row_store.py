@@ -13,7 +13,7 @@ from typing import Any
 
 from postproject import JobId
 from postproject.model.clock import to_micros
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import JobRow
 
 Key = tuple[Any, ...]

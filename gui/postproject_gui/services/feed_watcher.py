@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, Signal
 
 from postproject import Changes, Clock, JobId, PostProjectError, Production, Revision
 from postproject.model.clock import monotonic
-from postproject_gui import location as production_location
+from postproject_gui.text import location as production_location
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from postproject import (
     Unplannable,
 )
 from postproject.knowledge.provenance import RepresentationNode
-from postproject_gui.artifact_rows import ArtifactRow, read_page, read_rows
+from postproject_gui.services.artifact_rows import ArtifactRow, read_page, read_rows
 from postproject_gui.services.types import (
     ArtifactPage,
     GraphRead,

@@ -30,12 +30,19 @@ from postproject import (
     SystemClock,
 )
 from postproject.model.errors import Reason
-from postproject_gui import dashboard_data, job_export, provenance_export
-from postproject_gui import location as production_location
-from postproject_gui.artifact_rows import ArtifactRow
-from postproject_gui.models.filters import JobFilter
-from postproject_gui.provenance_export import ProvFormat
-from postproject_gui.services import knowledge_reads, reads, writes
+from postproject_gui.look.states import LONGEST_LEAD
+from postproject_gui.services import (
+    dashboard_reads,
+    job_export,
+    knowledge_reads,
+    provenance_export,
+    reads,
+    writes,
+)
+from postproject_gui.services.artifact_rows import ArtifactRow
+from postproject_gui.services.feed_watcher import FeedWatcher
+from postproject_gui.services.filters import JobFilter
+from postproject_gui.services.provenance_export import ProvFormat
 from postproject_gui.services.types import (
     ArtifactPage,
     CancelOutcome,
@@ -57,7 +64,7 @@ from postproject_gui.services.types import (
     WorkerAttempt,
     WorkerList,
 )
-from postproject_gui.states import LONGEST_LEAD
+from postproject_gui.text import location as production_location
 
 T = TypeVar("T")
 PAGE_SIZE = 200
@@ -134,6 +141,11 @@ class ProductionService:
         return self._clock.now()
 
     # --- lifecycle ---------------------------------------------------------------------
+
+    def watcher(self, after: int) -> FeedWatcher:
+        """A watcher of this production's feed from revision ``after`` on, on this service's
+        loop and clock (not started: see :meth:`FeedWatcher.start`)."""
+        return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
         """Open a read-only production on every reader thread; the production's facts."""
@@ -266,13 +278,13 @@ class ProductionService:
         fmt = job_export.ExportFormat.for_path(path)
         return await self._isolated(job_export.export, flt, self.now(), path, fmt)
 
-    async def dashboard_history(self, now: datetime, head: int) -> dashboard_data.History:
+    async def dashboard_history(self, now: datetime, head: int) -> dashboard_reads.History:
         """The job events of the day before ``now`` (on a thread of its own: it can be long)."""
-        return await self._isolated(dashboard_data.read_history, now, head)
+        return await self._isolated(dashboard_reads.read_history, now, head)
 
     async def dashboard_facts(
         self, ids: Iterable[JobId]
-    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
         """What the dashboard needs from the store after new job events: the counts of every
         kind, when the oldest waiting job was requested, and the kinds of these jobs."""
         return await self._read(_dashboard_facts, tuple(ids))
@@ -374,11 +386,11 @@ def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ..
 
 def _dashboard_facts(
     production: Production, ids: tuple[JobId, ...]
-) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_data.JobFacts]]:
+) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
     return (
         reads.counts(production, None),
-        dashboard_data.oldest_requested(production),
-        dashboard_data.facts_of(production, ids, {}),
+        dashboard_reads.oldest_requested(production),
+        dashboard_reads.facts_of(production, ids, {}),
     )
 
 

@@ -20,6 +20,7 @@ from postproject import (
     RepresentationId,
     RevisionSummary,
 )
+from postproject_gui.look.states import expiring_at
 from postproject_gui.services.types import (
     AttemptLogText,
     ClaimMark,
@@ -37,7 +38,6 @@ from postproject_gui.services.types import (
     WorkerAttempt,
     WorkerList,
 )
-from postproject_gui.states import expiring_at
 
 KNOWN_KINDS = ("org.postproject:generate-proxy", "org.postproject:generate-thumbnail")
 MAX_DETAIL_INPUTS = 200

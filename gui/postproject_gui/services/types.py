@@ -27,9 +27,9 @@ from postproject import (
     Unplannable,
 )
 from postproject.model.jobs import Attempt
-from postproject.model.workers import Worker
-from postproject_gui.artifact_rows import ArtifactRow
-from postproject_gui.states import ClaimHealth, claim_health, state_text
+from postproject.model.workers import OFFLINE_AFTER, Worker, WorkerState
+from postproject_gui.look.states import ClaimHealth, claim_health, state_text
+from postproject_gui.services.artifact_rows import ArtifactRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +259,16 @@ class WorkerList:
 
     def worker(self, name: str) -> Worker | None:
         return next((w for w in self.workers if w.name == name), None)
+
+
+def liveness(worker: Worker, now: datetime) -> WorkerState:
+    """A worker's liveness at ``now``, derived from its last heartbeat."""
+    return WorkerState.ONLINE if now - worker.last_seen <= OFFLINE_AFTER else WorkerState.OFFLINE
+
+
+def used(worker: Worker) -> int:
+    """How much of its capacity a worker uses: the unexpired claims it holds (at most its capacity)."""
+    return min(len(worker.running), worker.capacity)
 
 
 @dataclass(frozen=True, slots=True)

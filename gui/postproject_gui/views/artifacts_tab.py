@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import ArtifactState, RepresentationId
-from postproject_gui.artifact_states import KnowledgeGlyph, palette_for
+from postproject_gui.look.artifact_states import KnowledgeGlyph, palette_for
+from postproject_gui.look.theme import Theme
 from postproject_gui.models.artifact_model import REPRESENTATION_ID_ROLE, ArtifactTableModel, artifact_icon
 from postproject_gui.models.artifact_proxy import ArtifactFilterProxy
-from postproject_gui.theme import Theme
 from postproject_gui.views.job_table_view import CellDelegate
 
 ROW_HEIGHT = 22

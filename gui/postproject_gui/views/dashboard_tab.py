@@ -1,6 +1,6 @@
 """The Dashboard tab (Ctrl+4): throughput per kind, failure rate, backlog size and age, over
 the last hour or day, drawn with pyqtgraph from the revision feed (see
-:mod:`postproject_gui.dashboard_data`), and worker utilisation: the share of the online
+:mod:`postproject_gui.models.dashboard_data`), and worker utilisation: the share of the online
 workers' capacity in use, sampled each time the window reads the registered workers (every
 few seconds while this tab or the Workers tab is shown, and when jobs are claimed or finish).
 
@@ -35,13 +35,13 @@ from PySide6.QtWidgets import (
 
 from postproject import JobId, JobState, Revision
 from postproject.model.workers import WorkerState
-from postproject_gui import timefmt
-from postproject_gui.dashboard_data import DAY, DashboardData, Series, job_events
+from postproject_gui.look.theme import Theme
+from postproject_gui.models.dashboard_data import DashboardData, Series
 from postproject_gui.models.flat_table import AnyIndex
-from postproject_gui.services.types import JobCounts, WorkerList
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import Theme
-from postproject_gui.worker_watch import liveness, used
+from postproject_gui.services.dashboard_reads import DAY, job_events
+from postproject_gui.services.types import JobCounts, WorkerList, liveness, used
+from postproject_gui.session.monitor_session import MonitorSession
+from postproject_gui.text import timefmt
 
 CLOCK_MS = 30_000
 UTILISATION_TITLE = "Worker utilisation (% of online capacity in use)"

@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import JobState
-from postproject_gui.models.filters import WITHIN, JobFilter
+from postproject_gui.look.states import STATE_LOOKS
+from postproject_gui.services.filters import WITHIN, JobFilter
 from postproject_gui.settings import Settings
-from postproject_gui.states import STATE_LOOKS
 
 STUCK = "stuck"
 ALL = ""  # item data of "All ..."

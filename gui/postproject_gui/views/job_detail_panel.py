@@ -24,14 +24,14 @@ from PySide6.QtWidgets import (
 
 from postproject import Action, JobState
 from postproject.model.jobs import AttemptOutcome
-from postproject_gui import cli_command, params, timefmt
-from postproject_gui import location as production_location
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
+from postproject_gui.look.states import STATE_LOOKS, ClaimHealth
+from postproject_gui.look.theme import Theme, set_style_property, state_icon
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
-from postproject_gui.states import STATE_LOOKS, ClaimHealth
-from postproject_gui.theme import Theme, set_style_property, state_icon
+from postproject_gui.text import cli_command, params, timefmt
+from postproject_gui.text import location as production_location
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
 from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button

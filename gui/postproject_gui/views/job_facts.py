@@ -9,10 +9,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from postproject import JobId, JobState
-from postproject_gui import progress_text, timefmt
+from postproject_gui.look.states import STATE_LOOKS, ClaimHealth, Palette
 from postproject_gui.models.columns import short_id
 from postproject_gui.services.types import JobDetail
-from postproject_gui.states import STATE_LOOKS, ClaimHealth, Palette
+from postproject_gui.text import progress_text, timefmt
 
 MAX_INPUT_LINES = 12
 FACTS = (

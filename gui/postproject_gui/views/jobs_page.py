@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from postproject import JobId
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import Theme
+from postproject_gui.look.theme import Theme
+from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.failure_groups import FailureGroupsPanel
 from postproject_gui.views.filter_bar import FilterBar
 from postproject_gui.views.job_detail_panel import JobDetailPanel

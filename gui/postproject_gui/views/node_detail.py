@@ -25,11 +25,16 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import ArtifactState, Availability, JobState
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_states import AVAILABILITY_LOOKS, KNOWLEDGE_LOOKS, SOURCE_LOOK, ArtifactLook
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import (
+    AVAILABILITY_LOOKS,
+    KNOWLEDGE_LOOKS,
+    SOURCE_LOOK,
+    ArtifactLook,
+)
+from postproject_gui.look.states import STATE_LOOKS
+from postproject_gui.look.theme import Theme, paint_artifact_glyph, panel_style, state_icon
 from postproject_gui.services.types import GraphRead
-from postproject_gui.states import STATE_LOOKS
-from postproject_gui.theme import Theme, paint_artifact_glyph, panel_style, state_icon
 from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button
 
 LOOKS_BY_NAME: dict[str, ArtifactLook] = {

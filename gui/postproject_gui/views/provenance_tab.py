@@ -32,11 +32,11 @@ from PySide6.QtWidgets import (
 )
 
 from postproject import ArtifactState, RepresentationId
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_states import KNOWLEDGE_LOOKS, SOURCE_LOOK
 from postproject_gui.diagram.provenance_scene import ProvenanceScene
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import KNOWLEDGE_LOOKS, SOURCE_LOOK
+from postproject_gui.look.theme import Theme, paint_artifact_glyph
 from postproject_gui.services.types import GraphRead
-from postproject_gui.theme import Theme, paint_artifact_glyph
 from postproject_gui.views.node_detail import NodeDetailPanel
 from postproject_gui.views.provenance_view import ProvenanceView
 from postproject_gui.views.widgets import tool_button

@@ -12,12 +12,12 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPaintEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from postproject import ArtifactState, JobState
-from postproject_gui import artifact_states as looks
-from postproject_gui.artifact_states import KnowledgeGlyph
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.look import artifact_states as looks
+from postproject_gui.look.artifact_states import KnowledgeGlyph
+from postproject_gui.look.states import HEALTH_LOOKS, STATE_LOOKS, ClaimHealth, Glyph
+from postproject_gui.look.theme import Theme, paint_artifact_glyph, paint_glyph
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimOutlook, JobCounts, StaleCount
-from postproject_gui.states import HEALTH_LOOKS, STATE_LOOKS, ClaimHealth, Glyph
-from postproject_gui.theme import Theme, paint_artifact_glyph, paint_glyph
 
 
 class CountCard(QToolButton):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from postproject_gui import location as production_location
-from postproject_gui.theme import Theme
+from postproject_gui.look.theme import Theme
+from postproject_gui.text import location as production_location
 
 MESSAGE_MS = 8000
 

@@ -4,7 +4,7 @@ attempts by outcome; selecting a worker lists its newest attempts (double-click 
 its job). "Finalize lost work…" ends expired, unrenewed claims (the monitor never does it on
 its own).
 
-What it shows comes from the session's :class:`~postproject_gui.worker_watch.WorkerWatch`;
+What it shows comes from the session's :class:`~postproject_gui.session.worker_watch.WorkerWatch`;
 while the tab is visible the watch reads every few seconds (heartbeats are not revisions,
 so the feed cannot say when they arrive) and a 1 Hz clock moves the ages and liveness.
 """
@@ -28,13 +28,12 @@ from PySide6.QtWidgets import (
 
 from postproject import SystemClock
 from postproject.model.workers import WorkerState
+from postproject_gui.look.theme import Theme, glyph_icon
 from postproject_gui.models import roles
 from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
-from postproject_gui.services.types import WorkerList
-from postproject_gui.session import MonitorSession
-from postproject_gui.theme import Theme, glyph_icon
+from postproject_gui.services.types import WorkerList, liveness, used
+from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.widgets import section_label
-from postproject_gui.worker_watch import liveness, used
 
 EMPTY = (
     "No registered workers yet. A worker registers when it starts "

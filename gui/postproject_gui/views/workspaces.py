@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QToolBar
 
-from postproject_gui.models.filters import JobFilter
+from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
 
 

@@ -36,7 +36,7 @@ from postproject.storage.postgresql import connection
 from postproject.storage.postgresql.uri import PostgresUri
 
 CHANNEL = "postproject"
-PROGRESS = "progress"  # the payload's rest when a progress report signalled (see progress_writes)
+PROGRESS = "progress"  # the payload's rest when a progress report signalled (see writes.WriteSession.PROGRESS_NOTICE)
 PROBE_EVERY = 30.0  # seconds between idle clock samples on the listening connection
 SERVER_NOW = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
 DRIFT = 100e-6  # how fast a clock sample's bound widens (100 ppm, far above real oscillators)

@@ -1,4 +1,4 @@
-"""The claim statements of PostgreSQL's write session (:mod:`.job_writes`).
+"""The claim statements of PostgreSQL's write session (:mod:`.writes`).
 
 A claim takes its job with ``FOR UPDATE SKIP LOCKED`` in one statement: a claim never waits
 for another claim's job row. A registered worker's claim
@@ -10,19 +10,15 @@ from __future__ import annotations
 
 from postproject.engine import WorkerFacts
 from postproject.engine.claims import WorkerGate
-from postproject.model.lifecycle import JobState
+from postproject.storage.postgresql.types import DIALECT
+from postproject.storage.sql import leases
 
-CLAIMED = JobState.CLAIMED.code
-REQUESTED = JobState.REQUESTED.code
-
-SET_CLAIM = """state = 2, claim_secret_hash = %(secret)s, claim_tool_name = %(tool_name)s,
-    claim_tool_version = %(tool_version)s, claim_tool_uri = %(tool_uri)s, claim_agent_name = %(agent)s,
-    claim_worker_id = %(worker)s, claim_session = %(session)s, claimed_at = %(now)s,
-    claim_expires_at = %(expires)s, claim_sequence = %(seq)s, claim_attempt = attempts + 1,
-    attempts = attempts + 1, updated_sequence = %(seq)s"""
-_READY = "(not_before IS NULL OR not_before <= %(now)s)"
-# A requested job that waits on a dependency (waiting > 0) is not claimable.
-CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {_READY}) OR (state = {CLAIMED} AND claim_expires_at <= %(now)s))"
+CLAIMED = leases.CLAIMED
+REQUESTED = leases.REQUESTED
+# The shared claim (postproject.storage.sql.leases) in psycopg's placeholders.
+SET_CLAIM = DIALECT.sql(leases.SET_CLAIM)
+_READY = DIALECT.sql(leases.READY)
+CLAIMABLE = DIALECT.sql(leases.CLAIMABLE)
 RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
 
 
@@ -50,20 +46,20 @@ def claim_next_sql(by_kind: bool, *, wait: bool, gated: bool = False) -> str:
         ready = (
             "SELECT r.* FROM unnest(%(kinds)s::text[]) AS k (kind) CROSS JOIN LATERAL "
             "(SELECT id, priority AS p, available_at AS a FROM jobs "
-            f"WHERE state = 1 AND waiting = 0 AND kind = k.kind AND {_READY}{allowed} {ready_order} {lock}) r"
+            f"WHERE state = {REQUESTED} AND waiting = 0 AND kind = k.kind AND {_READY}{allowed} {ready_order} {lock}) r"
         )
     else:
         ready = (
             "SELECT id, priority AS p, available_at AS a FROM jobs "
-            f"WHERE state = 1 AND waiting = 0 AND {_READY}{allowed} {ready_order} {lock}"
+            f"WHERE state = {REQUESTED} AND waiting = 0 AND {_READY}{allowed} {ready_order} {lock}"
         )
     expired = (
         "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
-        f"WHERE state = 2 AND claim_expires_at <= %(now)s{kind}{allowed} ORDER BY claim_expires_at, id LIMIT 1"
+        f"WHERE state = {CLAIMED} AND claim_expires_at <= %(now)s{kind}{allowed} ORDER BY claim_expires_at, id LIMIT 1"
     )
     held = (
-        f"EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0{kind} AND {_READY}) "
-        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= %(now)s{kind})"
+        f"EXISTS (SELECT 1 FROM jobs WHERE state = {REQUESTED} AND waiting = 0{kind} AND {_READY}) "
+        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = {CLAIMED} AND claim_expires_at <= %(now)s{kind})"
     )
     facts = ", f.session, f.last_seen, f.capacity, f.kinds, f.active" if gated else ""
     return (

@@ -22,10 +22,10 @@ from postproject.storage.postgresql import connection, copying, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
-from postproject.storage.postgresql.graph import Graph
 from postproject.storage.postgresql.reads import Reader
 from postproject.storage.postgresql.uri import PostgresUri, parse
 from postproject.storage.postgresql.writes import WriteSession
+from postproject.storage.sql.graph import Graph
 
 POOL_SIZE = 8  # read connections per open production, at most
 

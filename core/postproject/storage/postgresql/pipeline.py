@@ -5,6 +5,11 @@ pipeline (one round trip); the first statement sent opens the transaction (``REA
 COMMITTED``, job counts deferred to the commit, the lock wait bounded by the busy timeout).
 A queued statement that must touch a given number of rows says so (``pp_expect``): any other
 count aborts the transaction, so a ``COMMIT`` in the same pipeline cannot publish it.
+
+A savepoint is sent only when a round trip happens inside its operation: until then the
+operation's statements are still queued here, and undoing them is forgetting them (most
+operations queue their writes and end without a round trip: no SAVEPOINT, no RELEASE, no
+subtransaction on the server).
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from typing import Any, Protocol
 
 import psycopg
 
-from postproject.engine import ChangedInput, LeaseRow
 from postproject.model.errors import (
     ConflictError,
     InvalidArgumentError,
@@ -22,7 +26,6 @@ from postproject.model.errors import (
     PostProjectError,
     Reason,
 )
-from postproject.model.revisions import RevisionEvent
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.uri import PostgresUri
@@ -81,93 +84,25 @@ class Host(Protocol):
 
 
 class Pipeline:
-    """One edit's transaction: statements queued and sent in pipelines, savepoints, staged events,
-    and what the edit wrote (see :mod:`postproject.storage.postgresql.writes`)."""
+    """One edit's statements on the write connection: queued, then sent in one pipeline with
+    the next statement whose answer the edit needs (see the module docstring)."""
 
     def __init__(self, host: Host, conn: Connection, *, busy_timeout: float) -> None:
         self.host = host
         self.conn = conn
         self.uri = host.uri
         self.busy_timeout = busy_timeout
-        self.sequence = PROVISIONAL
-        self.positions = 0
-        self.staged: list[RevisionEvent] = []
-        self.state_written = False  # stored state that is not a revision (heartbeats, registrations)
-        self._subjects: list[bytes | None] = []
+        self.begun = False
         self._queue: list[tuple[str, Params | None]] = []
         self._keep: set[int] = set()  # positions in _queue whose cursors the next send keeps
         self.kept: list[psycopg.Cursor[Any]] = []  # their cursors, after that send
-        self._begun = False
-        self._failed: PostProjectError | None = None  # the transaction is aborted
-        self._savepoints = 0
+        self.failed: PostProjectError | None = None  # the transaction is aborted
         self._unsent: dict[str, int] = {}  # savepoints not yet sent -> their place in _queue
-        self._mark_read = False
-        self.reset_mark: int | None = None  # reset_clock's new mark
-        # What this edit wrote, by table (renumbered at commit) and what it knows of it.
-        self.written: dict[str, dict[Any, Any]] = {
-            name: {}
-            for name in (
-                "assets",
-                "media_roots",
-                "representations",
-                "fingerprints",
-                "activities",
-                "metadata",
-                "jobs",
-            )
-        }
-        self.consumed: dict[bytes, None] = {}  # inputs of this edit's activities
-        # job id -> (lease row, changed input) read and locked by this edit
-        self.leases: dict[bytes, tuple[LeaseRow, ChangedInput | None]] = {}
-        self._journal: list[tuple[dict[Any, Any], Any]] = []  # additions, undone by a savepoint rollback
-
-    @property
-    def stored_high_water(self) -> int | None:
-        """The durable clock mark: as this process last saw it (its commits, notifications), read
-        again in the edit when that is ahead of the server's time (a clock that ran ahead, or a
-        mark lowered by ``reset_clock`` since), so a stale mark can never wedge a process."""
-        if self.reset_mark is not None:
-            return self.reset_mark
-        known = self.host.high_water
-        server = self.host.server_now()
-        if known is not None and not self._mark_read and (server is None or known > server):
-            self._mark_read = True
-            known = self.one(DURABLE_MARK)[0]
-            self.host.committed(None, known, None, 0.0, reset=True)
-        return known
-
-    @stored_high_water.setter
-    def stored_high_water(self, value: int | None) -> None:
-        raise AttributeError("the stored high-water mark is the engine's")
-
-    # --- sending -----------------------------------------------------------------------
-
-    def remember(self, table: str, key: Any, value: Any = None) -> None:
-        """Record that this edit wrote ``key`` in ``table`` (undone with its savepoint)."""
-        target = self.consumed if table == "consumed" else self.written[table]
-        if key not in target:
-            target[key] = value
-            self._journal.append((target, key))
-        elif value is not None:
-            target[key] = value
-
-    def learn(self, table: str, keys: Iterable[bytes]) -> None:
-        """Rows seen to exist (rows are never deleted); those this edit wrote become known only
-        when it commits."""
-        written = self.written.get(table, {})
-        self.host.known.add(table, [k for k in keys if k not in written])
-
-    def created(self, table: str, key: Any) -> bool:
-        return key in self.written[table]
-
-    def exists(self, table: str, key: bytes | str) -> bool:
-        """Known to exist for this edit: written by it, or seen committed by this engine."""
-        return key in self.written[table] or self.host.known.has(table, key)
 
     def queue(self, sql: str, params: Params | None = None, *, keep: bool = False) -> None:
         """Send a statement with the next round trip (its errors surface there); ``keep``: its
         cursor is in :attr:`kept` after that round trip."""
-        self._check()
+        self.check()
         if keep:
             self._keep.add(len(self._queue))
         self._queue.append((sql, params))
@@ -181,7 +116,7 @@ class Pipeline:
         self, sql: str | None = None, params: Params | None = None, *, then: str | None = None
     ) -> psycopg.Cursor[Any] | None:
         """Send the queued statements, ``sql`` and ``then`` in one round trip; ``sql``'s cursor."""
-        self._check()
+        self.check()
         statements, keep = self._queue, self._keep
         self._queue, self._keep, self.kept = [], set(), []
         for inserted, (name, place) in enumerate(self._unsent.items()):  # outermost first
@@ -189,7 +124,7 @@ class Pipeline:
             statements.insert(at, (f"SAVEPOINT {name}", None))
             keep = {position + (position >= at) for position in keep}
         self._unsent.clear()
-        if not self._begun:
+        if not self.begun:
             begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
             timeout = max(1, int(self.busy_timeout * 1000))
             if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
@@ -198,7 +133,7 @@ class Pipeline:
                 self.host.lock_timeouts[id(self.conn)] = timeout
             statements[:0] = begin
             keep = {position + len(begin) for position in keep}
-            self._begun = True
+            self.begun = True
         cursor = None
         try:
             with self.conn.pipeline():
@@ -211,8 +146,8 @@ class Pipeline:
                 if then is not None:
                     self.conn.execute(then)
         except psycopg.Error as exc:
-            self._failed = self._translate(exc)
-            raise self._failed from exc
+            self.failed = self._translate(exc)
+            raise self.failed from exc
         return cursor
 
     def one(self, sql: str, params: Params | None = None) -> Any:
@@ -241,72 +176,53 @@ class Pipeline:
             return InvalidArgumentError(message)
         return translate(exc, self.uri)
 
-    def _check(self) -> None:
-        if self._failed is not None:
-            raise self._failed
+    def check(self) -> None:
+        """Raise the error that aborted the transaction, if one did."""
+        if self.failed is not None:
+            raise self.failed
 
-    # --- events and savepoints ---------------------------------------------------------
+    # --- savepoints ----------------------------------------------------------------------
 
-    def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None:
-        """Stage an event; staged events are written with the revision at commit."""
-        self.staged.append(RevisionEvent(self.positions, kind, payload))
-        self._subjects.append(subject)
-        self.positions += 1
-
-    def mark(self) -> int:
-        return self.positions
-
-    def rewind(self, mark: object) -> None:
-        assert isinstance(mark, int)
-        self.positions = mark
-        del self.staged[mark:], self._subjects[mark:]
-
-    # A savepoint is sent only when a round trip happens inside its operation: until then the
-    # operation's statements are still queued here, and undoing them is forgetting them (most
-    # operations queue their writes and end without a round trip: no SAVEPOINT, no RELEASE, no
-    # subtransaction on the server).
-
-    def savepoint(self) -> tuple[str, int, int]:
-        self._check()
-        name = f"op{self._savepoints}"
-        self._savepoints += 1
+    def savepoint(self, name: str) -> None:
+        """Take savepoint ``name`` where the queue is now (sent with the next round trip)."""
+        self.check()
         self._unsent[name] = len(self._queue)
-        return name, self.positions, len(self._journal)
 
-    def release_savepoint(self, token: object) -> None:
-        name, _, _ = _savepoint(token)
-        self._savepoints -= 1
+    def release(self, name: str) -> None:
         if self._unsent.pop(name, None) is None:
             self.queue(f"RELEASE {name}")
 
-    def rollback_savepoint(self, token: object) -> None:
-        """Undo everything since the savepoint: rows, staged events and what the edit remembers."""
-        name, positions, journal = _savepoint(token)
-        self._savepoints -= 1
-        self.positions = positions
-        del self.staged[positions:], self._subjects[positions:]
-        while len(self._journal) > journal:
-            target, key = self._journal.pop()
-            target.pop(key, None)
-        self.leases.clear()
+    def rollback_to(self, name: str) -> None:
+        """Undo the statements since savepoint ``name`` (and release it)."""
         place = self._unsent.pop(name, None)
         if place is not None:  # never sent: nothing since it reached the server either
             del self._queue[place:]
             self._keep = {position for position in self._keep if position < place}
             return
-        if self._failed is None:
+        if self.failed is None:
             self.queue(f"ROLLBACK TO {name}")
             self.queue(f"RELEASE {name}")
             return
-        failed, self._failed = self._failed, None
+        failed, self.failed = self.failed, None
         try:  # the transaction is aborted: only rolling back to the savepoint can revive it
             self._queue, self._keep = [(f"ROLLBACK TO {name}", None), (f"RELEASE {name}", None)], set()
             self.send()
         except PostProjectError:
-            self._failed = failed
+            self.failed = failed
 
+    def ended(self) -> None:
+        """The transaction ended (committed or rolled back): nothing queued, nothing failed."""
+        self._queue, self._keep, self.failed, self.begun = [], set(), None, False
+        self._unsent.clear()
 
-def _savepoint(token: object) -> tuple[str, int, int]:
-    assert isinstance(token, tuple), "a savepoint token from this session"
-    name, positions, journal = token
-    return str(name), int(positions), int(journal)
+    def end(self, statements: list[tuple[str, Params | None]]) -> None:
+        """Send ``statements`` (a rollback and what follows it) in one pipeline, outside the edit."""
+        self.ended()
+        if not statements:
+            return
+        try:
+            with self.conn.pipeline():
+                for statement, values in statements:
+                    self.conn.execute(statement, values)
+        except psycopg.Error as exc:
+            raise translate(exc, self.uri) from exc

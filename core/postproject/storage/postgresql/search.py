@@ -10,11 +10,13 @@ import re
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery
+from postproject.model.lifecycle import JobState
 from postproject.storage import job_pages
 from postproject.storage.postgresql.types import Id
 
 TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
 _HEX = re.compile(r"[0-9a-f]+")
+FAILED = JobState.FAILED.code
 
 
 def _like(term: str) -> str:
@@ -136,7 +138,7 @@ def job_search(
 def failure_diagnostics(kind: str | None, limit: int) -> tuple[str, list[Any]]:
     sql = (
         "SELECT failure_diagnostic, count(*), (array_agg(id ORDER BY id DESC))[1], max(finished_at) "
-        "FROM jobs WHERE state = 4"
+        f"FROM jobs WHERE state = {FAILED}"
         + (" AND kind = %s" if kind is not None else "")
         + ' GROUP BY failure_diagnostic ORDER BY count(*) DESC, failure_diagnostic COLLATE "C" LIMIT %s'
     )

@@ -16,6 +16,9 @@ from typing import Any
 from psycopg import adapt, postgres
 from psycopg.pq import Format
 
+from postproject.storage.postgresql.rows import REPRESENTATION_COLUMNS
+from postproject.storage.sql.dialect import Dialect
+
 UUID_OID = postgres.types["uuid"].oid
 UUID_ARRAY_OID = postgres.types["uuid"].array_oid
 
@@ -33,6 +36,21 @@ def ids(values: Iterable[bytes]) -> list[Id]:
 
 def optional(value: bytes | None) -> Id | None:
     return Id(value) if value is not None else None
+
+
+# The shared statements (postproject.storage.sql) in PostgreSQL's dialect: ids bound as uuid,
+# id lists as one uuid[] (``= ANY(%s)``), no index hints (the planner picks them; see
+# pipeline.INDEX_PLANS), and walks breadth first (a recursive query does not keep SQLite's order).
+DIALECT = Dialect(
+    name="postgresql",
+    pyformat=True,
+    id=Id,
+    id_array=ids,
+    index_hints=False,
+    representation_columns=REPRESENTATION_COLUMNS,
+    any_id="(array_agg({}))[1]",
+    recursive_walk=False,
+)
 
 
 class _IdBinaryDumper(adapt.Dumper):

@@ -1,25 +1,31 @@
 """One edit: a ``READ COMMITTED`` transaction on the engine's write connection, numbered at commit.
 
 Edits of several processes run at once (there is no write lock). While open, an edit writes
-its rows with a provisional sequence (:data:`PROVISIONAL`, larger than any revision number:
-``sequence`` compares equal only to rows of this edit, and a claim made in an earlier revision
-is always smaller) and remembers what it wrote. ``commit`` sends ``pp_publish`` and ``COMMIT``
-in one round trip: under a transaction-scoped advisory lock the edit takes the next number,
-its rows get it, its activities' edge snapshots are captured, the revision and its events are
-written and listeners are notified (see ``migrations/0007_baseline.sql``). Job counts are
-deferred constraint triggers, applied at that commit under the same lock.
+its rows with a provisional sequence (:data:`.pipeline.PROVISIONAL`, larger than any revision
+number: ``sequence`` compares equal only to rows of this edit, and a claim made in an earlier
+revision is always smaller) and remembers what it wrote. ``commit`` sends ``pp_publish`` and
+``COMMIT`` in one round trip: under a transaction-scoped advisory lock the edit takes the next
+number, its rows get it, its activities' edge snapshots are captured, the revision and its
+events are written and listeners are notified (see ``migrations/0007_baseline.sql``). Job
+counts are deferred constraint triggers, applied at that commit under the same lock.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
 job's row was read and locked by ``lease_row``) are queued and sent in one pipeline with the
-next statement that needs an answer, each with the row count it must have (``pp_expect``);
-answers this edit already knows (facts of what it created) come from memory. A claim is two
-round trips (the claim, the commit), also by a registered worker (its row's check rides on the
-claim: :mod:`.claims`), a completion two or three.
+next statement that needs an answer (:mod:`.pipeline`), each with the row count it must have
+(``pp_expect``); answers this edit already knows (facts of what it created) come from memory.
+A claim is two round trips (the claim, the commit), also by a registered worker (its row's
+check rides on the claim: :mod:`.claims`), a completion two or three.
+
+The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
+own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
+Claims take their job with ``FOR UPDATE SKIP LOCKED``: a claim never waits for another claim's
+job row. ``lease_row`` reads and locks a job's row (until the edit ends), so the lease
+transition that follows it is known to succeed and is sent ahead without waiting.
 
 An edit that adds provenance edges from representations that existed before it repeats the
-cycle check at commit, under the numbering lock (:data:`NO_CYCLE`): two concurrent edits each
-adding one edge of a cycle both pass the check made while they were open.
+cycle check at commit, under the numbering lock (:data:`.statements.NO_CYCLE`): two concurrent
+edits each adding one edge of a cycle both pass the check made while they were open.
 
 A statement that fails aborts the PostgreSQL transaction: unless a savepoint taken before it
 is rolled back, every later call of the edit raises that error, and ``rollback`` ends it.
@@ -29,42 +35,136 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-import psycopg
-
-from postproject.engine import ActivityFacts, OutputFacts, WorkerFacts
-from postproject.model import clock, paths
-from postproject.model.activities import ActivitySpec
-from postproject.model.assets import Fingerprint
+from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
+from postproject.engine.claims import WorkerGate
+from postproject.model import clock
 from postproject.model.errors import AlreadyExistsError
-from postproject.model.jobs import Job
-from postproject.storage.postgresql import rows
-from postproject.storage.postgresql.errors import translate
-from postproject.storage.postgresql.job_writes import JobWrites
-from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL
-from postproject.storage.postgresql.progress_writes import ProgressWrites
-from postproject.storage.postgresql.service import PRINCIPAL, ServiceWriter
-from postproject.storage.postgresql.types import Id, ids, optional
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import JobId
+from postproject.model.lifecycle import Action, JobState, sources
+from postproject.storage import rows
+from postproject.storage.postgresql import statements as pg
+from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
+from postproject.storage.postgresql.claims import claim_next_sql, gate_holds
+from postproject.storage.postgresql.connection import Connection
+from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL, Host, Params, Pipeline
+from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
+from postproject.storage.sql import leases
+from postproject.storage.sql.dialect import Dialect
+from postproject.storage.sql.leases import EndClaim, StopClaim
+from postproject.storage.sql.service import PRINCIPAL
+from postproject.storage.sql.writes import SqlWrites
 
-Params = Sequence[Any] | dict[str, Any]
+CLAIMED = JobState.CLAIMED.code
+# A worker's row, held until the edit ends: two claims by one worker count each other's.
+_WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 
 
-class WriteSession(JobWrites, ProgressWrites):
+def _allowed(action: Action) -> frozenset[int]:
+    return frozenset(state.code for state in sources(action))
+
+
+class WriteSession(SqlWrites):
     """The statements of one edit (see the module docstring)."""
 
+    dialect: ClassVar[Dialect] = DIALECT
+    # A signalling progress report wakes followers on every host (NOTIFY is sent at commit, and
+    # repeats within a transaction fold into one); the payload names only the schema.
+    PROGRESS_NOTICE = (
+        ", CASE WHEN progress_signalled_at = :now THEN "
+        f"(SELECT 1 FROM pg_notify('{CHANNEL}', current_schema() || ' {PROGRESS}')) END"
+    )
+    LOCK_WORKER = _WORKER_ROW_LOCK
+    LOCK_IDEMPOTENCY_KEY = "SELECT pg_advisory_xact_lock(1347441203, hashtext(?))"
+
+    def __init__(self, host: Host, conn: Connection, *, busy_timeout: float) -> None:
+        super().__init__()
+        self.host = host
+        self.uri = host.uri
+        self.pipeline = Pipeline(host, conn, busy_timeout=busy_timeout)
+        self.sequence = PROVISIONAL
+        self._savepoints = 0
+        self._mark_read = False
+        self.reset_mark: int | None = None  # reset_clock's new mark
+        # job id -> (lease row, changed input) read and locked by this edit
+        self.leases: dict[bytes, tuple[LeaseRow, ChangedInput | None]] = {}
+
     @property
-    def service(self) -> ServiceWriter:
-        return ServiceWriter(self)
+    def stored_high_water(self) -> int | None:
+        """The durable clock mark: as this process last saw it (its commits, notifications), read
+        again in the edit when that is ahead of the server's time (a clock that ran ahead, or a
+        mark lowered by ``reset_clock`` since), so a stale mark can never wedge a process."""
+        if self.reset_mark is not None:
+            return self.reset_mark
+        known = self.host.high_water
+        server = self.host.server_now()
+        if known is not None and not self._mark_read and (server is None or known > server):
+            self._mark_read = True
+            known = self.one(DURABLE_MARK)[0]
+            self.host.committed(None, known, None, 0.0, reset=True)
+        return known
 
-    # --- setup and files -----------------------------------------------------------------
+    @stored_high_water.setter
+    def stored_high_water(self, value: int | None) -> None:
+        raise AttributeError("the stored high-water mark is the engine's")
 
-    def insert_asset(self, asset_id: bytes, name: str | None, now: int) -> None:
-        self.queue(
-            "INSERT INTO assets (id, name, created_at, created_sequence) VALUES (%s, %s, %s, %s)",
-            (Id(asset_id), name, now, PROVISIONAL),
-        )
-        self.remember("assets", asset_id)
+    # --- statements, memory and savepoints -----------------------------------------------
+
+    def one(self, sql: str, params: Params | None = None) -> Any:
+        return self.pipeline.one(sql, params)
+
+    def all(self, sql: str, params: Params | None = None) -> list[Any]:
+        return self.pipeline.all(sql, params)
+
+    def rowcount(self, sql: str, params: Params | None = None) -> int:
+        return self.pipeline.rowcount(sql, params)
+
+    def later(self, sql: str, params: Params | None = None) -> None:
+        self.pipeline.queue(sql, params)
+
+    def learn(self, table: str, keys: Iterable[bytes]) -> None:
+        """Rows seen to exist (rows are never deleted); those this edit wrote become known only
+        when it commits."""
+        written = self.written.get(table, {})
+        self.host.known.add(table, [k for k in keys if k not in written])
+
+    def exists(self, table: str, key: bytes | str) -> bool:
+        """Known to exist for this edit: written by it, or seen committed by this engine."""
+        return key in self.written[table] or self.host.known.has(table, key)
+
+    def touched(self, job_id: bytes) -> None:
+        """This edit changes ``job_id``: renumber it at commit; its lease row is stale."""
+        self.remember("jobs", job_id)
+        self.leases.pop(job_id, None)
+
+    def fingerprinted(self, rep_id: bytes) -> None:
+        self.remember("fingerprints", rep_id)
+        self.leases.clear()  # a prefetched "inputs changed" answer may be stale now
+
+    def savepoint(self) -> tuple[str, int, int]:
+        name = f"op{self._savepoints}"
+        self._savepoints += 1
+        self.pipeline.savepoint(name)
+        return name, self.positions, len(self.created.journal)
+
+    def release_savepoint(self, token: object) -> None:
+        name, _, _ = _savepoint(token)
+        self._savepoints -= 1
+        self.pipeline.release(name)
+
+    def rollback_savepoint(self, token: object) -> None:
+        """Undo everything since the savepoint: rows, staged events and what the edit remembers."""
+        name, positions, journal = _savepoint(token)
+        self._savepoints -= 1
+        self.positions = positions
+        del self.staged[positions:], self._subjects[positions:]
+        self.created.undo(journal)
+        self.leases.clear()
+        self.pipeline.rollback_to(name)
+
+    # --- setup, files and provenance ---------------------------------------------------
 
     def media_root_path(self, name: str) -> tuple[str | None] | None:
         if name in self.written["media_roots"]:
@@ -84,78 +184,15 @@ class WriteSession(JobWrites, ProgressWrites):
             raise AlreadyExistsError(f"media root {name!r} already exists")
         self.remember("media_roots", name, (path, root_id))
 
-    def insert_representation(
-        self,
-        rep_id: bytes,
-        asset_id: bytes,
-        kind: int,
-        path: str,
-        root: str | None,
-        size: int,
-        mtime: int,
-        now: int,
-        fingerprint: Fingerprint,
-    ) -> bool:
-        """Insert a representation and its first fingerprint; False when its asset or root is absent."""
-        sql = (
-            "WITH r AS (INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, "
-            "created_at, created_sequence) SELECT %(id)s, %(asset)s, %(kind)s, %(path)s, %(root)s, %(size)s, "
-            "%(mtime)s, %(now)s, %(seq)s WHERE EXISTS (SELECT 1 FROM assets WHERE id = %(asset)s) AND "
-            "(%(root)s::text IS NULL OR EXISTS (SELECT 1 FROM media_roots WHERE name = %(root)s)) RETURNING id), "
-            "w AS (INSERT INTO representation_fingerprints (representation_id, algorithm, version, value, "
-            "recorded_sequence) SELECT id, %(algorithm)s, %(version)s, %(value)s, %(seq)s FROM r RETURNING 1)"
-        )
-        params = {
-            "id": Id(rep_id),
-            "asset": Id(asset_id),
-            "kind": kind,
-            "path": path,
-            "root": root,
-            "size": size,
-            "mtime": mtime,
-            "now": now,
-            "seq": PROVISIONAL,
-            "algorithm": fingerprint.algorithm,
-            "version": fingerprint.version,
-            "value": fingerprint.value,
-        }
-        if self.exists("assets", asset_id) and (root is None or self.exists("media_roots", root)):
-            self.queue_expecting(
-                sql, params, 1, "PPN01", f"the asset or media root of {path!r} does not exist"
-            )
-        elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
-            return False
-        self.remember("representations", rep_id, (OutputFacts(asset_id, kind, PROVISIONAL), path, root))
-        self.remember("fingerprints", rep_id)
-        return True
-
-    def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
-        """(stored path, root name) of a representation as this edit sees it, or None."""
-        created = self.written["representations"].get(rep_id)
-        if created is not None:
-            return paths.decode_path(created[1]), created[2]
-        row = self.one("SELECT path, root_name FROM representations WHERE id = %s", (Id(rep_id),))
-        return (paths.decode_path(row[0]), row[1]) if row is not None else None
-
-    def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
-        self.queue(
-            "UPDATE representations SET size = %s, mtime = %s WHERE id = %s", (size, mtime, Id(rep_id))
-        )
-
-    def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool:
-        """Record a fingerprint; False when the same value is already current."""
-        row = self.one(
-            "INSERT INTO representation_fingerprints AS f (representation_id, algorithm, version, value, "
-            "recorded_sequence) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (representation_id, algorithm, version) "
-            "DO UPDATE SET value = excluded.value, recorded_sequence = excluded.recorded_sequence "
-            "WHERE f.value IS DISTINCT FROM excluded.value RETURNING 1",
-            (Id(rep_id), fingerprint.algorithm, fingerprint.version, fingerprint.value, PROVISIONAL),
-        )
-        if row is None:
-            return False
-        self.remember("fingerprints", rep_id)
-        self.forget_leases()  # a prefetched "inputs changed" answer may be stale now
-        return True
+    def insert_representation_row(self, values: dict[str, Any]) -> bool:
+        root = values["root"]
+        if self.exists("assets", bytes(values["asset"])) and (
+            root is None or self.exists("media_roots", root)
+        ):
+            message = f"the asset or media root of {values['path']!r} does not exist"
+            self.pipeline.queue_expecting(pg.INSERT_REPRESENTATION, values, 1, "PPN01", message)
+            return True
+        return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
 
     def missing(self, table: str, wanted: Sequence[bytes]) -> list[bytes]:
         """Those of ``wanted`` absent from ``table``."""
@@ -170,63 +207,28 @@ class WriteSession(JobWrites, ProgressWrites):
         self.learn(table, found)
         return [i for i in unknown if i not in found]
 
-    # --- provenance and metadata -----------------------------------------------------------
-
     def creates_cycle(self, inputs: Sequence[bytes], outputs: Sequence[bytes]) -> bool:
         """Would edges inputs -> outputs close a loop (an output already upstream of an input)?"""
         if not inputs:
             return False
-        row = self.one(
-            "WITH RECURSIVE upstream(id) AS (SELECT unnest(%s::uuid[]) UNION "
-            "SELECT i.representation_id FROM upstream u "
-            "JOIN activity_edges o ON o.representation_id = u.id AND o.direction = 1 "
-            "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
-            "SELECT 1 FROM upstream WHERE id = ANY(%s::uuid[]) LIMIT 1",
-            (ids(inputs), ids(outputs)),
-        )
-        return row is not None
+        return self.one(pg.CREATES_CYCLE, (ids(inputs), ids(outputs))) is not None
 
     def outputs_consumed(self, outputs: Sequence[bytes]) -> bool:
         """Is any of these representations already an input somewhere (a cycle is then possible)?"""
-        if all(self.created("representations", o) for o in outputs):
-            return any(o in self.consumed for o in outputs)  # nothing committed can refer to them
+        if all(self.exists_created("representations", o) for o in outputs):
+            return any(o in self.created.consumed for o in outputs)  # nothing committed can refer to them
         row = self.one(
             "SELECT 1 FROM activity_edges WHERE representation_id = ANY(%s) AND direction = 0 LIMIT 1",
             (ids(outputs),),
         )
         return row is not None
 
-    def insert_activity(
-        self, activity_id: bytes, spec: ActivitySpec, started: int | None, finished: int | None
-    ) -> bool:
-        """Insert an activity with its edges; False (and nothing written) when an edge's
-        representation is absent."""
-        tool, agent = spec.tool, spec.agent
-        edges = [
-            (direction, edge.representation_id.bytes, edge.role or "")
-            for direction, side in ((0, spec.input_edges), (1, spec.output_edges))
-            for edge in side
-        ]
+    def exists_created(self, table: str, key: Any) -> bool:
+        return key in self.written[table]
+
+    def insert_activity_row(self, values: dict[str, Any], edges: list[tuple[int, bytes, str]]) -> bool:
         reps = list(dict.fromkeys(rep for _, rep, _ in edges))
-        sql = (
-            "WITH a AS (INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, "
-            "started_at, finished_at, created_sequence) SELECT %(id)s, %(kind)s, %(tool_name)s, %(tool_version)s, "
-            "%(tool_uri)s, %(agent)s, %(started)s, %(finished)s, %(seq)s "
-            "WHERE (SELECT count(*) FROM representations WHERE id = ANY(%(reps)s::uuid[])) = %(count)s RETURNING id), "
-            "e AS (INSERT INTO activity_edges (activity_id, direction, representation_id, role) "
-            "SELECT a.id, d, r, role FROM a, unnest(%(directions)s::smallint[], %(edges)s::uuid[], "
-            "%(roles)s::text[]) AS x (d, r, role)), w AS (SELECT id FROM a)"
-        )
-        params = {
-            "id": Id(activity_id),
-            "kind": spec.kind,
-            "tool_name": tool.name if tool else None,
-            "tool_version": tool.version if tool else None,
-            "tool_uri": tool.uri if tool else None,
-            "agent": agent.name if agent else None,
-            "started": started,
-            "finished": finished,
-            "seq": PROVISIONAL,
+        params = values | {
             "reps": ids(reps),
             "count": len(reps),
             "directions": [d for d, _, _ in edges],
@@ -234,73 +236,184 @@ class WriteSession(JobWrites, ProgressWrites):
             "roles": [role for _, _, role in edges],
         }
         if all(self.exists("representations", rep) for rep in reps):
-            self.queue_expecting(sql, params, 1, "PPN01", "a representation of the activity does not exist")
-        elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
-            return False
-        sides: tuple[list[bytes], list[bytes]] = ([], [])
-        for direction, rep, _ in sorted(edges, key=lambda e: (e[0], e[1])):
-            sides[direction].append(rep)
-        self.remember("activities", activity_id, ActivityFacts(PROVISIONAL, sides[0], sides[1]))
-        for rep in sides[0]:
-            self.remember("consumed", rep)
-        return True
+            message = "a representation of the activity does not exist"
+            self.pipeline.queue_expecting(pg.INSERT_ACTIVITY, params, 1, "PPN01", message)
+            return True
+        return bool(self.one(pg.INSERT_ACTIVITY + " SELECT count(*) FROM w", params)[0] == 1)
 
-    def insert_metadata(
-        self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
-    ) -> None:
-        self.queue(
-            "INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            (target_kind, Id(target_id), vocabulary, name, value, PROVISIONAL),
-        )
-        self.remember("metadata", (target_kind, target_id))
+    # --- jobs and leases ----------------------------------------------------------------
 
-    def activity_facts(self, activity_id: bytes) -> ActivityFacts | None:
-        """The creating revision and sorted edge ids of an activity as this edit sees it."""
-        facts = self.written["activities"].get(activity_id)
-        if facts is not None:
-            return facts  # type: ignore[no-any-return]
-        found = self.all(
-            "SELECT a.created_sequence, e.direction, e.representation_id FROM activities a "
-            "LEFT JOIN activity_edges e ON e.activity_id = a.id WHERE a.id = %s "
-            "ORDER BY e.direction, e.representation_id",
-            (Id(activity_id),),
-        )
-        if not found:
-            return None
-        sides: tuple[list[bytes], list[bytes]] = ([], [])
-        for _, direction, rep in found:
-            if rep is not None:
-                sides[direction].append(rep)
-        return ActivityFacts(found[0][0], sides[0], sides[1])
+    def insert_job_row(
+        self, values: dict[str, Any], inputs: list[bytes], upstreams: list[tuple[bytes, int]]
+    ) -> bool:
+        """The job and its dependency rows in one statement that checks what it refers to."""
+        params = values | {
+            "seq": PROVISIONAL,
+            "reps": ids(inputs),
+            "count": len(inputs),
+            "upstreams": ids(upstream for upstream, _ in upstreams),
+            "binds": [binds for _, binds in upstreams],
+        }
+        return bool(self.one(pg.INSERT_JOB, params)[0] == 1)
 
-    def output_facts(self, rep_id: bytes) -> OutputFacts | None:
-        created = self.written["representations"].get(rep_id)
-        if created is not None:
-            return created[0]  # type: ignore[no-any-return]
-        row = self.one(
-            "SELECT asset_id, kind, created_sequence FROM representations WHERE id = %s", (Id(rep_id),)
-        )
-        return OutputFacts(*row) if row is not None else None
-
-    # --- reads inside the edit ------------------------------------------------------------
-
-    def job(self, job_id: bytes) -> Job | None:
-        """A job as this edit sees it (with its dependencies, without its attempts)."""
-        row = self.one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = %s", (Id(job_id),))
+    def lease_row(self, job_id: bytes) -> LeaseRow | None:
+        """The stored claim of a job (its row locked until the edit ends), or None when absent."""
+        row = self.one(pg.LEASE_ROW, (Id(job_id),))
         if row is None:
             return None
-        return rows.job(row, (), self.dependency_rows(job_id) if row[rows.DEPENDENCY_COUNT] else ())
+        state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt = row[:10]
+        inputs = rows.split_ids(blob)
+        if row[14]:  # the inputs its bindings resolved to when it was claimed
+            inputs = sorted(set(inputs).union(row[14]))
+        lease = LeaseRow(
+            state,
+            secret,
+            expires,
+            claim_sequence,
+            asset,
+            kind,
+            inputs,
+            attempts,
+            max_attempts,
+            attempt,
+            row[13],
+        )
+        changed = ChangedInput(row[10], row[11], row[12]) if row[10] is not None else None
+        self.leases[job_id] = (lease, changed)
+        self.learn("assets", [asset])
+        self.learn("representations", lease.inputs)
+        return lease
 
-    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
-        return [
-            (v, p, value)
-            for v, p, value in self.all(
-                "SELECT vocabulary, property, value FROM metadata WHERE target_kind = %s AND target_id = %s "
-                "ORDER BY id",
-                (target_kind, Id(target_id)),
+    def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None:
+        """The first input whose fingerprint was recorded after ``sequence``: (rep, seq, revision id)."""
+        for lease, changed in self.leases.values():
+            if lease.claim_sequence == sequence and lease.inputs == list(rep_ids):
+                return changed  # read with the lease row, and no fingerprint was recorded since
+        return super().fingerprints_changed_after(rep_ids, sequence)
+
+    def claim_next_row(self, kinds: Sequence[str] | None, params: dict[str, Any]) -> Any:
+        """One statement: each candidate is one index probe that skips rows other edits hold
+        (``SKIP LOCKED``): the best ready job (of each kind) and the claim that expired first.
+        Only when every claimable job is held by another edit (which may be a sweep or a
+        release about to make it claimable, as SQLite's single writer would have waited for)
+        does the claim wait for them and look again, so None means what it means on SQLite:
+        nothing is claimable."""
+        if kinds is not None:
+            params["kinds"] = list(kinds)
+        row = self.one(claim_next_sql(kinds is not None, wait=False), params)
+        if row[0] is None and row[4]:  # claimable jobs exist, all held: wait for their holders
+            row = self.one(claim_next_sql(kinds is not None, wait=True), params)
+            if row[0] is None:  # they changed them: look again with what they committed
+                row = self.one(claim_next_sql(kinds is not None, wait=False), params)
+        return row[:4] if row[0] is not None else None
+
+    def claim_next_gated(
+        self,
+        gate: WorkerGate,
+        kinds: Sequence[str] | None,
+        secret: bytes,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        now: int,
+        expires: int,
+    ) -> tuple[WorkerFacts | None, tuple[bytes, int] | None]:
+        """A registered worker's check and claim in one round trip (:class:`postproject.engine.claims.GatedClaims`):
+        the worker's row is locked first (a statement of its own, so the claim statement's
+        snapshot counts the claims committed while it waited), then one statement reads its
+        facts and claims only when they allow it."""
+        worker = (gate.worker_id, gate.session)
+        params = leases.claim_params(Id, PROVISIONAL, secret, tool, agent, worker, now, expires) | {
+            "offline": gate.offline_after,
+            "asked": list(gate.asked) if gate.asked is not None else None,
+        }
+        if kinds is not None:
+            params["kinds"] = list(kinds)
+        self.later(DIALECT.sql(_WORKER_ROW_LOCK), (Id(gate.worker_id),))
+        row = self.one(claim_next_sql(kinds is not None, wait=False, gated=True), params)
+        if row[5] is None:
+            return None, None
+        session, last_seen, capacity, stored_kinds, active = row[5:]
+        facts = WorkerFacts(
+            session, last_seen, capacity, tuple(json.loads(stored_kinds)) if stored_kinds else None, active
+        )
+        if row[0] is None and row[4] and gate_holds(gate, facts, now):
+            claimed = self.claim_next(kinds, secret, tool, agent, worker, now, expires)  # wait for holders
+            return facts, claimed
+        return facts, self.claimed(row[:4] if row[0] is not None else None)
+
+    def predicted(self, job_id: bytes, secret: bytes, now: int, action: Action) -> bool | None:
+        """Whether a guarded transition of a job whose row this edit read and locked will match
+        (None when the row was not read, or changed since)."""
+        cached = self.leases.get(job_id)
+        if cached is None:
+            return None
+        lease = cached[0]
+        return (
+            lease.state == CLAIMED
+            and lease.secret_hash == secret
+            and lease.expires is not None
+            and lease.expires > now
+            and lease.state in _allowed(action)
+        )
+
+    def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool:
+        params = {"id": Id(job_id), "secret": secret, "now": now, "expires": expires, "seq": PROVISIONAL}
+        predicted = self.predicted(job_id, secret, now, Action.RENEW)
+        if predicted is not None:
+            lease = self.leases[job_id][0]
+            if not predicted or lease.expires is None or expires <= lease.expires:
+                return False
+            self.pipeline.queue_expecting(
+                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id)
             )
-        ]
+        elif self.rowcount(pg.RENEW, params) != 1:
+            return False
+        self.touched(job_id)
+        return True
+
+    def end_claim(self, change: EndClaim) -> bool:
+        """One statement (:func:`.statements.end_claim`); sent ahead, expecting its one row, when
+        the edit locked the job's row and knows the guard holds."""
+        if change.predicted is False:
+            return False
+        sql = pg.end_claim(change.set_job, change.where, change.succeeds)
+        params = change.params | {
+            "id": Id(change.job_id),
+            "seq": PROVISIONAL,
+            "outcome": change.outcome.code,
+            "diagnostic": change.diagnostic,
+            "stopped_at": change.params["now"] if change.by_holder else None,
+        }
+        if change.predicted:
+            self.pipeline.queue_expecting(sql, params, 1, "PPL01", _lost(change.job_id))
+        elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
+            return False
+        self.touched(change.job_id)
+        return True
+
+    def stop_claim(self, change: StopClaim) -> bool:
+        params = {
+            "id": Id(change.job_id),
+            "seq": PROVISIONAL,
+            "now": change.now,
+            "outcome": change.outcome.code,
+        }
+        if self.one(pg.stop_claim(change.set_job, change.where), params)[0] != 1:
+            return False
+        self.touched(change.job_id)
+        return True
+
+    def link_retry(self, original: bytes, retry: bytes) -> None:
+        self.later("UPDATE jobs SET retried_as = %s WHERE id = %s", (Id(retry), Id(original)))
+        self.later("UPDATE jobs SET retry_of = %s WHERE id = %s", (Id(original), Id(retry)))
+        self.leases.pop(original, None)
+        self.leases.pop(retry, None)
+
+    def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
+        """End as lost up to ``limit`` attempts whose holder did not confirm its stop before
+        ``stop_by`` (soonest deadline first); (job id, attempt number) of each."""
+        found = self.all(pg.END_MISSED_STOPS, {"now": now, "limit": limit})
+        return [(bytes(job), int(number)) for job, number in found]
 
     # --- the clock ------------------------------------------------------------------------
 
@@ -308,70 +421,17 @@ class WriteSession(JobWrites, ProgressWrites):
         """Lower the durable high-water mark to ``now`` and requeue every claim granted after it
         (under a clock that ran ahead); (the old mark, the requeued job ids)."""
         old = self.one(DURABLE_MARK)[0]
-        self.queue("UPDATE job_clock SET high_water = %s", (now,))
+        self.later("UPDATE job_clock SET high_water = %s", (now,))
         future = [
             r[0]
-            for r in self.all("SELECT id FROM jobs WHERE state = 2 AND claimed_at > %s ORDER BY id", (now,))
+            for r in self.all(
+                f"SELECT id FROM jobs WHERE state = {CLAIMED} AND claimed_at > %s ORDER BY id", (now,)
+            )
         ]
         for job in future:
             self.requeue(job, now)
         self.reset_mark = now
         return old, future
-
-    # --- workers (stored state: heartbeats are not revisions) -------------------------------
-
-    def register_worker(
-        self,
-        worker_id: bytes,
-        name: str,
-        session: bytes,
-        capacity: int,
-        kinds: Sequence[str] | None,
-        host: str | None,
-        now: int,
-    ) -> bytes:
-        """Create the worker named ``name`` or replace its session; its (stable) id."""
-        row = self.one(
-            "INSERT INTO workers (id, name, host, capacity, kinds, session, registered_at, last_seen) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET host = excluded.host, "
-            "capacity = excluded.capacity, kinds = excluded.kinds, session = excluded.session, "
-            "registered_at = excluded.registered_at, last_seen = excluded.last_seen RETURNING id",
-            (
-                Id(worker_id),
-                name,
-                host,
-                capacity,
-                json.dumps(list(kinds)) if kinds is not None else None,
-                Id(session),
-                now,
-                now,
-            ),
-        )
-        self.state_written = True
-        return bytes(row[0])
-
-    def heartbeat(self, worker_id: bytes, session: bytes, now: int) -> bool:
-        """Record a heartbeat of the current session (last_seen never moves back); False when fenced."""
-        count = self.rowcount(
-            "UPDATE workers SET last_seen = greatest(last_seen, %s) WHERE id = %s AND session = %s",
-            (now, Id(worker_id), Id(session)),
-        )
-        self.state_written = True
-        return count == 1
-
-    def worker_facts(self, worker_id: bytes, now: int) -> WorkerFacts | None:
-        """What a claim by this worker checks. The worker's row stays locked until the edit ends,
-        so two claims by one worker (say from two threads) count each other's claims."""
-        self.queue("SELECT 1 FROM workers WHERE id = %s FOR NO KEY UPDATE", (Id(worker_id),))
-        row = self.one(
-            "SELECT session, last_seen, capacity, kinds, (SELECT count(*) FROM jobs "
-            "WHERE claim_worker_id = w.id AND claim_expires_at > %s) FROM workers w WHERE id = %s",
-            (now, Id(worker_id)),
-        )
-        if row is None:
-            return None
-        session, last_seen, capacity, kinds, active = row
-        return WorkerFacts(session, last_seen, capacity, tuple(json.loads(kinds)) if kinds else None, active)
 
     # --- ending ------------------------------------------------------------------------
 
@@ -387,24 +447,23 @@ class WriteSession(JobWrites, ProgressWrites):
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
         if self.positions == 0:
             if self.state_written:  # stored state only (heartbeats): no revision
-                self.send("COMMIT")
-                self._begun = False
+                self.pipeline.send("COMMIT")
+                self.pipeline.begun = False
                 return False
             self.rollback(high_water)
             return False
         written = self.written
         metadata = list(written["metadata"])
         if self._may_close_cycle():
-            self.queue(
-                NUMBERING_LOCK, keep=True
-            )  # taken before pp_publish: the check sees every edit published
-            self.queue(NO_CYCLE, {"activities": _array(written["activities"]), "message": CYCLE})
+            self.pipeline.queue(
+                pg.NUMBERING_LOCK, keep=True
+            )  # taken before pp_publish: sees every edit published
+            self.later(pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE})
         if principal is not None:  # the revision's principal column reads it (migration 0008)
-            self.queue(PRINCIPAL, (principal,))
+            self.pipeline.queue(PRINCIPAL, (principal,))
         started = clock.monotonic()
-        cursor = self.send(
-            # the events' kinds and payloads go as binary text[] (no quoting and escaping of each JSON text)
-            "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %b, %s, %b, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        cursor = self.pipeline.send(
+            pg.PUBLISH,
             (
                 PROVISIONAL,
                 Id(revision_id),
@@ -430,7 +489,7 @@ class WriteSession(JobWrites, ProgressWrites):
         )
         elapsed = clock.monotonic() - started
         assert cursor is not None
-        self._begun = False
+        self.pipeline.begun = False
         published = cursor.fetchone()
         assert published is not None
         self.sequence, mark, server_now = published
@@ -438,8 +497,8 @@ class WriteSession(JobWrites, ProgressWrites):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
         self.host.committed(self.sequence, mark, server_now, elapsed, reset=self.reset_mark is not None)
-        if self.kept:  # the lock was taken before pp_publish, by NUMBERING_LOCK
-            locked = self.kept[0].fetchone()
+        if self.pipeline.kept:  # the lock was taken before pp_publish, by NUMBERING_LOCK
+            locked = self.pipeline.kept[0].fetchone()
             assert locked is not None
             self.host.last_locked_at = locked[0]
         return True
@@ -449,14 +508,14 @@ class WriteSession(JobWrites, ProgressWrites):
         Only when an output of one of them existed before the edit (a representation the edit
         created is invisible to other edits: nothing they commit can consume it)."""
         return any(
-            not self.created("representations", output)
+            not self.exists_created("representations", output)
             for facts in self.written["activities"].values()
             for output in facts.outputs
         )
 
     def rollback(self, high_water: int | None) -> None:
         """Undo the edit but keep the highest clock sample it observed (notes §2.2)."""
-        statements: list[tuple[str, Params | None]] = [("ROLLBACK", None)] if self._begun else []
+        statements: list[tuple[str, Params | None]] = [("ROLLBACK", None)] if self.pipeline.begun else []
         known = self.host.high_water
         raise_mark = high_water is not None and (known is None or high_water > known)
         if raise_mark:
@@ -466,47 +525,21 @@ class WriteSession(JobWrites, ProgressWrites):
                     (high_water, high_water),
                 )
             )
-        self._queue, self._keep, self._failed, self._begun = [], set(), None, False
-        self._unsent.clear()
-        if not statements:
-            return
-        try:
-            with self.conn.pipeline():
-                for statement, values in statements:
-                    self.conn.execute(statement, values)
-        except psycopg.Error as exc:
-            raise translate(exc, self.uri) from exc
+        self.pipeline.end(statements)
         if raise_mark:
             self.host.committed(None, high_water, None, 0.0)
 
 
-# The revision-numbering lock (pp_publish takes it again: a transaction's advisory locks nest).
-NUMBERING_LOCK = (
-    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint "
-    "FROM (SELECT pg_advisory_xact_lock(1347441202, hashtext(current_schema()))) AS locked"
-)
-CYCLE = "the activity would create a provenance cycle (an output is upstream of an input)"
-# Concurrent edits may each add one edge of a cycle; each passed ``creates_cycle`` before the
-# other committed. Under the numbering lock an edit sees every edit published before it, so
-# this check at commit finds the cycle the second one would close (PPC01 aborts the edit).
-# Sent only when an output of the edit's activities existed before it (see _may_close_cycle;
-# never for a completion, whose output is new); it walks only when such an output is an input.
-NO_CYCLE = (
-    "WITH RECURSIVE mine AS (SELECT unnest(%(activities)s::uuid[]) AS activity_id), "
-    "outs AS (SELECT e.activity_id, e.representation_id FROM activity_edges e JOIN mine USING (activity_id) "
-    "WHERE e.direction = 1), "
-    "consumed AS (SELECT 1 FROM outs o JOIN activity_edges i ON i.representation_id = o.representation_id "
-    "AND i.direction = 0 LIMIT 1), "
-    "up (activity_id, id) AS (SELECT e.activity_id, e.representation_id FROM activity_edges e "
-    "JOIN mine USING (activity_id) WHERE e.direction = 0 AND EXISTS (SELECT 1 FROM consumed) "
-    "UNION SELECT u.activity_id, i.representation_id FROM up u "
-    "JOIN activity_edges o ON o.representation_id = u.id AND o.direction = 1 "
-    "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
-    "SELECT pp_expect((SELECT count(*) FROM up JOIN outs ON outs.activity_id = up.activity_id "
-    "AND outs.representation_id = up.id), 0, 'PPC01', %(message)s)"
-)
+def _lost(job_id: bytes) -> str:
+    return f"job {JobId(job_id)} changed under this lease"
 
 
 def _array(values: Iterable[bytes]) -> list[Id] | None:
     found = ids(values)
     return found or None
+
+
+def _savepoint(token: object) -> tuple[str, int, int]:
+    assert isinstance(token, tuple), "a savepoint token from this session"
+    name, positions, journal = token
+    return str(name), int(positions), int(journal)

@@ -9,9 +9,9 @@ from pathlib import Path
 from postproject.engine import TableDump
 from postproject.model import clock
 from postproject.storage import signals
+from postproject.storage.sql.graph import Graph
 from postproject.storage.sqlite import connection, copying
 from postproject.storage.sqlite.errors import translated
-from postproject.storage.sqlite.graph import Graph
 from postproject.storage.sqlite.reads import Reader
 from postproject.storage.sqlite.writes import Head, WriteSession
 

@@ -7,11 +7,13 @@ import re
 from typing import Any
 
 from postproject.engine import JobKey, JobQuery
+from postproject.model.lifecycle import JobState
 from postproject.storage import job_pages, rows
 
 TRIGRAM = 3  # shorter terms cannot use a trigram index: they scan the small tables with LIKE
 TAIL_HEX = 6  # an id tail this long (or longer) is found through jobs_by_tail
 _HEX = re.compile(r"[0-9a-f]+")
+FAILED = JobState.FAILED.code
 
 
 def _phrase(term: str) -> str:
@@ -108,7 +110,7 @@ def job_search(
 
 def failure_diagnostics(kind: str | None, limit: int) -> tuple[str, list[Any]]:
     sql = (
-        "SELECT failure_diagnostic, count(*), max(id), max(finished_at) FROM jobs WHERE state = 4"
+        f"SELECT failure_diagnostic, count(*), max(id), max(finished_at) FROM jobs WHERE state = {FAILED}"
         + (" AND kind = ?" if kind is not None else "")
         + " GROUP BY failure_diagnostic ORDER BY count(*) DESC, failure_diagnostic LIMIT ?"
     )

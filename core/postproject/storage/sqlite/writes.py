@@ -1,10 +1,11 @@
-"""Write statements, run inside one ``BEGIN IMMEDIATE`` transaction per edit.
+"""An edit on a production file: one ``BEGIN IMMEDIATE`` transaction on the write connection.
 
 The revision sequence is allocated when the write lock is taken: nobody else can commit
 while we hold it, and a rollback writes nothing, so numbers stay gap-free. Rows written by
 the edit carry that sequence; events are staged in memory (a failed operation drops its
-own) and written with the revision row at commit. Job and lease statements live in
-:mod:`.job_writes`, progress, stop confirmations and attempt logs in :mod:`.progress_writes`.
+own) and written with the revision row at commit. The statements both engines share are in
+:mod:`postproject.storage.sql.writes`; SQLite's own are here and in :mod:`.claims`. Every
+statement runs at once (a statement costs no round trip here).
 """
 
 from __future__ import annotations
@@ -14,23 +15,21 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from postproject.engine import OutputFacts, WorkerFacts
-from postproject.model import paths
-from postproject.model.activities import ActivitySpec
-from postproject.model.assets import Fingerprint
-from postproject.model.jobs import Job
-from postproject.model.revisions import RevisionEvent
+from postproject.engine import LeaseRow, iter_chunks
+from postproject.model.jobs import AttemptOutcome
+from postproject.model.lifecycle import JobState
 from postproject.storage import rows
-from postproject.storage.sqlite import connection
+from postproject.storage.sql.dialect import Dialect, Params
+from postproject.storage.sql.leases import CLEAR_CLAIM, HELD, EndClaim, StopClaim
+from postproject.storage.sql.writes import CHUNK, SqlWrites
+from postproject.storage.sqlite import claims, connection
 from postproject.storage.sqlite.errors import translate, translated
-from postproject.storage.sqlite.job_writes import JobWrites
-from postproject.storage.sqlite.progress_writes import ProgressWrites
-from postproject.storage.sqlite.service import ServiceWriter
+from postproject.storage.sqlite.reads import DIALECT
 
-CHUNK = 500  # ids per IN (...) list
 EVENTS_PER_INSERT = 1000  # rows of one multi-row INSERT (5 parameters each, below SQLite's 32766)
+CLAIMED = JobState.CLAIMED.code
 # json.dumps with separators builds a new encoder per call; one shared encoder gives the same text
 _encode_json = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -40,6 +39,10 @@ _READ_HEAD = (
     "SELECT (SELECT data_version FROM pragma_data_version()), r.sequence, r.clock_mark, c.high_water "
     "FROM job_clock c LEFT JOIN (SELECT sequence, clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1) r"
 )
+
+
+class _Unchanged(Exception):
+    """A guarded statement matched no row: undo the operation's earlier statements."""
 
 
 class Head:
@@ -56,8 +59,10 @@ class Head:
         self.high_water: int | None = None
 
 
-class WriteSession(JobWrites, ProgressWrites):
+class WriteSession(SqlWrites):
     """The statements of one edit over the production's write connection."""
+
+    dialect: ClassVar[Dialect] = DIALECT
 
     def __init__(
         self,
@@ -68,6 +73,7 @@ class WriteSession(JobWrites, ProgressWrites):
         on_commit: Callable[[], None] | None = None,
         head: Head | None = None,
     ) -> None:
+        super().__init__()
         self.conn = conn
         self._head = head if head is not None else Head()
         self._version: int | None = None
@@ -76,20 +82,8 @@ class WriteSession(JobWrites, ProgressWrites):
         self.busy_timeout = busy_timeout
         self.sequence = 0
         self.stored_high_water: int | None = None
-        self.positions = 0
-        self.staged: list[RevisionEvent] = []  # what the receipt reports, in staging order
         self._savepoints = 0
-        self.state_written = False  # stored state that is not a revision (heartbeats, registrations)
-        self._subjects: list[bytes | None] = []  # each staged event's subject
-        self.created_activities: list[bytes] = []
         self._clock_written = False  # job_clock written (a reset): the cached head is stale
-        # What this edit created, as a completion checks it (forgotten when an operation fails)
-        self.created_outputs: dict[bytes, OutputFacts] = {}
-        self.created_edges: dict[bytes, tuple[list[bytes], list[bytes]]] = {}
-
-    @property
-    def service(self) -> ServiceWriter:
-        return ServiceWriter(self)
 
     def begin(self) -> None:
         connection.begin_immediate(self.conn, self.path, timeout=self.busy_timeout)
@@ -109,42 +103,76 @@ class WriteSession(JobWrites, ProgressWrites):
         self.sequence = (last or 0) + 1
         self.stored_high_water = max((m for m in (mark, high_water) if m is not None), default=None)
 
-    def mark(self) -> int:
-        """Where the staged events end now (an operation that writes at most once needs no savepoint)."""
-        return self.positions
+    # --- statements and savepoints ------------------------------------------------------------
 
-    def rewind(self, mark: object) -> None:
-        """Drop the events staged after ``mark`` (the failed operation wrote no row)."""
-        assert isinstance(mark, int)
-        self.positions = mark
-        del self.staged[mark:], self._subjects[mark:]
-        self._forget_created()
+    def _exec(self, sql: str, params: Params | None = None) -> sqlite3.Cursor:
+        try:
+            return self.conn.execute(sql, () if params is None else params)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
-    def savepoint(self) -> tuple[str, int]:
+    def one(self, sql: str, params: Params | None = None) -> Any:
+        return self._exec(sql, params).fetchone()
+
+    def all(self, sql: str, params: Params | None = None) -> list[Any]:
+        return self._exec(sql, params).fetchall()
+
+    def rowcount(self, sql: str, params: Params | None = None) -> int:
+        return self._exec(sql, params).rowcount
+
+    def later(self, sql: str, params: Params | None = None) -> None:
+        self._exec(sql, params)
+
+    def learn(self, table: str, keys: Sequence[bytes]) -> None:
+        """Nothing to keep: a lookup in the file costs no round trip."""
+
+    def touched(self, job_id: bytes) -> None:
+        """Nothing to remember: the edit's rows carry its revision number from the start (an edit
+        may request tens of thousands of jobs)."""
+
+    def _insert(self, sql: str, params: Params) -> bool:
+        """Run an insert; False when a row it refers to is absent (a foreign key fails)."""
+        try:
+            cursor = self.conn.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            if "FOREIGN KEY" in str(exc):
+                return False
+            raise translate(exc, self.path) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+        return cursor.rowcount == 1
+
+    def _insert_many(self, sql: str, params: list[tuple[Any, ...]]) -> bool:
+        try:
+            self.conn.executemany(sql, params)
+        except sqlite3.IntegrityError as exc:
+            if "FOREIGN KEY" in str(exc):
+                return False
+            raise translate(exc, self.path) from exc
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+        return True
+
+    def savepoint(self) -> tuple[str, int, int]:
         """Open a savepoint; returns the token to release or roll back to."""
         name = f"op{self._savepoints}"
         self._savepoints += 1
         self._exec(f"SAVEPOINT {name}")
-        return name, self.positions
+        return name, self.positions, len(self.created.journal)
 
     def release_savepoint(self, token: object) -> None:
-        name, _ = _savepoint(token)
+        name, _, _ = _savepoint(token)
         self._savepoints -= 1
         self._exec(f"RELEASE {name}")
 
     def rollback_savepoint(self, token: object) -> None:
-        """Undo everything since the savepoint, staged events included."""
+        """Undo everything since the savepoint: rows, staged events and what the edit remembers."""
         self._savepoints -= 1
-        name, self.positions = _savepoint(token)
+        name, self.positions, journal = _savepoint(token)
         del self.staged[self.positions :], self._subjects[self.positions :]
-        self._forget_created()
+        self.created.undo(journal)
         self._exec(f"ROLLBACK TO {name}")
         self._exec(f"RELEASE {name}")
-
-    def _forget_created(self) -> None:
-        """A failed operation may have undone rows: read them from the database again."""
-        self.created_outputs.clear()
-        self.created_edges.clear()
 
     @contextmanager
     def _atomic(self) -> Iterator[None]:
@@ -157,105 +185,30 @@ class WriteSession(JobWrites, ProgressWrites):
             raise
         self.release_savepoint(token)
 
-    def _exec(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
-        try:
-            return self.conn.execute(sql, params)
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path) from exc
-
-    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
-        return self._exec(sql, params).fetchone()
-
-    def _all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        return self._exec(sql, params).fetchall()
-
-    def event(self, kind: str, subject: bytes | None, payload: dict[str, Any]) -> None:
-        """Stage an event; staged events are written with the revision at commit."""
-        self.staged.append(RevisionEvent(self.positions, kind, payload))
-        self._subjects.append(subject)
-        self.positions += 1
-
     # --- setup and provenance ----------------------------------------------------------
 
-    def insert_asset(self, asset_id: bytes, name: str | None, now: int) -> None:
-        self._exec(
-            "INSERT INTO assets (id, name, created_at, created_sequence) VALUES (?, ?, ?, ?)",
-            (asset_id, name, now, self.sequence),
-        )
-
     def media_root_path(self, name: str) -> tuple[str | None] | None:
-        return self._one("SELECT path FROM media_roots WHERE name = ?", (name,))  # type: ignore[no-any-return]
+        row = self.one("SELECT path FROM media_roots WHERE name = ?", (name,))
+        return (row[0],) if row is not None else None
 
     def insert_media_root(self, root_id: bytes, name: str, path: str | None) -> None:
-        self._exec(
+        self.later(
             "INSERT INTO media_roots (id, name, path, created_sequence) VALUES (?, ?, ?, ?)",
             (root_id, name, path, self.sequence),
         )
+        self.remember("media_roots", name, (path, root_id))
 
-    def insert_representation(
-        self,
-        rep_id: bytes,
-        asset_id: bytes,
-        kind: int,
-        path: str,
-        root: str | None,
-        size: int,
-        mtime: int,
-        now: int,
-        fingerprint: Fingerprint,
-    ) -> bool:
-        """Insert a representation and its first fingerprint; False when its asset or root is absent."""
-        try:
-            self.conn.execute(
-                "INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, created_at, "
-                "created_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (rep_id, asset_id, kind, path, root, size, mtime, now, self.sequence),
-            )
-        except sqlite3.IntegrityError as exc:
-            if "FOREIGN KEY" in str(exc):
-                return False
-            raise translate(exc, self.path) from exc
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path) from exc
-        self._exec(
-            "INSERT INTO representation_fingerprints (representation_id, algorithm, version, value, "
-            "recorded_sequence) VALUES (?, ?, ?, ?, ?)",
-            (rep_id, fingerprint.algorithm, fingerprint.version, fingerprint.value, self.sequence),
-        )
-        self.created_outputs[rep_id] = OutputFacts(asset_id, kind, self.sequence)
-        return True
-
-    def location(self, rep_id: bytes) -> tuple[str, str | None] | None:
-        """(stored path, root name) of a representation as this edit sees it, or None."""
-        row = self._one("SELECT path, root_name FROM representations WHERE id = ?", (rep_id,))
-        return (paths.decode_path(row[0]), row[1]) if row is not None else None
-
-    def update_file_facts(self, rep_id: bytes, size: int, mtime: int) -> None:
-        self._exec(
-            "UPDATE representations SET size = ?, mtime = ? WHERE id = ?",
-            (size, mtime, rep_id),
-        )
-
-    def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool:
-        """Record a fingerprint; False when the same value is already current."""
-        current = self._one(
-            "SELECT value FROM representation_fingerprints WHERE representation_id = ? AND algorithm = ? "
-            "AND version = ?",
-            (rep_id, fingerprint.algorithm, fingerprint.version),
-        )
-        if current is not None and current[0] == fingerprint.value:
+    def insert_representation_row(self, values: dict[str, Any]) -> bool:
+        if not self._insert(
+            "INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, created_at, "
+            "created_sequence) VALUES (:id, :asset, :kind, :path, :root, :size, :mtime, :now, :seq)",
+            values,
+        ):
             return False
-        self._exec(
+        self.later(
             "INSERT INTO representation_fingerprints (representation_id, algorithm, version, value, "
-            "recorded_sequence) VALUES (?, ?, ?, ?, ?) ON CONFLICT (representation_id, algorithm, version) "
-            "DO UPDATE SET value = excluded.value, recorded_sequence = excluded.recorded_sequence",
-            (
-                rep_id,
-                fingerprint.algorithm,
-                fingerprint.version,
-                fingerprint.value,
-                self.sequence,
-            ),
+            "recorded_sequence) VALUES (:id, :algorithm, :version, :value, :seq)",
+            values,
         )
         return True
 
@@ -263,10 +216,11 @@ class WriteSession(JobWrites, ProgressWrites):
         """Those of ``ids`` absent from ``table``."""
         assert table in ("assets", "representations", "activities", "jobs")
         absent: list[bytes] = []
-        for chunk_start in range(0, len(ids), CHUNK):
-            chunk = ids[chunk_start : chunk_start + CHUNK]
-            marks = ",".join("?" * len(chunk))
-            found = {r[0] for r in self._all(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)}
+        for chunk in iter_chunks(ids, CHUNK):
+            found = {
+                r[0]
+                for r in self.all(f"SELECT id FROM {table} WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            }
             absent.extend(i for i in chunk if i not in found)
         return absent
 
@@ -274,103 +228,180 @@ class WriteSession(JobWrites, ProgressWrites):
         """Would edges inputs -> outputs close a loop (an output already upstream of an input)?"""
         if not inputs:
             return False
-        self._exec("CREATE TEMP TABLE IF NOT EXISTS cycle_seed (id BLOB PRIMARY KEY) WITHOUT ROWID")
-        self._exec("DELETE FROM temp.cycle_seed")
-        self.conn.executemany("INSERT OR IGNORE INTO temp.cycle_seed VALUES (?)", [(i,) for i in inputs])
-        marks = ",".join("?" * len(outputs))
-        row = self._one(
+        self.later("CREATE TEMP TABLE IF NOT EXISTS cycle_seed (id BLOB PRIMARY KEY) WITHOUT ROWID")
+        self.later("DELETE FROM temp.cycle_seed")
+        self._insert_many("INSERT OR IGNORE INTO temp.cycle_seed VALUES (?)", [(i,) for i in inputs])
+        row = self.one(
             "WITH RECURSIVE upstream(id) AS (SELECT id FROM temp.cycle_seed UNION "
             "SELECT i.representation_id FROM upstream u "
             "JOIN activity_edges o ON o.representation_id = u.id AND o.direction = 1 "
             "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
-            f"SELECT 1 FROM upstream WHERE id IN ({marks}) LIMIT 1",
+            f"SELECT 1 FROM upstream WHERE id IN ({','.join('?' * len(outputs))}) LIMIT 1",
             list(outputs),
         )
         return row is not None
 
     def outputs_consumed(self, outputs: Sequence[bytes]) -> bool:
         """Is any of these representations already an input somewhere (a cycle is then possible)?"""
-        marks = ",".join("?" * len(outputs))
-        return (
-            self._one(
-                f"SELECT 1 FROM activity_edges WHERE representation_id IN ({marks}) AND direction = 0 LIMIT 1",
-                list(outputs),
-            )
-            is not None
+        row = self.one(
+            f"SELECT 1 FROM activity_edges WHERE representation_id IN ({','.join('?' * len(outputs))}) "
+            "AND direction = 0 LIMIT 1",
+            list(outputs),
+        )
+        return row is not None
+
+    def insert_activity_row(self, values: dict[str, Any], edges: list[tuple[int, bytes, str]]) -> bool:
+        """The activity, then its edges (the caller's savepoint undoes the activity row when an
+        edge's representation is absent)."""
+        self.later(
+            "INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, started_at, "
+            "finished_at, created_sequence) VALUES (:id, :kind, :tool_name, :tool_version, :tool_uri, :agent, "
+            ":started, :finished, :seq)",
+            values,
+        )
+        return self._insert_many(
+            "INSERT INTO activity_edges (activity_id, direction, representation_id, role) VALUES (?, ?, ?, ?)",
+            [(values["id"], direction, rep, role) for direction, rep, role in edges],
         )
 
-    def insert_activity(
-        self,
-        activity_id: bytes,
-        spec: ActivitySpec,
-        started: int | None,
-        finished: int | None,
+    # --- jobs and leases ----------------------------------------------------------------
+
+    def insert_job_row(
+        self, values: dict[str, Any], inputs: list[bytes], upstreams: list[tuple[bytes, int]]
     ) -> bool:
-        """Insert an activity with its edges; False when an edge's representation is absent
-        (the caller's savepoint then undoes the activity row)."""
-        tool, agent = spec.tool, spec.agent
-        self._exec(
-            "INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, started_at, "
-            "finished_at, created_sequence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                activity_id,
-                spec.kind,
-                tool.name if tool else None,
-                tool.version if tool else None,
-                tool.uri if tool else None,
-                agent.name if agent else None,
-                started,
-                finished,
-                self.sequence,
-            ),
-        )
-        self.created_activities.append(activity_id)
-        edge_rows = [
-            (activity_id, direction, edge.representation_id.bytes, edge.role or "")
-            for direction, edges in ((0, spec.input_edges), (1, spec.output_edges))
-            for edge in edges
-        ]
-        try:
-            self.conn.executemany(
-                "INSERT INTO activity_edges (activity_id, direction, representation_id, role) VALUES (?, ?, ?, ?)",
-                edge_rows,
-            )
-        except sqlite3.IntegrityError as exc:
-            if "FOREIGN KEY" in str(exc):
+        if len(inputs) > CHUNK:
+            if self.missing("representations", inputs):
                 return False
-            raise translate(exc, self.path) from exc
-        except sqlite3.Error as exc:
-            raise translate(exc, self.path) from exc
-        self.created_edges[activity_id] = (
-            sorted(edge.representation_id.bytes for edge in spec.input_edges),
-            sorted(edge.representation_id.bytes for edge in spec.output_edges),
-        )
+            sql, params = claims.insert_job_sql(None), values
+        else:  # the input check rides on the insert: one statement
+            sql = claims.insert_job_sql(len(inputs))
+            params = values  # a fresh dict of this request's columns: the inputs join it
+            params.update({f"i{i}": rep for i, rep in enumerate(inputs)}, count=len(inputs))
+        if not upstreams:
+            return self._insert(sql, params)
+        with self._atomic():
+            if not self._insert(sql, params):
+                return False
+            self._insert_many(
+                "INSERT INTO job_dependencies (job_id, upstream_id, binds_output) VALUES (?, ?, ?)",
+                [(values["id"], upstream, binds) for upstream, binds in upstreams],
+            )
         return True
 
-    def insert_metadata(
-        self, target_kind: int, target_id: bytes, vocabulary: str, name: str, value: str
-    ) -> None:
-        self._exec(
-            "INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (target_kind, target_id, vocabulary, name, value, self.sequence),
+    def lease_row(self, job_id: bytes) -> LeaseRow | None:
+        """The stored claim of a job, or None when the job does not exist."""
+        row = self.one(
+            "SELECT state, claim_secret_hash, claim_expires_at, claim_sequence, output_asset_id, output_kind, inputs, "
+            "attempts, max_attempts, claim_attempt, regenerates, dependencies "
+            "FROM jobs WHERE id = ?",
+            (job_id,),
         )
-
-    # --- reads inside the edit ------------------------------------------------------------
-
-    def job(self, job_id: bytes) -> Job | None:
-        """A job as this edit sees it (with its dependencies, without its attempts)."""
-        row = self._one(f"SELECT {rows.JOB_COLUMNS} FROM jobs j WHERE j.id = ?", (job_id,))
         if row is None:
             return None
-        return rows.job(row, (), self.dependency_rows(job_id) if row[rows.DEPENDENCY_COUNT] else ())
-
-    def metadata(self, target_kind: int, target_id: bytes) -> list[tuple[str, str, str]]:
-        """(vocabulary, property, value JSON) of an object, in order."""
-        return self._all(
-            "SELECT vocabulary, property, value FROM metadata WHERE target_kind = ? AND target_id = ? ORDER BY id",
-            (target_kind, target_id),
+        (state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt, regenerates,
+         dependencies) = row  # fmt: skip
+        inputs = rows.split_ids(blob)
+        if dependencies:  # the inputs its bindings resolved to when it was claimed
+            resolved = [r[0] for r in self.all(
+                "SELECT resolved_id FROM job_dependencies WHERE job_id = ? AND resolved_id IS NOT NULL", (job_id,)
+            )]  # fmt: skip
+            inputs = sorted(set(inputs).union(resolved))
+        return LeaseRow(
+            state,
+            secret,
+            expires,
+            claim_sequence,
+            asset,
+            kind,
+            inputs,
+            attempts,
+            max_attempts,
+            attempt,
+            regenerates,
         )
+
+    def claim_next_row(self, kinds: Sequence[str] | None, params: dict[str, Any]) -> Any:
+        """One guarded statement over pinned index probes (:mod:`.claims`)."""
+        if kinds is None:
+            return self.one(claims.CLAIM_ANY, params)
+        return self.one(
+            claims.claim_of_kinds(len(kinds)), params | {f"k{i}": kind for i, kind in enumerate(kinds)}
+        )
+
+    def renew(self, job_id: bytes, secret: bytes, now: int, expires: int) -> bool:
+        return (
+            self.rowcount(
+                f"UPDATE jobs SET claim_expires_at = :expires, updated_sequence = :seq WHERE id = :id AND {HELD} "
+                "AND :expires > claim_expires_at",
+                {"id": job_id, "secret": secret, "now": now, "expires": expires, "seq": self.sequence},
+            )
+            == 1
+        )
+
+    def end_claim(self, change: EndClaim) -> bool:
+        """The job's guarded update, then its attempt's end (and a success's dependents), in a savepoint."""
+        job_id = change.job_id
+        with self._atomic():
+            count = self.rowcount(
+                f"UPDATE jobs SET {change.set_job}, {CLEAR_CLAIM}, updated_sequence = :seq "
+                f"WHERE id = :id AND {change.where}",
+                change.params | {"id": job_id, "seq": self.sequence},
+            )
+            if count != 1:
+                return False
+            self.later(
+                claims.END_ATTEMPT,
+                {
+                    "id": job_id,
+                    "now": change.params["now"],
+                    "outcome": change.outcome.code,
+                    "diagnostic": change.diagnostic,
+                    "stopped": change.by_holder,
+                },
+            )
+            if change.succeeds:
+                self.later(claims.RELEASE_DEPENDENTS, {"id": job_id})
+        self.touched(job_id)
+        return True
+
+    def stop_claim(self, change: StopClaim) -> bool:
+        """The attempt's end (it reads the claim), then the job's guarded update, in a savepoint."""
+        try:
+            with self._atomic():
+                self.later(
+                    claims.STOP_ATTEMPT,
+                    {"id": change.job_id, "now": change.now, "outcome": change.outcome.code},
+                )
+                count = self.rowcount(
+                    f"UPDATE jobs SET {change.set_job}, {CLEAR_CLAIM}, updated_sequence = :seq "
+                    f"WHERE id = :id AND {change.where}",
+                    {"id": change.job_id, "seq": self.sequence, "now": change.now},
+                )
+                if count != 1:
+                    raise _Unchanged
+        except _Unchanged:
+            return False
+        self.touched(change.job_id)
+        return True
+
+    def link_retry(self, original: bytes, retry: bytes) -> None:
+        with self._atomic():
+            self.later("UPDATE jobs SET retried_as = ? WHERE id = ?", (retry, original))
+            self.later("UPDATE jobs SET retry_of = ? WHERE id = ?", (original, retry))
+
+    def end_missed_stops(self, now: int, limit: int) -> list[tuple[bytes, int]]:
+        """End as lost up to ``limit`` attempts whose holder did not confirm its stop before
+        ``stop_by`` (soonest deadline first); (job id, attempt number) of each."""
+        lost = AttemptOutcome.LOST.code
+        return [
+            (bytes(job), int(number))
+            for job, number in self.all(
+                f"UPDATE job_attempts SET outcome = {lost} WHERE (job_id, number) IN (SELECT job_id, number "
+                "FROM job_attempts INDEXED BY job_attempts_stopping WHERE stop_by IS NOT NULL AND stopped_at IS NULL "
+                f"AND outcome <> {lost} AND stop_by <= :now ORDER BY stop_by LIMIT :limit) RETURNING job_id, number",
+                {"now": now, "limit": limit},
+            )
+        ]
 
     # --- the clock ------------------------------------------------------------------------
 
@@ -380,70 +411,17 @@ class WriteSession(JobWrites, ProgressWrites):
         old = self.stored_high_water
         self._clock_written = True
         with self._atomic():
-            self._exec("UPDATE job_clock SET high_water = ?", (now,))
+            self.later("UPDATE job_clock SET high_water = ?", (now,))
             future = [
                 r[0]
-                for r in self._all(
-                    "SELECT id FROM jobs WHERE state = 2 AND claimed_at > ? ORDER BY id", (now,)
+                for r in self.all(
+                    f"SELECT id FROM jobs WHERE state = {CLAIMED} AND claimed_at > ? ORDER BY id", (now,)
                 )
             ]
             for job in future:
                 self.requeue(job, now)
         self.stored_high_water = now
         return old, future
-
-    # --- workers (stored state: heartbeats are not revisions) -------------------------------
-
-    def register_worker(
-        self,
-        worker_id: bytes,
-        name: str,
-        session: bytes,
-        capacity: int,
-        kinds: Sequence[str] | None,
-        host: str | None,
-        now: int,
-    ) -> bytes:
-        """Create the worker named ``name`` or replace its session; its (stable) id."""
-        row = self._one(
-            "INSERT INTO workers (id, name, host, capacity, kinds, session, registered_at, last_seen) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET host = excluded.host, "
-            "capacity = excluded.capacity, kinds = excluded.kinds, session = excluded.session, "
-            "registered_at = excluded.registered_at, last_seen = excluded.last_seen RETURNING id",
-            (
-                worker_id,
-                name,
-                host,
-                capacity,
-                json.dumps(list(kinds)) if kinds is not None else None,
-                session,
-                now,
-                now,
-            ),
-        )
-        self.state_written = True
-        return bytes(row[0])
-
-    def heartbeat(self, worker_id: bytes, session: bytes, now: int) -> bool:
-        """Record a heartbeat of the current session (last_seen never moves back); False when fenced."""
-        cursor = self._exec(
-            "UPDATE workers SET last_seen = max(last_seen, ?) WHERE id = ? AND session = ?",
-            (now, worker_id, session),
-        )
-        self.state_written = True
-        return cursor.rowcount == 1
-
-    def worker_facts(self, worker_id: bytes, now: int) -> WorkerFacts | None:
-        """What a claim by this worker checks: its session, liveness, capacity and load."""
-        row = self._one(
-            "SELECT session, last_seen, capacity, kinds, (SELECT count(*) FROM jobs INDEXED BY jobs_by_worker "
-            "WHERE claim_worker_id = w.id AND claim_expires_at > ?) FROM workers w WHERE id = ?",
-            (now, worker_id),
-        )
-        if row is None:
-            return None
-        session, last_seen, capacity, kinds, active = row
-        return WorkerFacts(session, last_seen, capacity, tuple(json.loads(kinds)) if kinds else None, active)
 
     # --- commit ------------------------------------------------------------------------
 
@@ -468,8 +446,8 @@ class WriteSession(JobWrites, ProgressWrites):
             return False
         seq = self.sequence
         with translated(self.path):
-            for start in range(0, len(self.created_activities), 500):
-                self._capture_snapshots(self.created_activities[start : start + 500])
+            for activities in iter_chunks(list(self.written["activities"]), 500):
+                self._capture_snapshots(activities)
             # (after reset_clock, stored_high_water is the reset time: the mark goes down)
             marks = [m for m in (self.stored_high_water, high_water) if m is not None]
             clock_mark = max(marks, default=None)
@@ -500,7 +478,7 @@ class WriteSession(JobWrites, ProgressWrites):
             self._on_commit()
         return True
 
-    def _capture_snapshots(self, activity_ids: list[bytes]) -> None:
+    def _capture_snapshots(self, activity_ids: Sequence[bytes]) -> None:
         """Record each new edge's representation fingerprints as they are at this commit."""
         marks = ",".join("?" * len(activity_ids))
         self.conn.execute(
@@ -533,8 +511,8 @@ class WriteSession(JobWrites, ProgressWrites):
             )
 
 
-def _savepoint(token: object) -> tuple[str, int]:
-    """(savepoint name, staged event count) from a token of :meth:`WriteSession.savepoint`."""
+def _savepoint(token: object) -> tuple[str, int, int]:
+    """(savepoint name, staged event count, journal length) from a :meth:`WriteSession.savepoint` token."""
     assert isinstance(token, tuple), "a savepoint token from this session"
-    name, positions = token
-    return str(name), int(positions)
+    name, positions, journal = token
+    return str(name), int(positions), int(journal)
