@@ -57,7 +57,7 @@ from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
-COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
+COMPACT_WIDTH = 1400  # narrower than this (or than its labels and the switcher), icons only
 WORKERS = 4  # the Workers tab
 
 OpenSession = Callable[[str], MonitorSession]
@@ -119,6 +119,9 @@ class MainWindow(QMainWindow):
             ),
         )
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
+        self._labelled_width = 0  # the main toolbar's width with text labels (measured when shown so)
+        if self.actions_.view_menu is not None:
+            menus.add_workspaces(self.actions_.view_menu, list(self.workspaces.actions.values()))
         tray = QSystemTrayIcon(self.windowIcon(), self)
         tray.setToolTip("PostProject Monitor")
         self.notifier = Notifier(tray, self)
@@ -536,15 +539,22 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        # Below COMPACT_WIDTH the main toolbar shows icons only (each names itself in its
-        # tooltip), so the workspace switcher beside it stays whole down to 1024 px.
-        style = (
-            Qt.ToolButtonStyle.ToolButtonIconOnly
-            if self.width() < COMPACT_WIDTH
-            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
-        )
-        for bar in self.findChildren(QToolBar, "mainToolbar"):
-            bar.setToolButtonStyle(style)
+        self._fit_toolbar()
+
+    def _fit_toolbar(self) -> None:
+        """The main toolbar shows text labels only where they fit beside the whole workspace
+        switcher; else icons only (each names itself in its tooltip), so the switcher is never
+        cut (with labels the toolbar needs about 1,360 px, the switcher 270)."""
+        bar = self.findChild(QToolBar, "mainToolbar")
+        if bar is None:
+            return
+        labelled = Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        switcher = self.workspaces.toolbar.sizeHint().width()
+        for _ in range(2):  # the labels' width is known again once they are shown
+            if bar.toolButtonStyle() == labelled:
+                self._labelled_width = bar.sizeHint().width()
+            fits = self.width() >= max(self._labelled_width, COMPACT_WIDTH) + switcher
+            bar.setToolButtonStyle(labelled if fits else Qt.ToolButtonStyle.ToolButtonIconOnly)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):

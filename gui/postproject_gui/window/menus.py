@@ -264,6 +264,17 @@ def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions, knowledge:
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
 
 
+def add_workspaces(view_menu: QMenu, actions: list[QAction]) -> QMenu:
+    """The workspaces (the switcher's own actions, so both show one choice) atop the View menu."""
+    menu = QMenu("&Workspace", view_menu)
+    for action in actions:
+        menu.addAction(action)
+    first = view_menu.actions()[0] if view_menu.actions() else None
+    view_menu.insertMenu(first, menu)
+    view_menu.insertSeparator(first)
+    return menu
+
+
 def fill_recent(
     menu: QMenu, locations: list[str], opener: Callable[[str], object], clear: Callable[[], None]
 ) -> None:
