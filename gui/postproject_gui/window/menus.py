@@ -269,7 +269,7 @@ def add_workspaces(view_menu: QMenu, actions: list[QAction]) -> QMenu:
     menu = QMenu("&Workspace", view_menu)
     for action in actions:
         menu.addAction(action)
-    first = view_menu.actions()[0] if view_menu.actions() else None
+    first = view_menu.actions()[0]  # the View menu starts with the tabs
     view_menu.insertMenu(first, menu)
     view_menu.insertSeparator(first)
     return menu
