@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, Signal
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView, QVBoxLayout, QWidget
 
 from postproject import FailureGroup
 from postproject_gui.models.failure_group_model import FailureGroupModel
+from postproject_gui.views.widgets import ElidedLabel
 
 
 class FailureGroupsPanel(QFrame):
@@ -25,7 +26,8 @@ class FailureGroupsPanel(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        self.title = QLabel("Failure groups", self)
+        self.title = ElidedLabel(self)
+        self.title.setText("Failure groups")
         self.title.setProperty("role", "muted")
         self.model = FailureGroupModel(self)
         self.view = QTableView(self)

@@ -1,10 +1,12 @@
-"""Small widgets the panels share: section headings, text tool buttons and scrolling bodies."""
+"""Small widgets the panels share: section headings, text tool buttons, scrolling bodies and
+one-line captions that elide instead of widening the window."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QToolButton, QWidget
 
 
@@ -57,3 +59,49 @@ def detail_scroll(parent: QWidget, body: QWidget) -> QScrollArea:
     scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
     scroll.setWidget(body)
     return scroll
+
+
+class ElidedLabel(QLabel):
+    """A one-line caption that is cut with "…" when the window is narrower than its text (the
+    whole text in its tooltip then), so a caption that grows with the numbers it shows
+    ("200 of 100,000 shown · scroll for more") never sets how narrow the window can be.
+    ``text()`` is the whole text."""
+
+    MINIMUM = 48  # px: room for a few characters and the ellipsis
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._update_tip()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), self.MINIMUM), hint.height())
+
+    def elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._update_tip()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        rect = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter = QPainter(self)
+        self.style().drawItemText(
+            painter,
+            rect,
+            int(self.alignment()),
+            self.palette(),
+            self.isEnabled(),
+            shown,
+            self.foregroundRole(),
+        )
+        painter.end()
+
+    def _update_tip(self) -> None:
+        self.setToolTip(self.text() if self.elided() else "")

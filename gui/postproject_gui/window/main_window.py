@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -59,9 +59,21 @@ SUFFIX = ".pproj"
 DASHBOARD = 3
 COMPACT_WIDTH = 1400  # narrower than this (or than its labels and the switcher), icons only
 WORKERS = 4  # the Workers tab
+DEFAULT_SIZE = QSize(1380, 860)  # the first window's size where the screen has room for it
+FRAME = QSize(16, 48)  # room left for a window manager's frame and title bar
+LOG_HEIGHT = 100  # the event log's first height (px): about four revisions; the jobs keep the rest
 
 OpenSession = Callable[[str], MonitorSession]
 """Opens a production (a ``.pproj`` path or a ``postgresql://`` URI): its session, not yet started."""
+
+
+def first_geometry(available: QRect) -> QRect:
+    """Where the first window opens (before one was remembered): :data:`DEFAULT_SIZE`, or less
+    so that it and its frame fit the screen's available area, centred on it. (A 1380 x 860
+    window on a 1024 x 700 screen had half of it off-screen.)"""
+    rect = QRect(QPoint(0, 0), DEFAULT_SIZE.boundedTo(available.size() - FRAME))
+    rect.moveCenter(available.center())
+    return rect
 
 
 class MainWindow(QMainWindow):
@@ -77,7 +89,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("PostProject Monitor")
         self.setWindowIcon(themes.icon("app", "#000000"))
         self.setAcceptDrops(True)
-        self.resize(1380, 860)
+        self.setGeometry(first_geometry(self.screen().availableGeometry()))
         self.settings, self.theme, self.presenter = settings, theme, presenter
         self._open_session = open_session
         presenter.set_widget(self)
@@ -194,7 +206,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
-        self.resizeDocks([self.log], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([self.log], [LOG_HEIGHT], Qt.Orientation.Vertical)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.summary.filter_requested.connect(self._summary_filter)
