@@ -344,7 +344,8 @@ class MainWindow(QMainWindow):
 
     def _tab_changed(self, index: int) -> None:
         """The Workers tab and the dashboard (worker utilisation) read the workers every few
-        seconds while one of them is shown."""
+        seconds while one of them is shown; a job card looks selected only in the Jobs tab."""
+        self.summary.set_jobs_shown(index == JOBS)
         self.workers.set_visible_tab(index == WORKERS)
         if self.session is not None:
             self.session.workers.set_polling(index in (WORKERS, DASHBOARD))
