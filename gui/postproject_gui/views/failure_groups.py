@@ -13,6 +13,9 @@ from postproject import FailureGroup
 from postproject_gui.models.failure_group_model import FailureGroupModel
 from postproject_gui.views.widgets import ElidedLabel
 
+SHOWN_ROWS = 5  # the panel grows to show this many groups, then scrolls
+SPACING = 2
+
 
 class FailureGroupsPanel(QFrame):
     """Signal: group_chosen(FailureGroup)."""
@@ -25,7 +28,7 @@ class FailureGroupsPanel(QFrame):
         self.setAccessibleName("Failure groups")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(SPACING)
         self.title = ElidedLabel(self)
         self.title.setText("Failure groups")
         self.title.setProperty("role", "muted")
@@ -52,6 +55,12 @@ class FailureGroupsPanel(QFrame):
 
     def set_groups(self, groups: Sequence[FailureGroup]) -> None:
         self.model.set_groups(groups)
+        # No taller than its groups (at most SHOWN_ROWS, then it scrolls): the job list above
+        # keeps the rest of the height.
+        rows = min(max(len(groups), 1), SHOWN_ROWS)
+        row_height = self.view.verticalHeader().defaultSectionSize()
+        table = rows * row_height + 2 * self.view.frameWidth() + 2
+        self.setMaximumHeight(self.title.sizeHint().height() + SPACING + table)
         failed = sum(g.count for g in groups)
         self.title.setText(
             f"Failure groups · {failed:,} failed jobs in {len(groups):,} groups (failed · reason) · click one to list them"

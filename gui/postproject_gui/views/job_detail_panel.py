@@ -8,7 +8,7 @@ import html
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QTextOption
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -34,7 +34,7 @@ from postproject_gui.text import cli_command, params, timefmt
 from postproject_gui.text import location as production_location
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
-from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button
+from postproject_gui.views.widgets import WrappedText, detail_scroll, section_label, title_row, tool_button
 
 GUI_ACTIONS = (Action.CANCEL, Action.REQUEUE, Action.PRIORITIZE)  # what the monitor can do to a job
 RETRY, SIMILAR = "retry_job", "request_similar"  # actions that make a new job (not transitions)
@@ -49,6 +49,7 @@ FARM_BUTTON = {  # the state-dependent action button: text, action, tooltip
     JobState.REQUESTED: ("Priority…", Action.PRIORITIZE.value, "Change its priority (Ctrl+Shift+P)"),
 }
 PRODUCTION_ACTIONS = (Action.REQUEST,)
+FAILURE_HEIGHT = 96  # px at most for "why it failed" (it scrolls beyond); less when it is shorter
 
 
 def by_whom(origin: str | None, message: str | None) -> str:
@@ -177,6 +178,18 @@ class JobDetailPanel(QFrame):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_actions()
+        self._fit_failure()
+
+    def _fit_failure(self) -> None:
+        """ "Why it failed" is as tall as its wrapped lines (at most FAILURE_HEIGHT), so that a
+        short diagnostic leaves the lifecycle diagram below it in view."""
+        box = self.failure
+        lines = box.document().size().height()  # a plain text layout counts lines
+        chrome = 2 * (box.frameWidth() + box.document().documentMargin())
+        wanted = int(lines * box.fontMetrics().lineSpacing() + chrome) + 2
+        height = max(box.fontMetrics().lineSpacing() * 2, min(FAILURE_HEIGHT, wanted))
+        if box.height() != height:
+            box.setFixedHeight(height)
 
     def _place_actions(self) -> None:
         """Tools and actions on one row when they fit, else the actions on a row below."""
@@ -207,7 +220,11 @@ class JobDetailPanel(QFrame):
         self.failure.setObjectName("failureDiagnostic")
         self.failure.setAccessibleName("Failure diagnostic")
         self.failure.setReadOnly(True)
-        self.failure.setFixedHeight(96)
+        self.failure.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)  # a long path too
+        self.failure.setFixedHeight(FAILURE_HEIGHT)
+        self.failure.document().documentLayout().documentSizeChanged.connect(
+            lambda _size: self._fit_failure()
+        )
         self.diagram = LifecycleView(self.scene, body)
         self.legend = QLabel(body)
         self.legend.setProperty("role", "muted")
@@ -240,6 +257,10 @@ class JobDetailPanel(QFrame):
         )
         self.why.linkActivated.connect(self.link_activated)
         self.log_title = section_label("Log", body)
+        self.log_source = WrappedText(body)  # the log file's path: wraps, never widens the panel
+        self.log_source.setObjectName("attemptLogSource")
+        self.log_source.setAccessibleName("Log file")
+        self.log_source.setProperty("role", "muted")
         self.log = QPlainTextEdit(body)
         self.log.setObjectName("attemptLog")
         self.log.setAccessibleName("Attempt log")
@@ -263,6 +284,7 @@ class JobDetailPanel(QFrame):
             self.history_title,
             self.history_view,
             self.log_title,
+            self.log_source,
             self.log,
             self.cli_title,
             self.cli,
@@ -388,6 +410,7 @@ class JobDetailPanel(QFrame):
         self.failure_title.setVisible(diagnostic is not None)
         self.failure.setVisible(diagnostic is not None)
         self.failure.setPlainText(diagnostic or "")
+        self._fit_failure()
         self._show_pending(detail)
         self._show_log(detail)
         rows = [(a.property.name, *params.display(a.value)) for a in detail.parameters]
@@ -445,10 +468,10 @@ class JobDetailPanel(QFrame):
         """The newest attempt's log, kept scrolled to its end while the attempt runs."""
         log = detail.log
         self.log_title.setText(
-            "Log — none yet"
-            if log is None
-            else f"Log — attempt {log.attempt}{' (live)' if log.live else ''} · {log.source}"
+            "Log — none yet" if log is None else f"Log — attempt {log.attempt}{' (live)' if log.live else ''}"
         )
+        self.log_source.setText(log.source if log is not None else "")
+        self.log_source.setVisible(log is not None)
         self.log.setVisible(log is not None)
         text = log.text if log is not None else ""
         if text != self.log.toPlainText():
