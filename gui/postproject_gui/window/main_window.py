@@ -47,7 +47,7 @@ from postproject_gui.views.busy_banner import BusyBanner
 from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
-from postproject_gui.views.notifications import Notifier
+from postproject_gui.views.notifications import NoticeBar, Notifier
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
 from postproject_gui.views.workers_tab import WorkersTab
@@ -137,10 +137,22 @@ class MainWindow(QMainWindow):
         tray = QSystemTrayIcon(self.windowIcon(), self)
         tray.setToolTip("PostProject Monitor")
         self.notifier = Notifier(tray, self)
-        self.notify_action = QAction("Desktop &notifications", self)
+        self.notifier.in_window.connect(self.notice_bar.show_notice)
+        self.notice_bar.show_requested.connect(self._show_notice_topic)
+        self.notify_action = QAction(
+            "Desktop &notifications"
+            if self.notifier.uses_tray
+            else "&Notifications (in the window: no system tray)",
+            self,
+        )
         self.notify_action.setCheckable(True)
         self.notify_action.setToolTip(
             "Tell when jobs fail, claims get stuck or workers go offline (grouped, at most once a minute)"
+            + (
+                ""
+                if self.notifier.uses_tray
+                else ", in a bar above the tabs: this desktop has no system tray"
+            )
         )
         self.notify_action.setStatusTip(self.notify_action.toolTip())
         self.notify_action.toggled.connect(self._notifications_toggled)
@@ -171,6 +183,7 @@ class MainWindow(QMainWindow):
         layout.setSpacing(6)
         self.summary = StateSummary(central)
         self.busy = BusyBanner(central)
+        self.notice_bar = NoticeBar(central)
         self.tabs = QTabWidget(central)
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
@@ -202,6 +215,7 @@ class MainWindow(QMainWindow):
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         layout.addWidget(self.summary)
         layout.addWidget(self.busy)
+        layout.addWidget(self.notice_bar)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
@@ -353,6 +367,17 @@ class MainWindow(QMainWindow):
     def _notifications_toggled(self, on: bool) -> None:
         self.notifier.set_enabled(on)
         self.settings.set_text("notifications", "on" if on else "off")
+        if not on:
+            self.notice_bar.hide()
+
+    def _show_notice_topic(self, topic: str) -> None:
+        """An in-window notification's *Show*: the failed jobs, the stuck claims or the workers."""
+        if topic == "offline":
+            self.tabs.setCurrentIndex(WORKERS)
+        else:
+            self._summary_filter(
+                JobFilter(state=JobState.FAILED) if topic == "failed" else JobFilter(stuck=True)
+            )
 
     def _apply_workspace_filter(self, flt: JobFilter) -> None:
         if self.session is not None:
