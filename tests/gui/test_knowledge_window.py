@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 
 from postproject import (
     ActivitySpec,
@@ -21,7 +21,11 @@ from postproject import (
 )
 from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
-from postproject_gui.models.artifact_model import KNOWLEDGE_COLUMN, REPRESENTATION_ID_ROLE
+from postproject_gui.models.artifact_model import (
+    AVAILABILITY_COLUMN,
+    KNOWLEDGE_COLUMN,
+    REPRESENTATION_ID_ROLE,
+)
 from postproject_gui.window.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE
 from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
@@ -292,3 +296,48 @@ def test_after_regeneration_the_stale_list_drops_what_was_replaced_and_what_desc
     assert states(window)[chain.proxy] == "Superseded"
     assert states(window)[chain.render] == "Superseded" and states(window)[chain.thumbnail] == "Superseded"
     assert window.knowledge.artifacts.shown.text().startswith("0 of 7 shown · 0 stale or diverged")
+
+
+def availability(window: MainWindow, rep_id: RepresentationId) -> str:
+    assert window.session is not None
+    model = window.session.knowledge.artifacts
+    row = model.row_of(rep_id)
+    assert row is not None
+    return str(model.data(model.index(row, AVAILABILITY_COLUMN)))
+
+
+def test_a_re_delivered_original_shows_on_its_row_and_re_read_file_records_it(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    """Issue 26 item 9: the monitor could not record a re-delivered original."""
+    window = make_window(chain.production.location, chain.production.clock)
+    session = window.session
+    assert session is not None
+    show_artifacts(qtbot, window, 4)
+    assert availability(window, chain.original) == "online"
+    chain.original_file.write_bytes(b"camera original, re-delivered with a new grade" * 40)
+    window.actions_.refresh.trigger()  # F5 reads the rows (and stats their files) again
+    wait_for(qtbot, lambda: availability(window, chain.original) == "online · changed on disk")
+    assert "no longer matches" in str(
+        session.knowledge.artifacts.data(
+            session.knowledge.artifacts.index(
+                session.knowledge.artifacts.row_of(chain.original), AVAILABILITY_COLUMN
+            ),
+            Qt.ItemDataRole.ToolTipRole,
+        )
+    )
+    assert window.summary.stale_card.count_text == "0"  # nothing recorded yet
+    select_artifacts(window, [chain.original])
+    reread = window.knowledge.actions.reread
+    assert reread.isEnabled() and reread in window.knowledge.artifacts.table.row_actions
+    reread.trigger()
+    wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3", timeout=10_000)
+    wait_for(qtbot, lambda: availability(window, chain.original) == "online")
+    stale = {chain.proxy: "Stale", chain.render: "Stale", chain.thumbnail: "Stale"}
+    wait_for(qtbot, lambda: states(window) == {chain.original: "Source", **stale}, timeout=10_000)
+    latest = chain.production.latest_revision()
+    assert latest is not None and latest.message == "Re-read 1 file"
+    assert [e.kind for e in latest.events] == ["representation_fingerprint_observed"]
+    assert window.status.currentMessage() == (
+        f"Re-read 1 file: 1 changed, recorded in revision {latest.sequence} (what was made from them is now stale)"
+    )

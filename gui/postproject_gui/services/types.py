@@ -350,3 +350,13 @@ class EnqueueOutcome:
 
     job_ids: tuple[JobId, ...]
     revision: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveOutcome:
+    """What re-reading representations' files found: those whose content changed (a new
+    fingerprint recorded), those unchanged, and the revision (None when nothing changed)."""
+
+    changed: tuple[RepresentationId, ...]
+    unchanged: tuple[RepresentationId, ...]
+    revision: int | None
