@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -53,27 +53,15 @@ from postproject_gui.views.status import StatusBar
 from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 from postproject_gui.window import menus
+from postproject_gui.window.fitting import LOG_HEIGHT, ToolbarFit, first_geometry
 from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
-COMPACT_WIDTH = 1400  # narrower than this (or than its labels and the switcher), icons only
 WORKERS = 4  # the Workers tab
-DEFAULT_SIZE = QSize(1380, 860)  # the first window's size where the screen has room for it
-FRAME = QSize(16, 48)  # room left for a window manager's frame and title bar
-LOG_HEIGHT = 100  # the event log's first height (px): about four revisions; the jobs keep the rest
 
 OpenSession = Callable[[str], MonitorSession]
 """Opens a production (a ``.pproj`` path or a ``postgresql://`` URI): its session, not yet started."""
-
-
-def first_geometry(available: QRect) -> QRect:
-    """Where the first window opens (before one was remembered): :data:`DEFAULT_SIZE`, or less
-    so that it and its frame fit the screen's available area, centred on it. (A 1380 x 860
-    window on a 1024 x 700 screen had half of it off-screen.)"""
-    rect = QRect(QPoint(0, 0), DEFAULT_SIZE.boundedTo(available.size() - FRAME))
-    rect.moveCenter(available.center())
-    return rect
 
 
 class MainWindow(QMainWindow):
@@ -131,7 +119,7 @@ class MainWindow(QMainWindow):
             ),
         )
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
-        self._labelled_width = 0  # the main toolbar's width with text labels (measured when shown so)
+        self._toolbar_fit = ToolbarFit()
         if self.actions_.view_menu is not None:
             menus.add_workspaces(self.actions_.view_menu, list(self.workspaces.actions.values()))
         tray = QSystemTrayIcon(self.windowIcon(), self)
@@ -577,22 +565,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._fit_toolbar()
-
-    def _fit_toolbar(self) -> None:
-        """The main toolbar shows text labels only where they fit beside the whole workspace
-        switcher; else icons only (each names itself in its tooltip), so the switcher is never
-        cut (with labels the toolbar needs about 1,360 px, the switcher 270)."""
-        bar = self.findChild(QToolBar, "mainToolbar")
-        if bar is None:
-            return
-        labelled = Qt.ToolButtonStyle.ToolButtonTextBesideIcon
-        switcher = self.workspaces.toolbar.sizeHint().width()
-        for _ in range(2):  # the labels' width is known again once they are shown
-            if bar.toolButtonStyle() == labelled:
-                self._labelled_width = bar.sizeHint().width()
-            fits = self.width() >= max(self._labelled_width, COMPACT_WIDTH) + switcher
-            bar.setToolButtonStyle(labelled if fits else Qt.ToolButtonStyle.ToolButtonIconOnly)
+        self._toolbar_fit.fit(self.width(), self.findChild(QToolBar, "mainToolbar"), self.workspaces.toolbar)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):
