@@ -12,9 +12,9 @@ import pytest
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QScrollArea
 
-from postproject import AgentIdentity, ToolIdentity
+from postproject import AgentIdentity, JobRequest, RepresentationKind, ToolIdentity
 from tests.gui.conftest import WindowFactory
-from tests.gui.helpers import ProductionBuilder, wait_for
+from tests.gui.helpers import KIND, ProductionBuilder, wait_for
 
 SIZES = ((1024, 700), (1440, 900), (1600, 1000))
 DEEP = "/mnt/san/projects/northlight_feature_2026/reel_04/conform/v0123/A001_C002_graded_and_conformed"
@@ -75,3 +75,38 @@ def test_a_long_diagnostic_and_log_title_wrap_and_keep_the_diagram_in_view(
         assert shown.height() == diagram.height(), (shown.height(), diagram.height())
     else:  # a short panel: its top at least, under the diagnostic
         assert shown.height() >= 60, shown.height()
+
+
+def test_why_still_requested_never_contradicts_itself_and_says_when_in_local_time(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """Issue 26 item 10: it said "Claimable now:" and then why it was not ("no online worker"),
+    and showed not-before as raw ISO with microseconds in UTC."""
+    production = builder.production
+    now = production.clock.now()
+    later = now + timedelta(hours=2, minutes=10, microseconds=123_456)
+    with production.edit() as tx:
+        free = tx.request_job(JobRequest(KIND, [builder.rep], builder.asset, RepresentationKind.PROXY))
+        held = tx.request_job(
+            JobRequest(KIND, [builder.rep], builder.asset, RepresentationKind.PROXY, not_before=later)
+        )
+        tx.commit()
+    window = make_window(production.location, production.clock)
+    detail = window.detail
+    assert window.table.select_job(free)
+    wait_for(qtbot, lambda: detail.detail is not None and detail.detail.job.id == free)
+    text = detail.why.text()
+    assert "no online worker" in text and "Claimable now" not in text, text
+    assert "no worker for its kind is online" in text
+    assert window.table.select_job(held)
+    wait_for(qtbot, lambda: detail.detail is not None and detail.detail.job.id == held)
+    text = detail.why.text()
+    local = later.astimezone()
+    clock = (
+        local.strftime("%H:%M")
+        if local.date() == now.astimezone().date()
+        else local.strftime("%Y-%m-%d %H:%M")
+    )
+    assert text.startswith("<b>Held back:</b>")
+    assert f"not before: in 2h 10m ({clock})" in text, text
+    assert later.isoformat() not in text and "+00:00" not in text

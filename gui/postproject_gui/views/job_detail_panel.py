@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from postproject import Action, JobState
 from postproject.model.jobs import AttemptOutcome
+from postproject.model.pending import NoOnlineWorker, NotBefore, PendingExplanation
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
 from postproject_gui.look.states import STATE_LOOKS, ClaimHealth
@@ -72,6 +73,38 @@ def small_table(model: RecordTableModel, name: str, parent: QWidget) -> QTableVi
     view.setWordWrap(False)
     view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     return view
+
+
+def pending_text(pending: PendingExplanation, now: datetime) -> str:
+    """The "why is this job still requested?" rich text: a head that never contradicts the
+    reasons below it ("Claimable now" only when nothing holds it back and a worker for its
+    kind is online), each job named a link to it, a not-before time as "in 2h 10m (17:13)"."""
+    lines = []
+    for reason in pending.reasons:
+        if isinstance(reason, NotBefore):
+            lines.append(f"• not before: {html.escape(when_text(reason.at, now))}")
+            continue
+        text = html.escape(reason.message)
+        job_id = getattr(reason, "job_id", None)
+        if job_id is not None:
+            text = text.replace(
+                html.escape(str(job_id)), f'<a href="job:{job_id}">{html.escape(str(job_id))}</a>', 1
+            )
+        lines.append(f"• {text}")
+    if not pending.claimable:
+        head = "Held back:"
+    elif any(isinstance(r, NoOnlineWorker) for r in pending.reasons):
+        head = "Nothing holds it back, but no worker for its kind is online:"
+    else:
+        head = "Claimable now:"
+    return f"<b>{head}</b><br>" + "<br>".join(lines)
+
+
+def when_text(at: datetime, now: datetime) -> str:
+    """``in 2h 10m (17:13)`` in local time (with the date when it is not today's)."""
+    local, today = at.astimezone(), now.astimezone()
+    clock = local.strftime("%H:%M") if local.date() == today.date() else local.strftime("%Y-%m-%d %H:%M")
+    return f"{timefmt.relative(at, now)} ({clock})"
 
 
 class JobDetailPanel(QFrame):
@@ -411,7 +444,7 @@ class JobDetailPanel(QFrame):
         self.failure.setVisible(diagnostic is not None)
         self.failure.setPlainText(diagnostic or "")
         self._fit_failure()
-        self._show_pending(detail)
+        self._show_pending(detail, now)
         self._show_log(detail)
         rows = [(a.property.name, *params.display(a.value)) for a in detail.parameters]
         tips = [(str(a.property), "", "") for a in detail.parameters]
@@ -443,7 +476,7 @@ class JobDetailPanel(QFrame):
         )
         self.refresh_time(now)
 
-    def _show_pending(self, detail: JobDetail) -> None:
+    def _show_pending(self, detail: JobDetail, now: datetime) -> None:
         """Why it is still requested (``explain_pending``), each job named a link to it."""
         pending = detail.pending
         shown = pending is not None and detail.job.state is JobState.REQUESTED
@@ -452,17 +485,7 @@ class JobDetailPanel(QFrame):
         if pending is None or not shown:
             self.why.setText("")
             return
-        lines = []
-        for reason in pending.reasons:
-            text = html.escape(reason.message)
-            job_id = getattr(reason, "job_id", None)
-            if job_id is not None:
-                text = text.replace(
-                    html.escape(str(job_id)), f'<a href="job:{job_id}">{html.escape(str(job_id))}</a>', 1
-                )
-            lines.append(f"• {text}")
-        head = "Claimable now: " if pending.claimable else "Held back: "
-        self.why.setText(f"<b>{head}</b><br>" + "<br>".join(lines))
+        self.why.setText(pending_text(pending, now))
 
     def _show_log(self, detail: JobDetail) -> None:
         """The newest attempt's log, kept scrolled to its end while the attempt runs."""
@@ -514,6 +537,7 @@ class JobDetailPanel(QFrame):
         if self._detail is None:
             return
         self.facts.refresh_time(now)
+        self._show_pending(self._detail, now)  # "in 2h 10m" moves with the clock
         health = self._detail.row.health(now)
         if health is not self._health:  # the lease ran out (or is about to): redraw the badge
             state = self.scene.state
