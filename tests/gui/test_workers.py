@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from postproject import FakeClock, JobRef, JobState, Production, Property, RepresentationKind
 from postproject.model.jobs import AttemptOutcome
@@ -21,11 +22,11 @@ from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.dashboard_data import DashboardData
-from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
+from postproject_gui.models.worker_model import ATTEMPT_KEYS, AttemptTableModel, WorkerTableModel
 from postproject_gui.services import reads, writes
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import RequestSpec, liveness
-from postproject_gui.text import cli_command
+from postproject_gui.text import cli_command, timefmt
 from postproject_gui.window.main_window import DASHBOARD, JOBS, WORKERS, MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.farm_scene import Farm, build_farm, claim_as
@@ -514,3 +515,28 @@ def test_detail_actions_move_below_the_tools_when_the_panel_is_narrow(
     qtbot.wait(50)
     assert detail._actions_row.indexOf(detail._actions) >= 0
     assert detail.farm.width() >= detail.farm.sizeHint().width()  # never squeezed
+
+
+def test_an_expired_claim_never_reads_running_and_a_lost_attempt_names_its_worker_and_time(
+    qtbot: Any, window: MainWindow, builder: ProductionBuilder, clock: FakeClock, farm: Farm
+) -> None:
+    """Issue 26 item 10: render-03's claim expired without renewal, yet its attempt read
+    "running"; render-02's lost attempt named nobody and no time."""
+    show_workers(qtbot, window)
+    tab = window.workers
+    assert tab.select_worker("render-03")
+    wait_for(qtbot, lambda: tab.ready and tab.attempts.worker == "render-03" and tab.attempts.rowCount() == 1)
+    outcome = tab.attempts.index(0, 0)
+    assert outcome.data() == "expired · not renewed"
+    assert "without renewal" in outcome.data(Qt.ItemDataRole.ToolTipRole)
+    assert tab.select_worker("render-02")
+    wait_for(qtbot, lambda: tab.ready and tab.attempts.worker == "render-02" and tab.attempts.rowCount() == 1)
+    (lost,) = tab.attempts.attempts()
+    assert lost.attempt.outcome is AttemptOutcome.LOST and lost.attempt.ended_at is not None
+    diagnostic = tab.attempts.index(0, ATTEMPT_KEYS.index("diagnostic")).data()
+    assert "worker render-02" in diagnostic and timefmt.stamp(lost.attempt.ended_at) in diagnostic, diagnostic
+    # The job detail's attempts say the same.
+    stuck = farm.running["render-03"][0]
+    window.select_job(stuck)
+    wait_for(qtbot, lambda: window.detail.detail is not None and window.detail.detail.job.id == stuck)
+    assert window.detail.attempt_model.record(0)[1] == "expired · not renewed"

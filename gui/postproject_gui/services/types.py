@@ -278,6 +278,7 @@ class WorkerAttempt:
     job_id: JobId
     kind: str | None  # None: the job could not be read
     attempt: Attempt
+    lease_expires: datetime | None = None  # a running attempt's lease (it may have expired)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from postproject_gui.look.states import STATE_LOOKS, ClaimHealth
 from postproject_gui.look.theme import Theme, set_style_property, state_icon
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
+from postproject_gui.text import attempts as attempts_text
 from postproject_gui.text import cli_command, params, timefmt
 from postproject_gui.text import location as production_location
 from postproject_gui.views.job_facts import JobFacts
@@ -433,7 +434,7 @@ class JobDetailPanel(QFrame):
         if farm is not None:
             self.farm.setText(farm[0])
             self.farm.setToolTip(farm[2])
-        self._show_attempts(detail)
+        self._show_attempts(detail, now)
         self._place_actions()
         self.title.setText(job.kind)
         self.subtitle.setText(str(job.id))
@@ -504,20 +505,23 @@ class JobDetailPanel(QFrame):
             if at_end or (log is not None and log.live):
                 bar.setValue(bar.maximum())
 
-    def _show_attempts(self, detail: JobDetail) -> None:
+    def _show_attempts(self, detail: JobDetail, now: datetime) -> None:
         rows, tips = [], []
+        claim = detail.job.claim
         for a in reversed(detail.job.attempts):  # the newest first
             by = a.worker or (str(a.agent) if a.agent else "—")
-            outcome = a.outcome.value if a.outcome else "running"
+            expires = claim.expires_at if claim is not None and claim.attempt == a.number else None
+            outcome = attempts_text.outcome_text(a, expires, now)
             if a.stopping:
                 outcome = "cancelling…" if a.outcome is AttemptOutcome.CANCELLED else "stopping…"
-            elif a.outcome is None and a.progress is not None and a.progress.fraction is not None:
+            elif outcome == "running" and a.progress is not None and a.progress.fraction is not None:
                 outcome = f"running · {a.progress.fraction * 100:.0f}%"
             ended = timefmt.stamp(a.ended_at) if a.ended_at else ""
-            first = a.diagnostic.strip().splitlines()[0] if a.diagnostic and a.diagnostic.strip() else ""
+            diagnostic = attempts_text.diagnostic_text(a)
+            first = diagnostic.strip().splitlines()[0] if diagnostic.strip() else ""
             rows.append((str(a.number), outcome, by, str(a.tool), timefmt.stamp(a.claimed_at), ended, first))
             who = f"worker {a.worker}" if a.worker else f"agent {a.agent or 'not given'}"
-            tips.append(("", "", f"{who}\n{a.agent or ''}".strip(), "", "", "", (a.diagnostic or "")[:2000]))
+            tips.append(("", "", f"{who}\n{a.agent or ''}".strip(), "", "", "", diagnostic[:2000]))
         self.attempt_model.set_rows(rows, tips)
         limit = detail.job.max_attempts
         self.attempts_title.setText(
