@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from postproject import FakeClock, JobRef, JobState, Production, Property, RepresentationKind
 from postproject.model.jobs import AttemptOutcome
@@ -22,7 +23,7 @@ from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.dashboard_data import DashboardData
-from postproject_gui.models.worker_model import ATTEMPT_KEYS, AttemptTableModel, WorkerTableModel
+from postproject_gui.models.worker_model import ATTEMPT_KEYS, WORKER_KEYS, AttemptTableModel, WorkerTableModel
 from postproject_gui.services import reads, writes
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import RequestSpec, liveness
@@ -540,3 +541,40 @@ def test_an_expired_claim_never_reads_running_and_a_lost_attempt_names_its_worke
     window.select_job(stuck)
     wait_for(qtbot, lambda: window.detail.detail is not None and window.detail.detail.job.id == stuck)
     assert window.detail.attempt_model.record(0)[1] == "expired · not renewed"
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1440, 900), (1600, 1000)])
+def test_the_running_column_is_not_cut_while_kinds_takes_the_spare_width(
+    qtbot: Any,
+    make_window: WindowFactory,
+    builder: ProductionBuilder,
+    clock: FakeClock,
+    farm: Farm,
+    width: int,
+    height: int,
+) -> None:
+    """Issue 26 item 10: render-01 runs two jobs with progress; their texts were cut while
+    Kinds, the last column, kept the spare width."""
+    second = claim_as(builder, farm.sessions["render-01"], farm.waiting[0], seconds=600)
+    for lease, fraction in ((farm.leases[farm.lost], 0.62), (second, 0.3)):
+        with builder.production.edit() as tx:
+            tx.report_progress(lease, fraction=fraction, stage="encode")
+            tx.commit()
+    window = make_window(builder.production.location, clock)
+    window.resize(width, height)
+    show_workers(qtbot, window)
+    QApplication.processEvents()
+    table, model = window.workers.table, window.workers.model
+    running, kinds = WORKER_KEYS.index("running"), WORKER_KEYS.index("kinds")
+    row = model.row_of("render-01")
+    assert row is not None and "62% · encode" in model.index(row, running).data()
+    needed = table.sizeHintForColumn(running)
+    header = table.horizontalHeader()
+    spare = header.sectionSize(kinds) - table.sizeHintForColumn(kinds)
+    assert header.sectionSize(running) >= needed or spare <= 120, (
+        header.sectionSize(running),
+        needed,
+        header.sectionSize(kinds),
+    )
+    if width >= 1440:
+        assert header.sectionSize(running) >= needed
