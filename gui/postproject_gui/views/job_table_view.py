@@ -123,7 +123,9 @@ class JobTableView(QTableView):
         self._anchor: tuple[QPersistentModelIndex, int] | None = None
         self._unseen = 0  # new jobs inserted above the rows shown since the reader was at the top
         self.frozen = FrozenColumn(self)
-        self.new_jobs = QToolButton(self.viewport())
+        # Above the table, never over its rows: the page that holds the table lays it out
+        # (see JobsPage); over the viewport it covered the first row.
+        self.new_jobs = QToolButton(parent if parent is not None else self)
         self.new_jobs.setObjectName("newJobsBar")
         self.new_jobs.setAccessibleName("New jobs above")
         self.new_jobs.setToolTip("Jobs arrived above the rows you are reading: click to go up to them")
@@ -212,14 +214,7 @@ class JobTableView(QTableView):
             self.new_jobs.hide()
             return
         self.new_jobs.setText(f"↑  {count:,} new job{'s' if count != 1 else ''}")
-        self.new_jobs.adjustSize()
-        self._place_bar()
         self.new_jobs.show()
-        self.new_jobs.raise_()
-
-    def _place_bar(self) -> None:
-        bar = self.new_jobs
-        bar.move(max(0, (self.viewport().width() - bar.width()) // 2), 6)
 
     def show_newest(self) -> None:
         """Go up to the start of the list (the newest jobs, newest first); read it afresh
@@ -444,7 +439,6 @@ class JobTableView(QTableView):
         super().resizeEvent(event)  # type: ignore[arg-type]
         self._report_visible()
         self.frozen.sync()
-        self._place_bar()
 
     def updateGeometries(self) -> None:
         super().updateGeometries()
