@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from PySide6.QtWidgets import QApplication
+
 from postproject import JobState
 from postproject_gui.models.columns import column
 from postproject_gui.services.filters import JobFilter
@@ -33,7 +36,8 @@ def test_one_click_switches_and_each_workspace_remembers_its_own(
     wait_for(qtbot, lambda: ready(window))
     spaces.actions["supervisor"].trigger()  # one click
     assert spaces.current.key == "supervisor" and window.tabs.currentIndex() == WORKERS
-    assert session.filter.stuck and window.table.isColumnHidden(column("output"))
+    assert session.filter.stuck and window.table.isColumnHidden(column("inputs"))
+    assert not window.table.isColumnHidden(column("output"))  # issue 26: the supervisor sees outputs
     assert not window.table.isColumnHidden(column("lease"))
     spaces.actions["editor"].trigger()
     assert window.tabs.currentIndex() == ARTIFACTS and session.filter == JobFilter()
@@ -53,3 +57,29 @@ def test_filters_survive_the_settings_file() -> None:
     assert filter_from_text(filter_to_text(flt), JobFilter()) == flt
     assert filter_from_text("not json", JobFilter(stuck=True)) == JobFilter(stuck=True)
     assert filter_from_text('{"state": "nope"}', JobFilter()) == JobFilter()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1440, 900), (1600, 1000)])
+def test_the_supervisor_sees_output_and_progress_within_the_right_edge(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder, width: int, height: int
+) -> None:
+    """Issue 26 item 10: the Supervisor workspace had no Output column and put Progress past
+    the right edge."""
+    ids = builder.request(3)
+    builder.claim(ids[0], seconds=30)
+    window = make_window(builder.production.path, builder.production.clock)
+    window.resize(width, height)
+    window.workspaces.actions["supervisor"].trigger()
+    window.tabs.setCurrentIndex(JOBS)
+    wait_for(qtbot, lambda: ready(window))
+    QApplication.processEvents()
+    table = window.table
+    output, progress = column("output"), column("progress")
+    assert not table.isColumnHidden(output) and not table.isColumnHidden(progress)
+    right = table.columnViewportPosition(progress) + table.columnWidth(progress)
+    if width >= 1440:
+        assert right <= table.viewport().width(), (right, table.viewport().width())
+    else:  # the table is 620 px wide beside the detail panel: Progress starts in view
+        assert table.columnViewportPosition(progress) < table.viewport().width()
+    header = table.horizontalHeader()
+    assert header.visualIndex(progress) < header.visualIndex(output)

@@ -378,13 +378,16 @@ class JobTableView(QTableView):
             action.setToolTip(col.description)
             action.toggled.connect(lambda on, i=index: self._toggle_column(i, on))
         menu.addSeparator()
-        menu.addAction("Reset columns", self.reset_columns)
+        menu.addAction("Reset columns", lambda: self.reset_columns())
         menu.exec(self.horizontalHeader().mapToGlobal(pos))
 
-    def reset_columns(self) -> None:
+    def reset_columns(self, first: tuple[str, ...] = ()) -> None:
+        """Default widths and order (the columns named in ``first`` first, in that order)."""
         header = self.horizontalHeader()
-        for index in range(len(COLUMNS)):
-            header.moveSection(header.visualIndex(index), index)
+        keys = [c.key for c in COLUMNS]
+        order = [keys.index(k) for k in first] + [i for i, k in enumerate(keys) if k not in first]
+        for visual, index in enumerate(order):
+            header.moveSection(header.visualIndex(index), visual)
             self.setColumnWidth(index, self.default_width(index))
         self._user_hidden = {i for i, c in enumerate(COLUMNS) if not c.visible}
         self._apply_visibility()

@@ -7,7 +7,7 @@ starts from the role's defaults:
   waits and what broke, and why);
 - Editor: the Artifacts tab (stale ones first to hand), jobs with outputs and inputs;
 - Supervisor: the Workers tab (who is alive and what each worker does), the Dashboard, and
-  in the Jobs tab the stuck claims with who holds them and their lease.
+  in the Jobs tab the stuck claims with who holds them, their lease, progress and output.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class Workspace:
     filter: JobFilter
     hidden: tuple[str, ...]  # job table columns hidden by default
     tabs: tuple[int, ...] = ()  # the tabs that belong to the role
+    order: tuple[str, ...] = ()  # job table columns first, in this order, by default
 
 
 PRODUCER = Workspace(
@@ -59,8 +60,10 @@ SUPERVISOR = Workspace(
     "Workers, stuck claims and who holds them, and the dashboard",
     4,
     JobFilter(stuck=True),
-    ("output", "inputs", "requested", "target_root", "revision", "job_id", "priority"),
+    ("inputs", "requested", "target_root", "revision", "job_id", "priority"),
     (4, 3, 0),
+    # Who holds what and how far it got first: Progress within the right edge, then Output.
+    ("state", "id", "claimed_by", "lease", "progress", "kind", "output"),
 )
 WORKSPACES = (PRODUCER, EDITOR, SUPERVISOR)
 
@@ -86,7 +89,7 @@ class Hooks:
     current_tab: Callable[[], int]
     apply_tab: Callable[[int], None]
     save_columns: Callable[[str], None]  # settings key prefix
-    restore_columns: Callable[[str, tuple[str, ...]], None]
+    restore_columns: Callable[[str, tuple[str, ...], tuple[str, ...]], None]  # prefix, hidden, order
 
 
 class WorkspaceManager(QObject):
@@ -135,7 +138,7 @@ class WorkspaceManager(QObject):
         self._settings.set_text("workspace/current", self.current.key)
 
     def restore_columns(self) -> None:
-        self._hooks.restore_columns(self.prefix(), self.current.hidden)
+        self._hooks.restore_columns(self.prefix(), self.current.hidden, self.current.order)
 
     def restore_tab(self) -> None:
         """Open on the tab the current workspace was left on (its default at first)."""
@@ -152,7 +155,7 @@ class WorkspaceManager(QObject):
         self.current = target
         self._settings.set_text("workspace/current", key)
         prefix = self.prefix()
-        self._hooks.restore_columns(prefix, target.hidden)
+        self._hooks.restore_columns(prefix, target.hidden, target.order)
         self._hooks.apply_filter(self.initial_filter())
         self.restore_tab()
         self.switched.emit(key)

@@ -376,14 +376,14 @@ class MainWindow(QMainWindow):
             self.settings.set_blob(f"{prefix}/jobTableHeader", self.table.header_state())
             self.settings.set_strings(f"{prefix}/jobTableHidden", self.table.hidden_columns())
 
-    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...]) -> None:
+    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...], order: tuple[str, ...]) -> None:
         if self.table.model() is None:
             return
         header = self.settings.blob(f"{prefix}/jobTableHeader")
         if header is not None:
             self.table.restore_header(header)
         else:
-            self.table.reset_columns()
+            self.table.reset_columns(order)
         hidden = self.settings.strings(f"{prefix}/jobTableHidden")
         self.table.set_hidden_columns(list(default_hidden) if hidden is None else hidden)
 
