@@ -3,12 +3,13 @@ remembering its filter, columns and tab."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from postproject import JobState
+from postproject import JobState, Production
 from postproject_gui.models.columns import column
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.settings import Settings
@@ -16,7 +17,7 @@ from postproject_gui.views.workspaces import filter_from_text, filter_to_text
 from postproject_gui.window.knowledge_tabs import ARTIFACTS, JOBS
 from postproject_gui.window.main_window import WORKERS
 from tests.gui.conftest import WindowFactory
-from tests.gui.helpers import ProductionBuilder, ready, wait_for
+from tests.gui.helpers import KIND, ProductionBuilder, ready, wait_for
 
 
 def test_one_click_switches_and_each_workspace_remembers_its_own(
@@ -83,3 +84,27 @@ def test_the_supervisor_sees_output_and_progress_within_the_right_edge(
         assert table.columnViewportPosition(progress) < table.viewport().width()
     header = table.horizontalHeader()
     assert header.visualIndex(progress) < header.visualIndex(output)
+
+
+def test_a_new_window_on_another_production_does_not_reuse_the_last_ones_filter(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder, tmp_path: Path
+) -> None:
+    """Issue 26 item 10: a filter of the last production (a kind, a search) opened a new
+    window on another production as "0 of 0 shown"."""
+    builder.request(2)
+    settings = Settings.user()
+    first = make_window(builder.production.path, builder.production.clock, settings)
+    assert first.session is not None
+    only_here = JobFilter(kind=KIND, text="A001")
+    first.session.set_filter(only_here)
+    wait_for(qtbot, lambda: ready(first))
+    first.close()
+    with Production.create(tmp_path / "other.pproj", clock=builder.production.clock) as other:
+        ProductionBuilder(other, tmp_path / "other-media").request(3, kind="org.example:conform")
+    second = make_window(tmp_path / "other.pproj", builder.production.clock, settings)
+    assert second.session is not None and second.session.filter == JobFilter()
+    wait_for(qtbot, lambda: ready(second) and second.session.table.rowCount() == 3)  # type: ignore[union-attr]
+    assert second.filters.shown.text().startswith("3 of 3 shown")
+    second.close()
+    again = make_window(builder.production.path, builder.production.clock, settings)  # the first one again
+    assert again.session is not None and again.session.filter == only_here
