@@ -281,6 +281,7 @@ def test_after_regeneration_the_stale_list_drops_what_was_replaced_and_what_desc
     wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3", timeout=10_000)
     window.summary.stale_card.click()
     assert window.knowledge.artifacts.attention.isChecked()
+    assert window.focusWidget() is window.knowledge.artifacts.table  # Ctrl+A selects them at once
     wait_for(qtbot, lambda: session.knowledge.proxy.rowCount() == 3)
 
     production = chain.production

@@ -148,9 +148,11 @@ class KnowledgeTabs(QObject):
             session.knowledge.show_job_graph(job_id)
 
     def show_stale(self) -> None:
-        """The stale card: the Artifacts tab, only stale or diverged artifacts."""
+        """The stale card: the Artifacts tab, only stale or diverged artifacts, the list focused
+        (Ctrl+A selects them all for Plan regeneration)."""
         self._tabs.setCurrentIndex(ARTIFACTS)
         self.artifacts.set_attention(True)
+        self.artifacts.table.setFocus()
         self.attention_changed.emit(True)
 
     # --- session -> views ----------------------------------------------------------------
