@@ -24,7 +24,7 @@ from tests.executor.test_worker_process import Running, spawn, wait_for
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 __all__ = ["spawn"]  # the fixture, shared with test_worker_process
 
-STOP_BOUND = 10.0  # seconds: generous for a loaded CI machine (the benchmark measures the real figure)
+LONG_FRAMES = 720  # its 1080p proxy encodes for seconds; a stop lands in tens of milliseconds
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -44,9 +44,16 @@ def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], timeout: float
         time.sleep(0.02)
 
 
-def long_job(studio: Studio, tmp_path: Path, name: str = "long") -> JobId:
-    clip = tmp_path / f"{name}.mov"
-    generate_test_clip(clip, name=name.upper(), frames=2400, size=(320, 180))
+@pytest.fixture(scope="session")
+def long_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clip long enough that its 1080p proxy is still encoding when a stop lands (made once
+    per session; each test copies it into its studio)."""
+    clip = tmp_path_factory.mktemp("long") / "long.mov"
+    generate_test_clip(clip, name="LONG", frames=LONG_FRAMES, size=(320, 180))
+    return clip
+
+
+def long_job(studio: Studio, clip: Path, name: str = "long") -> JobId:
     asset, original = studio.add_original(name, clip)
     return studio.request(profile="proxy-1080p", inputs=(original,), asset=asset)
 
@@ -57,9 +64,9 @@ def encoding(job: Job) -> bool:
 
 @pytest.mark.parametrize("command", ["cancel", "requeue"])
 def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
-    studio: Studio, tmp_path: Path, spawn: Callable[..., Running], command: str
+    studio: Studio, long_clip: Path, spawn: Callable[..., Running], command: str
 ) -> None:
-    job_id = long_job(studio, tmp_path)
+    job_id = long_job(studio, long_clip)
     studio.production.close()
     worker = spawn(studio.path, "--once", "--lease", "30s", "--agent-name", "stopper")
     wait_for(worker.lines, f"claimed job {job_id}")
@@ -67,14 +74,15 @@ def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
     assert encoding(job), f"no encode progress reported: {job.progress}"
     assert job.progress is not None and job.progress.message is not None and "frame" in job.progress.message
 
-    asked = time.monotonic()
     done = cli("job", command, str(studio.path), str(job_id))
     assert done.returncode == 0, done.stderr
-    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None, timeout=STOP_BOUND)
-    took = time.monotonic() - asked
+    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None)
     attempt = stopped.attempts[0]
-    assert attempt.stopped_at is not None, f"the worker did not confirm within {STOP_BOUND} s"
-    assert took < STOP_BOUND
+    assert attempt.stopped_at is not None, "the worker did not confirm the stop"
+    # Promptly, against the encode itself: it stopped part way, long before the clip's end (how
+    # many milliseconds a stop takes is benchmarks/bench_progress.py's P4 and its goal).
+    assert attempt.progress is not None and attempt.progress.stage == "encode"
+    assert attempt.progress.fraction is not None and attempt.progress.fraction < 0.5, attempt.progress
     expected = AttemptOutcome.CANCELLED if command == "cancel" else AttemptOutcome.RELEASED
     assert attempt.outcome is expected and not attempt.stopping
     assert stopped.state is (JobState.CANCELLED if command == "cancel" else JobState.REQUESTED)
