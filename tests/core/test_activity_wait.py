@@ -81,3 +81,11 @@ def test_stop_ends_it_and_bad_arguments_are_refused(s: Setup) -> None:
         s.production.wait_for_activity(head, True, 1)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
         s.production.wait_for_activity(head, token, 61)
+
+
+def test_a_waiter_can_be_stopped(s: Setup) -> None:
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    assert s.production.wait_for_changes(s.head(), 30, stop=stop).revisions == ()

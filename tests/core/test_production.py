@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from postproject import (
     ConflictError,
     ErrorCode,
     IoError,
+    JobState,
     NotFoundError,
     Production,
     ProductionId,
@@ -174,3 +178,115 @@ def test_representation_kind_parsing() -> None:
     assert RepresentationKind.parse("proxy") is RepresentationKind.PROXY
     with pytest.raises(ValueError, match="representation kind"):
         RepresentationKind.parse("PROXY")
+
+
+@pytest.mark.sqlite_only("SQLite's write-ahead log file")
+def test_the_writer_bounds_the_wal(production: Production, monkeypatch: pytest.MonkeyPatch) -> None:
+    from postproject.storage.sqlite import connection
+
+    monkeypatch.setattr(connection, "TRUNCATE_EVERY", 50)
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+
+    wal = Path(f"{production.path}-wal")
+    for _ in range(connection.TRUNCATE_EVERY - 1):
+        with production.edit() as tx:
+            tx.create_asset("x" * 900)
+            tx.commit()
+    # the writer's periodic truncating checkpoint ran on the last commit
+    assert wal.stat().st_size == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to the nobody account to lose write access")
+def test_a_production_in_a_directory_we_cannot_write_opens_read_only() -> None:
+    base = Path(tempfile.mkdtemp(prefix="pp-readonly-"))
+    try:
+        path = base / "show.pproj"
+        with Production.create(path) as production, production.edit() as tx:
+            tx.create_asset("A001")
+            tx.commit()
+        os.chmod(base, 0o755)
+        os.chmod(path, 0o644)
+        script = textwrap.dedent(
+            f"""
+            from postproject import Production
+            with Production.open({str(path)!r}, read_only=True) as p:
+                print(p.latest_sequence(), p.assets().items[0].name)
+            """
+        )
+
+        def drop() -> None:
+            os.setgid(65534)
+            os.setuid(65534)
+
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            preexec_fn=drop,
+            env={**os.environ, "HOME": "/tmp"},
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["1", "A001"]
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _open_and_count(path: str, barrier: object) -> int:
+    barrier.wait()  # type: ignore[attr-defined]
+    with Production.open(path) as production:
+        return production.job_counts()[JobState.REQUESTED]
+
+
+def test_two_processes_opening_an_old_schema_migrate_it_once(tmp_path: Path) -> None:
+    """Before the fix both could apply the migration: the second failed on tables the first
+    had already made (or rebuilt the jobs table twice)."""
+    from postproject.storage.sqlite import connection, schema
+
+    path = tmp_path / "old.pproj"
+    source = tmp_path / "a.mov"
+    source.write_bytes(b"a")
+    with Production.create(path) as production, production.edit() as tx:
+        asset = tx.create_asset()
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        tx.commit()
+    # Rebuild the file at schema version 1 with one requested job (as an older release made it).
+    old = tmp_path / "v1.pproj"
+    conn = sqlite3.connect(old, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute(f"PRAGMA application_id = {connection.APPLICATION_ID}")
+    conn.execute("BEGIN IMMEDIATE")
+    script = (Path(schema.__file__).parent / "migrations" / "0001_initial.sql").read_text()
+    for statement in schema._statements(script):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("COMMIT")
+    src = sqlite3.connect(path)
+    for table in ("production", "assets", "representations", "representation_fingerprints", "revisions"):
+        columns = ", ".join(c[1] for c in conn.execute(f"PRAGMA table_info({table})"))  # version 1's
+        rows = src.execute(f"SELECT {columns} FROM {table}").fetchall()
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            conn.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+    conn.execute(
+        "INSERT INTO jobs (id, kind, inputs, output_asset_id, output_kind, state, requested_at, "
+        "requested_sequence, updated_sequence) VALUES (?, 'org.example:a', ?, ?, 1, 1, 1, 1, 1)",
+        (os.urandom(16), original.bytes, asset.bytes),
+    )
+    src.close()
+    conn.close()
+    from tests.races.test_races import CTX, Processes
+
+    barrier = CTX.Barrier(2)
+    runs = Processes()
+    for _ in range(2):
+        runs.start(_open_and_count, str(old), barrier)
+    assert runs.results(120) == [1, 1]
+    check = sqlite3.connect(old)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST
+    check.close()
