@@ -69,6 +69,30 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: object) -> Iterator[object]:
+    """Under pytest-xdist a worker sends each report to the controller as UTF-8, and a lone
+    surrogate (a file name's stray bytes, which some tests log or compare on purpose) in its
+    captured output or failure text would end the worker: such characters go as backslash
+    escapes instead."""
+    data = yield
+    return _utf8_safe(data) if hasattr(config, "workerinput") else data
+
+
+def _utf8_safe(value: object) -> object:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_utf8_safe(k): _utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_utf8_safe(v) for v in value)
+    return value
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One run per engine for every test whose fixtures make productions."""
     if "engine_kind" not in metafunc.fixturenames:
