@@ -117,7 +117,7 @@ def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
 
     doomed = spawn(studio.path, "--watch", "--lease", "1s", "--agent-name", "doomed")
     wait_for(doomed.lines, f"claimed job {job_id}")
-    wait_until(lambda: _files_under(studio.proxies), "the transcode to start writing", timeout=30)
+    wait_until(lambda: _media_under(studio.proxies), "the transcode to start writing", timeout=30)
     doomed.proc.kill()  # SIGKILL: no handler runs, nothing is cleaned up
     doomed.close()
     # Nothing visible in the target root: no placeholder, no partial file.
@@ -145,5 +145,10 @@ def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
     assert sorted(p.name for p in studio.proxies.iterdir() if p.name != LOGS) == ["long_proxy-1080p.mp4"]
 
 
-def _files_under(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and LOGS not in p.parts]
+def _media_under(folder: Path) -> list[Path]:
+    """Media files being written under ``folder``: not the attempt logs, and not the lock of an
+    attempt's staging folder (a worker killed before it holds that lock leaves its folder for
+    a minute, by design: jobs.STALE_UNLOCKED_SECONDS)."""
+    return [
+        p for p in folder.rglob("*") if p.is_file() and LOGS not in p.parts and not p.name.startswith(".lock")
+    ]
