@@ -93,6 +93,13 @@ def _utf8_safe(value: object) -> object:
     return value
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first, each group in the order pytest-randomly gave it: under
+    pytest-xdist the long tests start early, so the run does not end waiting for one of them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One run per engine for every test whose fixtures make productions."""
     if "engine_kind" not in metafunc.fixturenames:

@@ -62,6 +62,7 @@ def encoding(job: Job) -> bool:
     return job.progress is not None and job.progress.stage == "encode" and (job.progress.fraction or 0) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["cancel", "requeue"])
 def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
     studio: Studio, long_clip: Path, spawn: Callable[..., Running], command: str

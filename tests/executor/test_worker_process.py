@@ -106,6 +106,7 @@ def test_bad_arguments_exit_2_without_touching_the_production(
     assert not (tmp_path / "absent.pproj").exists()
 
 
+@pytest.mark.slow
 def test_a_killed_worker_leaves_no_debris_and_steals_no_name(
     studio: Studio, tmp_path: Path, spawn: Callable[..., Running]
 ) -> None:
