@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from postproject.model.jobs import AttemptOutcome, Job
 from postproject.model.progress import MAX_LOG_TAIL_BYTES
 from tests.executor.conftest import Studio
 from tests.executor.test_worker_process import Running, spawn, wait_for
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 __all__ = ["spawn"]  # the fixture, shared with test_worker_process
@@ -34,14 +34,15 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], timeout: float = 60) -> Job:
-    deadline = time.monotonic() + timeout
-    while True:
+def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], what: str) -> Job:
+    """The job, read by another handle until ``until`` holds for it (``what`` it waits for)."""
+
+    def read() -> Job | None:
         with Production.open(path, read_only=True) as production:
             job = production.job(job_id)
-        if until(job) or time.monotonic() > deadline:
-            return job
-        time.sleep(0.02)
+        return job if until(job) else None
+
+    return wait_until(read, what)
 
 
 @pytest.fixture(scope="session")
@@ -71,13 +72,13 @@ def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
     studio.production.close()
     worker = spawn(studio.path, "--once", "--lease", "30s", "--agent-name", "stopper")
     wait_for(worker.lines, f"claimed job {job_id}")
-    job = poll(studio.path, job_id, encoding)
+    job = poll(studio.path, job_id, encoding, "encode progress")
     assert encoding(job), f"no encode progress reported: {job.progress}"
     assert job.progress is not None and job.progress.message is not None and "frame" in job.progress.message
 
     done = cli("job", command, str(studio.path), str(job_id))
     assert done.returncode == 0, done.stderr
-    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None)
+    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None, "the worker's stop")
     attempt = stopped.attempts[0]
     assert attempt.stopped_at is not None, "the worker did not confirm the stop"
     # Promptly, against the encode itself: it stopped part way, long before the clip's end (how
