@@ -24,8 +24,11 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ``pg_peers.py``.
   CPU      per job, client (the worker processes' getrusage) and server (the postmaster's
            processes in /proc, once the ended workers' backends are reaped), for every loop.
-  rounds   ``--rounds N`` runs every loop N times interleaved; the report holds medians (and
-           each round's rate), with the machine's load average before and after.
+  rounds   ``--rounds N`` runs every loop N times interleaved (within a round: raw, raw_proj,
+           ours, the floor, procrastinate, one after the other, so the machine's load hits all
+           alike); the report holds medians (and each round's rate), the machine's one-minute
+           load average before and after each run, and before and after the whole benchmark.
+  --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
@@ -388,6 +391,7 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if len(runs) > 1:
         merged["rounds"] = len(runs)
         merged["jobs_per_s_all"] = [r.get("jobs_per_s", r.get("ops")) for r in runs]
+        merged["load1_all"] = [r.get("load1_before") for r in runs]
     return merged
 
 
@@ -399,7 +403,7 @@ def load() -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small runs (1 and 4 workers)")
+    parser.add_argument("--quick", action="store_true", help="small runs (400 jobs, 200 requests)")
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--requests", type=int, default=None, help="S1 requests per run")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians reported)")
@@ -411,11 +415,7 @@ def main() -> int:
     args = parser.parse_args()
     n = args.jobs or (400 if args.quick else 2000)
     requests = args.requests or (200 if args.quick else 1000)
-    counts = (
-        tuple(int(w) for w in args.workers.split(","))
-        if args.workers
-        else ((1, 4) if args.quick else (1, 4, 8))
-    )
+    counts = tuple(int(w) for w in args.workers.split(",")) if args.workers else (1, 4, 8)
     skip = set(filter(None, args.skip.split(",")))
     report: dict[str, Any] = {"jobs": n, "requests": requests, "rounds": args.rounds, "load_before": load()}
     with tempfile.TemporaryDirectory(prefix="pp-bench-pg-") as tmp, LocalServer(durable=True) as server:
@@ -438,7 +438,10 @@ def main() -> int:
                 ):
                     if name == "procrastinate" and "procrastinate" in skip:
                         continue
-                    s1.setdefault(name, []).append(run())
+                    load1 = os.getloadavg()[0]
+                    got = run()
+                    got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
+                    s1.setdefault(name, []).append(got)
             report["s1"] = {name: median_of(runs) for name, runs in s1.items()}
             for name, got in report["s1"].items():
                 print(f"S1 {name:13s}: {shown(got)}", flush=True)
@@ -457,7 +460,9 @@ def main() -> int:
                 ):
                     if name in ("procrastinate", "floor") and name in skip:
                         continue
+                    load1 = os.getloadavg()[0]
                     got = run()
+                    got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
                     runs.setdefault(name, []).append(got)
                     print(f"{name:13s} W={workers}: {shown(got)}", flush=True)
             for name, got_runs in runs.items():
