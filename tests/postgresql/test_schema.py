@@ -27,6 +27,7 @@ from postproject.model.errors import (
     UnsupportedError,
 )
 from postproject.storage.postgresql import connection, localserver, schema, uri
+from postproject.storage.sql import versions
 from tests import pre_baseline
 from tests.postgresql_fixtures import Database
 
@@ -598,8 +599,12 @@ def test_the_cli_refuses_a_pre_baseline_production_with_status_7(
     assert dump_schema(postgres_database, "prod") == before
 
 
-def test_the_baseline_is_the_schema_the_six_development_migrations_made(postgres_database: Database) -> None:
+def test_the_baseline_is_the_schema_the_six_development_migrations_made(
+    postgres_database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """pg_dump --schema-only of a production made each way: the same, byte for byte."""
+    baseline = [(name, script) for _, name, script in schema.MIGRATIONS.files[:1]]
+    monkeypatch.setattr(schema, "MIGRATIONS", versions.checked(baseline))  # the baseline alone
     with connection.connect(uri.parse(postgres_database.uri(production="x")), autocommit=True) as conn:
         pre_baseline.postgresql_schema(conn, "made_by_migrations", 6)
         schema.create(conn, "made_by_baseline")
@@ -619,21 +624,22 @@ def test_a_baseline_production_gets_the_migrations_after_it(
     conn: psycopg.Connection[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     schema.ensure(conn, "prod")
+    following = schema.LATEST + 1  # the synthetic migration's number, after the real ones
     monkeypatch.setattr(
         schema,
         "MIGRATIONS",
         schema.MIGRATIONS.adding(
-            "0008_synthetic.sql", "CREATE TABLE synthetic_notes (id integer PRIMARY KEY);"
+            f"{following:04d}_synthetic.sql", "CREATE TABLE synthetic_notes (id integer PRIMARY KEY);"
         ),
     )
     with pytest.raises(UnsupportedError, match="must be upgraded"):
         schema.upgrade(conn, "prod", read_only=True)
-    assert schema.read_version(conn, "prod") == 7
-    assert schema.upgrade(conn, "prod") == 8
-    assert schema.upgrade(conn, "prod", read_only=True) == 8
+    assert schema.read_version(conn, "prod") == following - 1
+    assert schema.upgrade(conn, "prod") == following
+    assert schema.upgrade(conn, "prod", read_only=True) == following
     assert "synthetic_notes" in tables_of(conn, "prod")
-    assert schema.ensure(conn, "other") == 0  # a new production: the baseline, then 0008
-    assert schema.read_version(conn, "other") == 8
+    assert schema.ensure(conn, "other") == 0  # a new production: the baseline, then the rest
+    assert schema.read_version(conn, "other") == following
     assert "synthetic_notes" in tables_of(conn, "other")
 
 
