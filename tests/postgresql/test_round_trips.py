@@ -1,4 +1,5 @@
-"""Round trips per operation on PostgreSQL (issue 12: a claim in at most 2, a completion in at most 3).
+"""Round trips per operation on PostgreSQL (issue 12: a claim in at most 2, a completion in at most 3;
+issue 27: a completion's rows written once, with their final revision number).
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
@@ -15,16 +16,19 @@ import psycopg
 import pytest
 
 from postproject import (
+    ActivityRef,
     ActivitySpec,
     JobRequest,
     JobState,
     Production,
+    Property,
     RepresentationKind,
     ToolIdentity,
 )
 
 TOOL = ToolIdentity("pg-trips", "1")
 LEASE = timedelta(minutes=5)
+PROFILE = Property("https://example.com/transcode", "profile")
 
 
 @pytest.fixture
@@ -135,5 +139,83 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
             tx.complete_job_lease(lease, rep, activity)
             tx.commit()
         assert "SAVEPOINT" not in sent and "RELEASE" not in sent
-        assert len(sent) <= 7  # BEGIN, representation, activity, lease check, job, publish, COMMIT
+        # BEGIN and the lease check (sent ahead of the queued inserts, which it does not read);
+        # at commit: the number, the representation, the activity, the job, publish, COMMIT
+        assert sent == ["BEGIN", "SELECT", "SELECT", "WITH", "WITH", "WITH", "SELECT", "COMMIT"]
         assert production.job(lease.job_id).state is JobState.SUCCEEDED
+
+
+def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
+    """What the last pp_publish sent was asked to renumber (its array parameters by table)."""
+    params = [values for query, values in sent if "pp_publish" in query][-1]
+    names = ("assets", "roots", "representations", "fingerprints", "activities", "metadata_kinds")
+    return dict(zip(names, params[10:16], strict=True)) | {"jobs": params[17]}
+
+
+def test_a_completion_writes_its_rows_once_with_their_final_number(
+    postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: a worker's completion queues its inserts and the job's transition until commit,
+    where they follow pp_number and write the revision's number: pp_publish renumbers nothing.
+    A completion of a job that others depend on updates their rows too, which another edit may
+    hold while it waits for the numbering lock: that one is numbered by pp_publish, as before.
+    Either way the rows carry the revision's number."""
+    sent: list[tuple[str, Any]] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+        sent.append((str(query), params))
+        return execute(self, query, params, *args, **kwargs)
+
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            upstream = tx.request_job(
+                JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY)
+            )
+            tx.request_job(
+                JobRequest(
+                    "org.example:trips", (original,), asset, RepresentationKind.PROXY, after=(upstream,)
+                )
+            )
+            tx.commit()
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        for number_first in (False, True):  # the upstream first (depended on), then its dependent
+            with production.edit() as tx:
+                lease = tx.claim_next_job_lease(TOOL, LEASE)
+                tx.commit()
+            assert lease is not None
+            job = production.job(lease.job_id)
+            output = tmp_path / f"{job.id}.mov"
+            output.write_bytes(b"out")
+            sent.clear()
+            with production.edit() as tx:
+                rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+                )
+                tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
+                tx.complete_job_lease(lease, rep, activity)
+                receipt = tx.commit()
+            numbered = any("pp_number" in query for query, _ in sent)
+            renumbered = _publish_arrays(sent)
+            if number_first:
+                assert numbered
+                assert all(value is None for value in renumbered.values()), renumbered
+            else:
+                assert not numbered
+                assert renumbered["representations"] and renumbered["activities"] and renumbered["jobs"]
+            sequence = receipt.revision.sequence
+            stored = production.activity(activity)
+            assert stored.revision_sequence == sequence
+            for edge in (*stored.inputs, *stored.outputs):  # each edge's fingerprints as at commit
+                assert edge.snapshot is not None
+                assert edge.snapshot.revision_sequence == sequence
+                assert (
+                    edge.snapshot.fingerprints
+                    == production.representation(edge.representation_id).fingerprints
+                )
+            assert production.job(job.id).state is JobState.SUCCEEDED

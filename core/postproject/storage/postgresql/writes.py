@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
 from postproject.engine.claims import WorkerGate
 from postproject.model import clock
-from postproject.model.errors import AlreadyExistsError
+from postproject.model.errors import AlreadyExistsError, StorageError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
@@ -49,9 +49,18 @@ from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
 from postproject.storage.postgresql.claims import claim_next_sql, gate_holds
 from postproject.storage.postgresql.connection import Connection
-from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL, Host, Params, Pipeline
+from postproject.storage.postgresql.pipeline import (
+    DURABLE_MARK,
+    INDEPENDENT,
+    LATE_OK,
+    PROVISIONAL,
+    Host,
+    Params,
+    Pipeline,
+)
 from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
 from postproject.storage.sql import leases
+from postproject.storage.sql import statements as q
 from postproject.storage.sql.dialect import Dialect
 from postproject.storage.sql.leases import EndClaim, StopClaim
 from postproject.storage.sql.writes import SqlWrites
@@ -59,6 +68,13 @@ from postproject.storage.sql.writes import SqlWrites
 CLAIMED = JobState.CLAIMED.code
 # A worker's row, held until the edit ends: two claims by one worker count each other's.
 _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
+
+
+# Queued inserts of new rows (shared statements): no read of the edit looks for them before
+# commit but through its memory, and they never wait for another edit's row lock.
+_NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
+# The statements renumbered by pp_publish when written before commit, and the tables they write.
+_RENUMBERED = ("assets", "media_roots", "representations", "fingerprints", "activities", "metadata", "jobs")
 
 
 def _allowed(action: Action) -> frozenset[int]:
@@ -89,6 +105,7 @@ class WriteSession(SqlWrites):
         self.reset_mark: int | None = None  # reset_clock's new mark
         # job id -> (lease row, changed input) read and locked by this edit
         self.leases: dict[bytes, tuple[LeaseRow, ChangedInput | None]] = {}
+        self.depended_on: set[bytes] = set()  # jobs read by lease_row that other jobs depend on
 
     @property
     def stored_high_water(self) -> int | None:
@@ -121,7 +138,11 @@ class WriteSession(SqlWrites):
         return self.pipeline.rowcount(sql, params)
 
     def later(self, sql: str, params: Params | None = None) -> None:
-        self.pipeline.queue(sql, params)
+        self.pipeline.queue(sql, params, flags=INDEPENDENT | LATE_OK if sql in _NEW_ROWS else 0)
+
+    def remember(self, table: str, key: Any, value: Any = None) -> None:
+        super().remember(table, key, value)
+        self.pipeline.wrote(table, key)
 
     def learn(self, table: str, keys: Iterable[bytes]) -> None:
         """Rows seen to exist (rows are never deleted); those this edit wrote become known only
@@ -189,7 +210,9 @@ class WriteSession(SqlWrites):
             root is None or self.exists("media_roots", root)
         ):
             message = f"the asset or media root of {values['path']!r} does not exist"
-            self.pipeline.queue_expecting(pg.INSERT_REPRESENTATION, values, 1, "PPN01", message)
+            self.pipeline.queue_expecting(
+                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=INDEPENDENT | LATE_OK
+            )
             return True
         return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
 
@@ -236,7 +259,15 @@ class WriteSession(SqlWrites):
         }
         if all(self.exists("representations", rep) for rep in reps):
             message = "a representation of the activity does not exist"
-            self.pipeline.queue_expecting(pg.INSERT_ACTIVITY, params, 1, "PPN01", message)
+            self.pipeline.queue_expecting(
+                pg.INSERT_ACTIVITY,
+                params,
+                1,
+                "PPN01",
+                message,
+                flags=INDEPENDENT | LATE_OK,
+                late=pg.INSERT_ACTIVITY_LATE,
+            )
             return True
         return bool(self.one(pg.INSERT_ACTIVITY + " SELECT count(*) FROM w", params)[0] == 1)
 
@@ -256,8 +287,9 @@ class WriteSession(SqlWrites):
         return bool(self.one(pg.INSERT_JOB, params)[0] == 1)
 
     def lease_row(self, job_id: bytes) -> LeaseRow | None:
-        """The stored claim of a job (its row locked until the edit ends), or None when absent."""
-        row = self.one(pg.LEASE_ROW, (Id(job_id),))
+        """The stored claim of a job (its row locked until the edit ends), or None when absent.
+        Sent ahead of queued inserts of new rows (it reads none of them), which stay queued."""
+        row = self.pipeline.one(pg.LEASE_ROW, (Id(job_id),), overtake=True)
         if row is None:
             return None
         state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt = row[:10]
@@ -279,6 +311,8 @@ class WriteSession(SqlWrites):
         )
         changed = ChangedInput(row[10], row[11], row[12]) if row[10] is not None else None
         self.leases[job_id] = (lease, changed)
+        if row[15]:
+            self.depended_on.add(job_id)
         self.learn("assets", [asset])
         self.learn("representations", lease.inputs)
         return lease
@@ -363,7 +397,7 @@ class WriteSession(SqlWrites):
             if not predicted or lease.expires is None or expires <= lease.expires:
                 return False
             self.pipeline.queue_expecting(
-                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id)
+                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id), flags=LATE_OK
             )
         elif self.rowcount(pg.RENEW, params) != 1:
             return False
@@ -384,7 +418,12 @@ class WriteSession(SqlWrites):
             "stopped_at": change.params["now"] if change.by_holder else None,
         }
         if change.predicted:
-            self.pipeline.queue_expecting(sql, params, 1, "PPL01", _lost(change.job_id))
+            # its row is locked by this edit; a success also updates its dependents' rows, which
+            # another edit may hold while it waits for the numbering lock: not under that lock
+            late = not (change.succeeds and change.job_id in self.depended_on)
+            self.pipeline.queue_expecting(
+                sql, params, 1, "PPL01", _lost(change.job_id), flags=LATE_OK if late else 0
+            )
         elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
             return False
         self.touched(change.job_id)
@@ -451,12 +490,22 @@ class WriteSession(SqlWrites):
             self.rollback(high_water)
             return False
         written = self.written
-        metadata = list(written["metadata"])
-        if self._may_close_cycle():
+        # Numbered first (the queued statements write the revision's number, pp_publish
+        # renumbers only what was written before), or numbered last (pp_publish renumbers all).
+        cycle = self._may_close_cycle()
+        number = pg.NUMBER if self.pipeline.numbering_at_commit() and self.pipeline.pending else None
+        if cycle:  # checked under the numbering lock: it sees every edit published
+            if number is None:
+                self.pipeline.queue(pg.NUMBERING_LOCK, keep=True)
             self.pipeline.queue(
-                pg.NUMBERING_LOCK, keep=True
-            )  # taken before pp_publish: sees every edit published
-            self.later(pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE})
+                pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE}, flags=LATE_OK
+            )
+        early = self.pipeline.early
+        renumbered = {
+            table: [key for key in written[table] if number is None or (table, key) in early]
+            for table in _RENUMBERED
+        }
+        metadata = renumbered["metadata"]
         started = clock.monotonic()
         cursor = self.pipeline.send(
             pg.PUBLISH,
@@ -471,17 +520,18 @@ class WriteSession(SqlWrites):
                 [e.kind for e in self.staged],
                 [optional(s) for s in self._subjects],
                 [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
-                _array(written["assets"]),
-                _array(root_id for _, root_id in written["media_roots"].values()),
-                _array(written["representations"]),
-                _array(written["fingerprints"]),
-                _array(written["activities"]),
+                _array(renumbered["assets"]),
+                _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
+                _array(renumbered["representations"]),
+                _array(renumbered["fingerprints"]),
+                _array(renumbered["activities"]),
                 [kind for kind, _ in metadata] or None,
                 _array(target for _, target in metadata),
-                _array(written["jobs"]),
+                _array(renumbered["jobs"]),
                 self.reset_mark is not None,
             ),
             then="COMMIT",
+            number=number,
         )
         elapsed = clock.monotonic() - started
         assert cursor is not None
@@ -493,10 +543,12 @@ class WriteSession(SqlWrites):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
         self.host.committed(self.sequence, mark, server_now, elapsed, reset=self.reset_mark is not None)
-        if self.pipeline.kept:  # the lock was taken before pp_publish, by NUMBERING_LOCK
+        if self.pipeline.kept:  # the lock was taken before pp_publish (pp_number, or NUMBERING_LOCK)
             locked = self.pipeline.kept[0].fetchone()
             assert locked is not None
-            self.host.last_locked_at = locked[0]
+            if number is not None and locked[0] != self.sequence:
+                raise StorageError(f"revision {self.sequence} was published as number {locked[0]}")
+            self.host.last_locked_at = locked[-1]
         return True
 
     def _may_close_cycle(self) -> bool:
