@@ -29,6 +29,10 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            alike); the report holds medians (and each round's rate), the machine's one-minute
            load average before and after each run, and before and after the whole benchmark.
   --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
+  --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
+           archive``) drains the same way in each round beside ours (``api_before``, its
+           processes started with that core first on their path), so before and after are
+           measured in one run against the same floor and procrastinate.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
@@ -44,6 +48,7 @@ import multiprocessing as mp
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +56,7 @@ import traceback
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 
@@ -208,6 +214,34 @@ def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str
         "cpu_ms_per_job_client": 1000 * sum(o["cpu"] for o in outs) / max(1, len(ids)),
         "cpu_ms_per_job_server": 1000 * cpu_server / max(1, len(ids)),
     }
+
+
+class _Served:
+    """The benchmark's server as a drain run by another core sees it (its URI and data folder)."""
+
+    def __init__(self, uri: str, data: str) -> None:
+        self.base, self.data = uri, Path(data)
+
+    def uri(self, dbname: str = "bench", *, production: str | None = None) -> str:
+        assert dbname == "bench"
+        return self.base if production is None else f"{self.base}?production={quote(production)}"
+
+
+def baseline_drain(server: LocalServer, n: int, workers: int, root: Path, core: Path) -> dict[str, Any]:
+    """:func:`api_drain` run by another checkout's core (``core`` first on the path of a child
+    process and of the workers it spawns), on this server."""
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join((str(core), str(Path(__file__).parent))),
+        "PP_BENCH_URI": server.uri("bench"),
+        "PP_BENCH_DATA": str(server.data),
+        "PP_BENCH_ROOT": str(root),
+    }
+    command = [sys.executable, __file__, "--drain", str(workers), "--jobs", str(n)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return got
 
 
 # --- raw baselines ------------------------------------------------------------------------
@@ -412,7 +446,16 @@ def main() -> int:
         "--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake, floor"
     )
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--baseline-core", type=Path, default=None, help="another checkout's core/")
+    parser.add_argument("--drain", type=int, default=None, help=argparse.SUPPRESS)  # baseline_drain's child
     args = parser.parse_args()
+    if args.drain is not None:
+        import postproject
+
+        served = _Served(os.environ["PP_BENCH_URI"], os.environ["PP_BENCH_DATA"])
+        got = api_drain(served, args.jobs, args.drain, Path(os.environ["PP_BENCH_ROOT"]))  # type: ignore[arg-type]
+        print(json.dumps(got | {"core": str(Path(postproject.__file__).parent)}, default=float))
+        return 0
     n = args.jobs or (400 if args.quick else 2000)
     requests = args.requests or (200 if args.quick else 1000)
     counts = tuple(int(w) for w in args.workers.split(",")) if args.workers else (1, 4, 8)
@@ -452,6 +495,10 @@ def main() -> int:
                     ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
                     ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
                     ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    (
+                        "api_before",
+                        lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core),
+                    ),
                     ("floor", lambda w=workers: pg_floor.floor_drain(server, n, w, root, seed, server_cpu)),
                     (
                         "procrastinate",
@@ -459,6 +506,8 @@ def main() -> int:
                     ),
                 ):
                     if name in ("procrastinate", "floor") and name in skip:
+                        continue
+                    if name == "api_before" and args.baseline_core is None:
                         continue
                     load1 = os.getloadavg()[0]
                     got = run()
@@ -483,7 +532,15 @@ def main() -> int:
                 ratios["floor_vs_raw_proj"] = floor / proj
                 if peer:
                     ratios["floor_vs_procrastinate"] = floor / peer
+            before = report.get(f"api_before_w{workers}", {}).get("jobs_per_s")
+            if before:
+                ratios["api_vs_before"] = api / before
+                if floor:
+                    ratios["before_vs_floor"] = before / floor
+                if peer:
+                    ratios["before_vs_procrastinate"] = before / peer
             report[f"ratios_w{workers}"] = ratios
+            report[f"round_ratios_w{workers}"] = round_ratios(report, workers)
             print(
                 f"W={workers}: API {api:.0f} jobs/s: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
             )
@@ -496,6 +553,20 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
     return 0
+
+
+def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]:
+    """Ours (and the baseline core's) against the floor and procrastinate, round by round."""
+    rates = {
+        name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
+        for name in ("api", "api_before", "floor", "procrastinate")
+    }
+    found: dict[str, list[float]] = {}
+    for mine in ("api", "api_before"):
+        for other in ("floor", "procrastinate", "api_before"):
+            if mine != other and rates[mine] and rates[other]:
+                found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
+    return found
 
 
 def shown(got: dict[str, Any]) -> dict[str, Any]:
