@@ -9,13 +9,23 @@ number, its rows get it, its activities' edge snapshots are captured, the revisi
 events are written and listeners are notified (see ``migrations/0007_baseline.sql``). Job
 counts are deferred constraint triggers, applied at that commit under the same lock.
 
+Rows written once (``migrations/0010_job_path.sql``): when every statement still queued at
+commit can run under the numbering lock (a worker's completion queues all of its own), the
+commit sends ``pp_number`` (the lock, the next number) first and they write that number;
+``pp_publish`` renumbers only what was written before (a claim's job, a request). One that
+may wait for a row another edit holds (the dependents a success releases, a worker's row)
+keeps the edit on the renumbering path: that edit may be waiting for the numbering lock.
+
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
 job's row was read and locked by ``lease_row``) are queued and sent in one pipeline with the
 next statement that needs an answer (:mod:`.pipeline`), each with the row count it must have
 (``pp_expect``); answers this edit already knows (facts of what it created) come from memory.
 A claim is two round trips (the claim, the commit), also by a registered worker (its row's
-check rides on the claim: :mod:`.claims`), a completion two or three.
+check rides on the claim: :mod:`.claims`), a completion two (the lease check, sent ahead of
+the queued inserts; the commit) or three. Neither can be one: the claim answers the caller
+(the lease) and a completion's lease check decides whether ``complete_job_lease`` raises,
+both before the caller's code goes on to commit.
 
 The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
 own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
