@@ -55,19 +55,12 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage import rows
+from postproject.storage.postgresql import pipeline as pipelines
 from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
 from postproject.storage.postgresql.claims import claim_next_sql, gate_holds
 from postproject.storage.postgresql.connection import Connection
-from postproject.storage.postgresql.pipeline import (
-    DURABLE_MARK,
-    INDEPENDENT,
-    LATE_OK,
-    PROVISIONAL,
-    Host,
-    Params,
-    Pipeline,
-)
+from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL, Host, Params, Pipeline
 from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
 from postproject.storage.sql import leases
 from postproject.storage.sql import statements as q
@@ -83,6 +76,8 @@ _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 # Queued inserts of new rows (shared statements): no read of the edit looks for them before
 # commit but through its memory, and they never wait for another edit's row lock.
 _NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
+# Queue flags (.pipeline): an insert of a new row; a statement on a row this edit has locked.
+NEW_ROW, LOCKED_ROW = pipelines.INDEPENDENT | pipelines.LATE_OK, pipelines.LATE_OK
 # The statements renumbered by pp_publish when written before commit, and the tables they write.
 _RENUMBERED = ("assets", "media_roots", "representations", "fingerprints", "activities", "metadata", "jobs")
 
@@ -148,7 +143,7 @@ class WriteSession(SqlWrites):
         return self.pipeline.rowcount(sql, params)
 
     def later(self, sql: str, params: Params | None = None) -> None:
-        self.pipeline.queue(sql, params, flags=INDEPENDENT | LATE_OK if sql in _NEW_ROWS else 0)
+        self.pipeline.queue(sql, params, flags=NEW_ROW if sql in _NEW_ROWS else 0)
 
     def remember(self, table: str, key: Any, value: Any = None) -> None:
         super().remember(table, key, value)
@@ -221,7 +216,7 @@ class WriteSession(SqlWrites):
         ):
             message = f"the asset or media root of {values['path']!r} does not exist"
             self.pipeline.queue_expecting(
-                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=INDEPENDENT | LATE_OK
+                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW
             )
             return True
         return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
@@ -275,7 +270,7 @@ class WriteSession(SqlWrites):
                 1,
                 "PPN01",
                 message,
-                flags=INDEPENDENT | LATE_OK,
+                flags=NEW_ROW,
                 late=pg.INSERT_ACTIVITY_LATE,
             )
             return True
@@ -407,7 +402,7 @@ class WriteSession(SqlWrites):
             if not predicted or lease.expires is None or expires <= lease.expires:
                 return False
             self.pipeline.queue_expecting(
-                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id), flags=LATE_OK
+                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id), flags=LOCKED_ROW
             )
         elif self.rowcount(pg.RENEW, params) != 1:
             return False
@@ -432,7 +427,7 @@ class WriteSession(SqlWrites):
             # another edit may hold while it waits for the numbering lock: not under that lock
             late = not (change.succeeds and change.job_id in self.depended_on)
             self.pipeline.queue_expecting(
-                sql, params, 1, "PPL01", _lost(change.job_id), flags=LATE_OK if late else 0
+                sql, params, 1, "PPL01", _lost(change.job_id), flags=LOCKED_ROW if late else 0
             )
         elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
             return False
@@ -508,7 +503,9 @@ class WriteSession(SqlWrites):
             if number is None:
                 self.pipeline.queue(pg.NUMBERING_LOCK, keep=True)
             self.pipeline.queue(
-                pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE}, flags=LATE_OK
+                pg.NO_CYCLE,
+                {"activities": _array(written["activities"]), "message": pg.CYCLE},
+                flags=LOCKED_ROW,
             )
         early = self.pipeline.early
         renumbered = {
