@@ -140,8 +140,8 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
             tx.commit()
         assert "SAVEPOINT" not in sent and "RELEASE" not in sent
         # BEGIN and the lease check (sent ahead of the queued inserts, which it does not read);
-        # at commit: the number, the representation, the activity, the job, publish, COMMIT
-        assert sent == ["BEGIN", "SELECT", "SELECT", "WITH", "WITH", "WITH", "SELECT", "COMMIT"]
+        # at commit: the job, the number, the representation, the activity, publish, COMMIT
+        assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "WITH", "WITH", "SELECT", "COMMIT"]
         assert production.job(lease.job_id).state is JobState.SUCCEEDED
 
 
@@ -155,11 +155,10 @@ def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
 def test_a_completion_writes_its_rows_once_with_their_final_number(
     postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 27: a worker's completion queues its inserts and the job's transition until commit,
-    where they follow pp_number and write the revision's number: pp_publish renumbers nothing.
-    A completion of a job that others depend on updates their rows too, which another edit may
-    hold while it waits for the numbering lock: that one is numbered by pp_publish, as before.
-    Either way the rows carry the revision's number."""
+    """Issue 27: a worker's completion queues its inserts until commit, where they follow
+    pp_number and write the revision's number: pp_publish renumbers none of them, only the job
+    (its transition goes before the numbering lock, with its dependents' counts: the first job
+    here has a dependent, which becomes claimable). The rows carry the revision's number."""
     sent: list[tuple[str, Any]] = []
     execute = psycopg.Cursor.execute
 
@@ -183,7 +182,7 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
             )
             tx.commit()
         monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
-        for number_first in (False, True):  # the upstream first (depended on), then its dependent
+        for _ in range(2):  # the upstream first (depended on), then its dependent
             with production.edit() as tx:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
                 tx.commit()
@@ -200,14 +199,10 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
                 tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
                 tx.complete_job_lease(lease, rep, activity)
                 receipt = tx.commit()
-            numbered = any("pp_number" in query for query, _ in sent)
+            assert any("pp_number" in query for query, _ in sent)
             renumbered = _publish_arrays(sent)
-            if number_first:
-                assert numbered
-                assert all(value is None for value in renumbered.values()), renumbered
-            else:
-                assert not numbered
-                assert renumbered["representations"] and renumbered["activities"] and renumbered["jobs"]
+            assert renumbered.pop("jobs") == [job.id.bytes]
+            assert all(value is None for value in renumbered.values()), renumbered
             sequence = receipt.revision.sequence
             stored = production.activity(activity)
             assert stored.revision_sequence == sequence

@@ -11,14 +11,14 @@ operation's statements are still queued here, and undoing them is forgetting the
 operations queue their writes and end without a round trip: no SAVEPOINT, no RELEASE, no
 subtransaction on the server).
 
-Rows written with their final number: when every statement still queued at commit is safe to
-run under the revision-numbering lock (it cannot wait for a row another edit holds: an insert
-of a new row, or a transition of a job whose row this edit locked), the commit sends
-``pp_number`` first (the lock and the next number) and the queued statements write the
-revision's number through ``pp_sequence()`` instead of the provisional one
-(:func:`finalised`), so ``pp_publish`` has nothing of theirs to renumber. A read that cannot
-see the queued inserts of new rows (a lease row) is sent ahead of them, so they stay queued
-for the commit (:meth:`Pipeline.send`'s ``overtake``).
+Rows written with their final number: when inserts of new rows are still queued at commit
+(they cannot wait for a row lock another edit holds, so they may run under the
+revision-numbering lock), the commit sends the other queued statements first (each may go
+ahead of them: a lease transition refers to them only through foreign keys checked at commit),
+then ``pp_number`` (the lock and the next number), then the inserts, writing the revision's
+number through ``pp_sequence()`` instead of the provisional one (:func:`finalised`): nothing
+of theirs is left for ``pp_publish`` to renumber. A read that does not see the queued inserts
+(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``).
 """
 
 from __future__ import annotations
@@ -65,10 +65,12 @@ INDEX_PLANS = ("SET enable_seqscan = off", "SET jit = off")
 
 # How a statement sent after pp_number writes the revision's number (0010_job_path.sql).
 SEQUENCE = "pp_sequence()"
-# A statement's flags: its cursor is kept (``keep``); it inserts new rows only, so a read that
-# does not look at them may be sent ahead of it (``INDEPENDENT``); it may run under the numbering
-# lock (``LATE_OK``: it cannot wait for a row lock another edit holds).
-KEEP, INDEPENDENT, LATE_OK = 1, 2, 4
+# A statement's flags: its cursor is kept (``KEEP``); it inserts new rows only, so a read that
+# does not look at them may be sent ahead of it, and at commit it follows pp_number
+# (``INDEPENDENT``: it cannot wait for a row lock another edit holds); it may be sent ahead of
+# the inserts queued before it, at commit before pp_number (``EARLY``: it refers to them only
+# through foreign keys checked at commit); it follows pp_number at commit (``LATE``).
+KEEP, INDEPENDENT, EARLY, LATE = 1, 2, 4, 8
 _PLACEHOLDER = re.compile(r"%%|%(?:\((\w+)\))?[sbt]")
 
 
@@ -203,14 +205,19 @@ class Pipeline:
         else:
             self.early.add((table, key))
 
-    @property
-    def pending(self) -> bool:
-        """Are statements queued?"""
-        return bool(self._queue)
+    def early_at_commit(self) -> set[tuple[str, Any]]:
+        """The rows written with the provisional number once a commit that numbers first is sent:
+        those already sent, and those of the ``EARLY`` statements it sends before ``pp_number``."""
+        return self.early.union(*(entry.keys for entry in self._queue if entry.flags & EARLY))
 
     def numbering_at_commit(self) -> bool:
-        """Can the commit number first: is every queued statement safe under the numbering lock?"""
-        return not self._unsent and all(entry.flags & LATE_OK for entry in self._queue)
+        """Should the commit number first: are inserts of new rows queued, and may every other
+        queued statement be sent before them (or after pp_number)?"""
+        return (
+            not self._unsent
+            and any(entry.flags & INDEPENDENT for entry in self._queue)
+            and all(entry.flags & (INDEPENDENT | EARLY | LATE) for entry in self._queue)
+        )
 
     def send(
         self,
@@ -223,8 +230,9 @@ class Pipeline:
     ) -> psycopg.Cursor[Any] | None:
         """Send the queued statements, ``sql`` and ``then`` in one round trip; ``sql``'s cursor.
 
-        ``number``: a statement sent before the queued ones, which then write the revision's
-        number (:func:`finalised`); its cursor is :attr:`numbered`. ``overtake``: ``sql`` does not
+        ``number`` (:meth:`numbering_at_commit`): the ``EARLY`` statements go first, then
+        ``number``, then the others, writing the revision's number (:func:`finalised`); its
+        cursor is the first of :attr:`kept`. ``overtake``: ``sql`` does not
         read what the queued inserts of new rows write, so when every queued statement is one
         of those, they stay queued and ``sql`` goes alone."""
         self.check()
@@ -234,18 +242,20 @@ class Pipeline:
         if not held:
             self._queue = []
         statements: list[tuple[str, Params | None, bool]] = []
+        late: list[tuple[str, Params | None, bool]] = []
         for entry in entries:
             query, values = entry.sql, entry.params
-            if number is not None:
+            if number is not None and not entry.flags & EARLY:
                 query, values = finalised(entry.late or query, values)
-            else:
-                self.early.update(entry.keys)
+                late.append((query, values, bool(entry.flags & KEEP)))
+                continue
+            self.early.update(entry.keys)
             statements.append((query, values, bool(entry.flags & KEEP)))
         for inserted, (name, place) in enumerate(self._unsent.items()):  # outermost first
             statements.insert(place + inserted, (f"SAVEPOINT {name}", None, False))  # where it was taken
         self._unsent.clear()
         if number is not None:
-            statements.insert(0, (number, None, True))
+            statements += [(number, None, True), *late]
         if not self.begun:
             begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None, False)]
             timeout = max(1, int(self.busy_timeout * 1000))

@@ -66,14 +66,12 @@ INSERT_ACTIVITY_LATE = (
 )
 # A job's stored claim, its row locked until the edit ends, and, in the same round trip, the
 # first input fingerprint recorded after the claim (what a completion asks next): each input's
-# fingerprints probed by key, never a scan of every fingerprint; last, whether other jobs
-# depend on it (its success then updates their rows: not under the numbering lock).
+# fingerprints probed by key, never a scan of every fingerprint.
 LEASE_ROW = (
     "SELECT j.state, j.claim_secret_hash, j.claim_expires_at, j.claim_sequence, j.output_asset_id, "
     "j.output_kind, j.inputs, j.attempts, j.max_attempts, j.claim_attempt, c.representation_id, "
     "c.recorded_sequence, c.id, j.regenerates, CASE WHEN j.dependencies > 0 THEN ARRAY(SELECT "
-    "resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) END, "
-    "EXISTS (SELECT 1 FROM job_dependencies WHERE upstream_id = j.id) "
+    "resolved_id FROM job_dependencies WHERE job_id = j.id AND resolved_id IS NOT NULL) END "
     "FROM jobs j LEFT JOIN LATERAL (SELECT f.representation_id, f.recorded_sequence, "
     "(SELECT r.id FROM revisions r WHERE r.sequence = f.recorded_sequence) "
     "FROM (SELECT encode(substring(j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid AS rep "

@@ -9,12 +9,11 @@ number, its rows get it, its activities' edge snapshots are captured, the revisi
 events are written and listeners are notified (see ``migrations/0007_baseline.sql``). Job
 counts are deferred constraint triggers, applied at that commit under the same lock.
 
-Rows written once (``migrations/0010_job_path.sql``): when every statement still queued at
-commit can run under the numbering lock (a worker's completion queues all of its own), the
-commit sends ``pp_number`` (the lock, the next number) first and they write that number;
-``pp_publish`` renumbers only what was written before (a claim's job, a request). One that
-may wait for a row another edit holds (the dependents a success releases, a worker's row)
-keeps the edit on the renumbering path: that edit may be waiting for the numbering lock.
+Rows written once (``migrations/0010_job_path.sql``): inserts of new rows still queued at
+commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
+the next number) and write that number; the edit's other statements go before it (a lease
+transition refers to the new rows through foreign keys checked at commit), so nothing that may
+wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
@@ -76,8 +75,9 @@ _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 # Queued inserts of new rows (shared statements): no read of the edit looks for them before
 # commit but through its memory, and they never wait for another edit's row lock.
 _NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
-# Queue flags (.pipeline): an insert of a new row; a statement on a row this edit has locked.
-NEW_ROW, LOCKED_ROW = pipelines.INDEPENDENT | pipelines.LATE_OK, pipelines.LATE_OK
+# Queue flags (.pipeline): an insert of a new row; a lease transition of a job this edit locked
+# (at commit, sent before the inserts queued ahead of it); the cycle check (after them).
+NEW_ROW, LOCKED_ROW, AFTER_INSERTS = pipelines.INDEPENDENT, pipelines.EARLY, pipelines.LATE
 # The statements renumbered by pp_publish when written before commit, and the tables they write.
 _RENUMBERED = ("assets", "media_roots", "representations", "fingerprints", "activities", "metadata", "jobs")
 
@@ -110,7 +110,6 @@ class WriteSession(SqlWrites):
         self.reset_mark: int | None = None  # reset_clock's new mark
         # job id -> (lease row, changed input) read and locked by this edit
         self.leases: dict[bytes, tuple[LeaseRow, ChangedInput | None]] = {}
-        self.depended_on: set[bytes] = set()  # jobs read by lease_row that other jobs depend on
 
     @property
     def stored_high_water(self) -> int | None:
@@ -316,8 +315,6 @@ class WriteSession(SqlWrites):
         )
         changed = ChangedInput(row[10], row[11], row[12]) if row[10] is not None else None
         self.leases[job_id] = (lease, changed)
-        if row[15]:
-            self.depended_on.add(job_id)
         self.learn("assets", [asset])
         self.learn("representations", lease.inputs)
         return lease
@@ -423,12 +420,7 @@ class WriteSession(SqlWrites):
             "stopped_at": change.params["now"] if change.by_holder else None,
         }
         if change.predicted:
-            # its row is locked by this edit; a success also updates its dependents' rows, which
-            # another edit may hold while it waits for the numbering lock: not under that lock
-            late = not (change.succeeds and change.job_id in self.depended_on)
-            self.pipeline.queue_expecting(
-                sql, params, 1, "PPL01", _lost(change.job_id), flags=LOCKED_ROW if late else 0
-            )
+            self.pipeline.queue_expecting(sql, params, 1, "PPL01", _lost(change.job_id), flags=LOCKED_ROW)
         elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
             return False
         self.touched(change.job_id)
@@ -498,16 +490,16 @@ class WriteSession(SqlWrites):
         # Numbered first (the queued statements write the revision's number, pp_publish
         # renumbers only what was written before), or numbered last (pp_publish renumbers all).
         cycle = self._may_close_cycle()
-        number = pg.NUMBER if self.pipeline.numbering_at_commit() and self.pipeline.pending else None
+        number = pg.NUMBER if self.pipeline.numbering_at_commit() else None
         if cycle:  # checked under the numbering lock: it sees every edit published
             if number is None:
                 self.pipeline.queue(pg.NUMBERING_LOCK, keep=True)
             self.pipeline.queue(
                 pg.NO_CYCLE,
                 {"activities": _array(written["activities"]), "message": pg.CYCLE},
-                flags=LOCKED_ROW,
+                flags=AFTER_INSERTS,
             )
-        early = self.pipeline.early
+        early = self.pipeline.early_at_commit() if number is not None else set()
         renumbered = {
             table: [key for key in written[table] if number is None or (table, key) in early]
             for table in _RENUMBERED

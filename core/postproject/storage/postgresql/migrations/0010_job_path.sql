@@ -28,3 +28,11 @@ $$;
 CREATE FUNCTION pp_sequence() RETURNS bigint LANGUAGE sql STABLE AS $$
     SELECT current_setting('postproject.sequence')::bigint
 $$;
+
+-- A completion's job transition goes before pp_number and the inserts of its output and
+-- activity (so it never runs under the numbering lock, where waiting for a row another edit
+-- holds could deadlock with that edit's own wait for the lock): the job's references to them
+-- are checked at commit, after those inserts, like SQLite's (its foreign keys are checked when
+-- each statement ends, within its single writer's transaction, which nothing can reorder).
+ALTER TABLE jobs ALTER CONSTRAINT jobs_completion_activity_id_fkey1 DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE jobs ALTER CONSTRAINT jobs_completion_representation_id_fkey1 DEFERRABLE INITIALLY DEFERRED;
