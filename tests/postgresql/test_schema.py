@@ -624,22 +624,22 @@ def test_a_baseline_production_gets_the_migrations_after_it(
     conn: psycopg.Connection[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     schema.ensure(conn, "prod")
-    following = schema.LATEST + 1  # the synthetic migration's number, after the real ones
+    after = schema.LATEST + 1  # a synthetic migration after the real ones
     monkeypatch.setattr(
         schema,
         "MIGRATIONS",
         schema.MIGRATIONS.adding(
-            f"{following:04d}_synthetic.sql", "CREATE TABLE synthetic_notes (id integer PRIMARY KEY);"
+            f"{after:04d}_synthetic.sql", "CREATE TABLE synthetic_notes (id integer PRIMARY KEY);"
         ),
     )
     with pytest.raises(UnsupportedError, match="must be upgraded"):
         schema.upgrade(conn, "prod", read_only=True)
-    assert schema.read_version(conn, "prod") == following - 1
-    assert schema.upgrade(conn, "prod") == following
-    assert schema.upgrade(conn, "prod", read_only=True) == following
+    assert schema.read_version(conn, "prod") == after - 1
+    assert schema.upgrade(conn, "prod") == after
+    assert schema.upgrade(conn, "prod", read_only=True) == after
     assert "synthetic_notes" in tables_of(conn, "prod")
     assert schema.ensure(conn, "other") == 0  # a new production: the baseline, then the rest
-    assert schema.read_version(conn, "other") == following
+    assert schema.read_version(conn, "other") == after
     assert "synthetic_notes" in tables_of(conn, "other")
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from postproject.engine.progress import ProgressReads, ProgressSession
+from postproject.engine.service import OffersServiceReads, OffersServiceSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.clock import Clock
@@ -161,11 +162,11 @@ JobKey = tuple[str | int | None, bytes]  # (sort column value, job id); None val
 
 
 RegisteredWorker = tuple[bytes, str, str | None, int, int, int, tuple[str, ...] | None]
-RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]
-HistoryRow = tuple[int, int, str, str | None, str | None]
+RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]
+HistoryRow = tuple[int, int, str, str | None, str | None, str | None]  # ... origin, message, principal
 
 
-class Reads(ProgressReads, Protocol):
+class Reads(ProgressReads, OffersServiceReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
     def snapshot(self) -> AbstractContextManager[object]: ...
@@ -314,7 +315,7 @@ class GraphFacts(Protocol):
     def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
 
 
-class WriteSession(ProgressSession, Protocol):
+class WriteSession(ProgressSession, OffersServiceSession, Protocol):
     """One edit. ``sequence`` marks the rows this edit writes (``created_sequence`` and the like
     equal it exactly for rows of this edit, and every earlier revision's number is smaller);
     after ``commit`` returned True it is the published revision's number. An engine may number
@@ -530,6 +531,7 @@ class WriteSession(ProgressSession, Protocol):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool: ...
     def rollback(self, high_water: int | None) -> None: ...
 

@@ -48,6 +48,8 @@ TABLES = (
     "job_attempts",
     "job_attempt_logs",
     "job_agents",
+    "api_tokens",
+    "recorded_replies",
 )
 BATCH = 1000
 

@@ -65,6 +65,7 @@ from postproject.storage.sql import leases
 from postproject.storage.sql import statements as q
 from postproject.storage.sql.dialect import Dialect
 from postproject.storage.sql.leases import EndClaim, StopClaim
+from postproject.storage.sql.service import PRINCIPAL
 from postproject.storage.sql.writes import SqlWrites
 
 CLAIMED = JobState.CLAIMED.code
@@ -477,6 +478,7 @@ class WriteSession(SqlWrites):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool:
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
         if self.positions == 0:
@@ -505,6 +507,8 @@ class WriteSession(SqlWrites):
             for table in _RENUMBERED
         }
         metadata = renumbered["metadata"]
+        if principal is not None:  # the revision's principal column reads it (migration 0008);
+            self.pipeline.queue(PRINCIPAL, (principal,), flags=LOCKED_ROW)  # sent before pp_number
         started = clock.monotonic()
         cursor = self.pipeline.send(
             pg.PUBLISH,
