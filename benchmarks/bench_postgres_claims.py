@@ -322,12 +322,13 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
 
 def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     """Round trips of one claim and one completion (the write connection's pipelines and
-    statements, and the reads in between): counted by wrapping the driver's connection."""
+    statements, and the reads in between), and the statements sent for each (``*_statements``,
+    BEGIN and COMMIT included): counted by wrapping the driver's connection."""
     location = server.uri("bench", production="trips")
     outputs = root / "trips"
     outputs.mkdir()
     seed(location, 3, outputs)
-    trips = {"n": 0}
+    trips = {"n": 0, "statements": 0}
     pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
@@ -335,6 +336,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        trips["statements"] += 1
         if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             trips["n"] += 1
         return execute(self, *args, **kwargs)
@@ -349,9 +351,11 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
                 tx.commit()
             figures["claim"], trips["n"] = trips["n"], 0
+            figures["claim_statements"], trips["statements"] = trips["statements"], 0
             assert lease is not None
             job = production.job(lease.job_id)
             figures["job_read"], trips["n"] = trips["n"], 0
+            figures["job_read_statements"], trips["statements"] = trips["statements"], 0
             with production.edit() as tx:
                 rep = tx.add_representation(
                     job.output_asset_id, job.output_representation_kind, outputs / f"{job.id}.out"
@@ -363,6 +367,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
                 tx.complete_job_lease(lease, rep, activity)
                 tx.commit()
             figures["completion"], trips["n"] = trips["n"], 0
+            figures["completion_statements"], trips["statements"] = trips["statements"], 0
             with production.edit() as tx:
                 session = tx.register_worker("bench", capacity=1)
                 tx.commit()
