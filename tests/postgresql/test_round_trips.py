@@ -214,3 +214,47 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
                     == production.representation(edge.representation_id).fingerprints
                 )
             assert production.job(job.id).state is JobState.SUCCEEDED
+
+
+def test_a_completion_numbered_first_records_its_principal(
+    postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The principal (migration 0008, a transaction-local setting the revision's column reads)
+    is set before pp_number, so a completion whose rows are written with their final number
+    (a worker through the service) still records who acted; its inserts keep the final number."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
+            tx.commit()
+        with production.edit() as tx:
+            lease = tx.claim_next_job_lease(TOOL, LEASE)
+            tx.commit()
+        assert lease is not None
+        job = production.job(lease.job_id)
+        output = tmp_path / "out.mov"
+        output.write_bytes(b"out")
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        with production.edit(origin="postproject-service", principal="render-node-7") as tx:
+            rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+            activity = tx.create_activity(
+                ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+            )
+            tx.complete_job_lease(lease, rep, activity)
+            receipt = tx.commit()
+        monkeypatch.undo()
+        number = next(i for i, query in enumerate(sent) if "pp_number" in query)
+        assert any("set_config('postproject.principal'" in query for query in sent[:number])
+        assert receipt.revision is not None and receipt.revision.principal == "render-node-7"
+        assert production.activity(activity).revision_sequence == receipt.revision.sequence
+        assert next(iter(production.revisions())).principal == "render-node-7"  # stored, newest first
