@@ -44,10 +44,19 @@ def schema_of(path: Path) -> dict[str, object]:
         conn.close()
 
 
-def test_the_baseline_is_the_schema_the_six_development_migrations_made(tmp_path: Path) -> None:
+def baseline_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make productions with the baseline alone (none of the migrations after it)."""
+    baseline = [(name, script) for _, name, script in schema.MIGRATIONS.files[:1]]
+    monkeypatch.setattr(schema, "MIGRATIONS", versions.checked(baseline))
+
+
+def test_the_baseline_is_the_schema_the_six_development_migrations_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every table, column, index, trigger and seeded row is the same (the statements' text
     differs only in layout and comments); only the version number moves on."""
     old = schema_of(pre_baseline.sqlite_file(tmp_path / "old.pproj", 6, jobs=0))
+    baseline_only(monkeypatch)
     Production.create(tmp_path / "new.pproj").close()
     new = schema_of(tmp_path / "new.pproj")
     assert (old.pop("pragma user_version"), new.pop("pragma user_version")) == (6, versions.BASELINE)
@@ -55,9 +64,13 @@ def test_the_baseline_is_the_schema_the_six_development_migrations_made(tmp_path
     assert new == old
 
 
-def test_a_new_production_is_made_from_the_baseline_alone() -> None:
-    assert [(number, name) for number, name, _ in schema.MIGRATIONS.files] == [(7, "0007_baseline.sql")]
-    assert schema.LATEST == versions.BASELINE == 7
+def test_a_new_production_is_made_from_the_baseline_and_the_migrations_after_it() -> None:
+    assert [(number, name) for number, name, _ in schema.MIGRATIONS.files] == [
+        (7, "0007_baseline.sql"),
+        (8, "0008_reserved.sql"),  # the service's 0008_service.sql on its branch
+        (9, "0009_monitor_scale.sql"),
+    ]
+    assert (versions.BASELINE, schema.LATEST) == (7, 9)
 
 
 @pytest.mark.parametrize("version", pre_baseline.VERSIONS)
@@ -118,39 +131,44 @@ def test_a_file_with_our_id_and_no_schema_is_refused_without_being_written(
 # -- the runner, with a synthetic next migration ------------------------------------------
 
 
+NEXT = schema.LATEST + 1  # the synthetic migration's number, after the real ones
+
+
 def next_migration(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS.adding("0008_synthetic.sql", SYNTHETIC))
+    monkeypatch.setattr(
+        schema, "MIGRATIONS", schema.MIGRATIONS.adding(f"{NEXT:04d}_synthetic.sql", SYNTHETIC)
+    )
 
 
 def test_a_baseline_production_gets_the_migrations_after_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "seven.pproj"
+    path = tmp_path / "current.pproj"
     Production.create(path).close()
     next_migration(monkeypatch)
     with pytest.raises(UnsupportedError, match="must be upgraded"):
         Production.open(path, read_only=True)
-    assert schema_of(path)["pragma user_version"] == 7
+    assert schema_of(path)["pragma user_version"] == NEXT - 1
     Production.open(path).close()
     migrated = schema_of(path)
-    assert migrated["pragma user_version"] == 8
+    assert migrated["pragma user_version"] == NEXT
     assert "table synthetic_notes" in migrated
     Production.open(path, read_only=True).close()
-    Production.create(tmp_path / "eight.pproj").close()  # a new production: the baseline, then 0008
-    created = schema_of(tmp_path / "eight.pproj")
+    Production.create(tmp_path / "next.pproj").close()  # a new production: the baseline, then the rest
+    created = schema_of(tmp_path / "next.pproj")
     assert created == migrated
 
 
 def test_migrations_must_follow_the_baseline_in_order() -> None:
     with pytest.raises(MigrationError, match="numbered consecutively"):
-        schema.MIGRATIONS.adding("0009_gap.sql", SYNTHETIC)
+        schema.MIGRATIONS.adding(f"{NEXT + 1:04d}_gap.sql", SYNTHETIC)
     with pytest.raises(MigrationError, match=r"0007_baseline\.sql"):
         versions.checked([("0001_initial.sql", b"")])
 
 
 def _migrate_and_count(path: str, barrier: object) -> int:
-    """In a spawned process: open with the synthetic migration 0008 known (racing another)."""
-    schema.MIGRATIONS = schema.MIGRATIONS.adding("0008_synthetic.sql", SYNTHETIC)
+    """In a spawned process: open with the synthetic next migration known (racing another)."""
+    schema.MIGRATIONS = schema.MIGRATIONS.adding(f"{NEXT:04d}_synthetic.sql", SYNTHETIC)
     barrier.wait()  # type: ignore[attr-defined]
     with Production.open(path) as production:
         return production.job_counts()[JobState.REQUESTED]
@@ -169,4 +187,4 @@ def test_two_processes_opening_an_older_schema_migrate_it_once(tmp_path: Path) -
     for _ in range(2):
         runs.start(_migrate_and_count, str(path), barrier)
     assert runs.results(120) == [1, 1]
-    assert schema_of(path)["pragma user_version"] == 8
+    assert schema_of(path)["pragma user_version"] == NEXT
