@@ -11,6 +11,8 @@ own. Jobs without a value come first in ascending order for "finished" (not fini
 sorts before any finish time, so newest-finished first lists them last) and last for
 "worker" (A to Z, then the rest); descending order is exactly the reverse, so a list can be
 read from either end. A keyset position with no value (``None``) lies in the phase without.
+A bounded walk (a search's window) goes on into the next phase only when it covered the whole
+of the one before (:func:`walked`).
 """
 
 from __future__ import annotations
@@ -88,3 +90,14 @@ def phases(query: JobQuery, after: JobKey | None, mark: str, bind_id: Callable[[
         first = keyed(*ordered[start], after)
         return [first] if start == 1 else [first, keyed(*ordered[1], None)]
     return [keyed(*phase, None) for phase in ordered]
+
+
+def walked(phase: Phase, mark: str, window: int) -> tuple[str, list[Any]]:
+    """How many jobs ``phase`` holds, counted up to ``window + 1``: a walk of ``window`` jobs
+    covered the whole phase when at most ``window`` (then its matches are all of the phase's,
+    and a walk may go on into the next phase)."""
+    where = f" WHERE {' AND '.join(phase.where)}" if phase.where else ""
+    return f"SELECT count(*) FROM (SELECT 1 FROM jobs j{phase.join}{where} LIMIT {mark}) c", [
+        *phase.params,
+        window + 1,
+    ]

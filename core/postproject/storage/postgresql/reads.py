@@ -144,11 +144,11 @@ class Reader(SqlReads):
             # A search's row estimates (ILIKE, IN lists) can be far too high, and the JIT
             # compilation they trigger costs up to a second for a page read in milliseconds.
             self.all("SELECT set_config('jit', 'off', true)")  # for this transaction
-            for sql, params in statements:
+            for sql, params, walked in statements:
                 params[-1] = limit - len(found)  # each phase fills what the ones before it left
                 found += self.all(sql, params)
-                if len(found) >= limit:
-                    break
+                if len(found) >= limit or (walked is not None and self.one(*walked)[0] > window):
+                    break  # full, or a walk that did not cover this phase (a gather follows)
             return self.with_attempts(found)
 
     def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:

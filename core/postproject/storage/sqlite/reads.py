@@ -137,11 +137,11 @@ class Reader(SqlReads):
     ) -> list[Job]:
         found: list[Any] = []
         with self.snapshot():
-            for sql, params in search.job_search(query, after, limit, window):
+            for sql, params, walked in search.job_search(query, after, limit, window):
                 params[-1] = limit - len(found)  # each phase fills what the ones before it left
                 found += self.all(sql, params)
-                if len(found) >= limit:
-                    break
+                if len(found) >= limit or (walked is not None and self.one(*walked)[0] > window):
+                    break  # full, or a walk that did not cover this phase (a gather follows)
             return self._with_attempts(found)
 
     def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:

@@ -95,12 +95,14 @@ def _common(term: str) -> tuple[str, list[Any]]:
 
 def job_search(
     query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
-) -> list[tuple[str, list[Any]]]:
+) -> list[tuple[str, list[Any], tuple[str, list[Any]] | None]]:
     """The statements and parameters of one page of ``query``, one per phase of its sort
     (:func:`postproject.storage.job_pages.phases`; the reader runs them in order until the
-    page is full); with ``window``, only the first phase, of which only the first ``window``
-    jobs in the page's order that pass the other filters are tested against the terms (a
-    bounded walk of the sort index: see ``Reads.search_jobs``)."""
+    page is full). With ``window``, only the first ``window`` jobs of a phase in the page's
+    order that pass the other filters are tested against the terms (a bounded walk of the
+    sort index: see ``Reads.search_jobs``), and each statement comes with the count
+    (:func:`~postproject.storage.job_pages.walked`) that says whether the walk covered its
+    phase: only then may it go on into the next one."""
     statements = []
     for phase in job_pages.phases(query, after, "?", bytes):
         where, params, order, join = list(phase.where), list(phase.params), phase.order, phase.join
@@ -133,9 +135,9 @@ def job_search(
             + f" ORDER BY {order} LIMIT ?"
         )
         params.append(limit)
-        statements.append((sql, params))
-        if window is not None:
-            break  # a walk that did not fill the page is followed by a gather, never by the next phase
+        statements.append((sql, params, None if window is None else job_pages.walked(phase, "?", window)))
+    if statements:  # nothing follows the last phase
+        statements[-1] = (*statements[-1][:2], None)
     return statements
 
 
