@@ -279,12 +279,13 @@ class ProductionService:
         return await self._isolated(job_export.export, flt, self.now(), path, fmt)
 
     async def dashboard_history(self, now: datetime, head: int) -> dashboard_reads.History:
-        """The job events of the day before ``now`` (on a thread of its own: it can be long)."""
+        """The job events of the day before ``now``, summed per minute (on a thread of its own:
+        a busy day takes a while)."""
         return await self._isolated(dashboard_reads.read_history, now, head)
 
     async def dashboard_facts(
         self, ids: Iterable[JobId]
-    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
+    ) -> tuple[JobCounts, datetime | None, dict[JobId, str]]:
         """What the dashboard needs from the store after new job events: the counts of every
         kind, when the oldest waiting job was requested, and the kinds of these jobs."""
         return await self._read(_dashboard_facts, tuple(ids))
@@ -386,11 +387,11 @@ def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ..
 
 def _dashboard_facts(
     production: Production, ids: tuple[JobId, ...]
-) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
+) -> tuple[JobCounts, datetime | None, dict[JobId, str]]:
     return (
         reads.counts(production, None),
         dashboard_reads.oldest_requested(production),
-        dashboard_reads.facts_of(production, ids, {}),
+        dashboard_reads.kinds_of(production, ids),
     )
 
 

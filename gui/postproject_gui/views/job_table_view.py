@@ -156,9 +156,16 @@ class JobTableView(QTableView):
         self.selectionModel().selectionChanged.connect(
             lambda *_: self.selection_changed_rows.emit(len(self.selected_rows()))
         )
-        model.status_changed.connect(self.viewport().update)
+        model.status_changed.connect(self._status_changed)
         model.reset_done.connect(lambda: self.current_job_changed.emit(""))
         self.show_order(model.filter.newest_first, model.filter.stuck, model.filter.sort)
+
+    def _status_changed(self) -> None:
+        """Loading or exhausted: only the empty list's note ("Loading…") shows it, so only an
+        empty list repaints (a page that lands below the rows shown repaints nothing)."""
+        model = self.model()
+        if model is not None and model.rowCount() == 0:
+            self.viewport().update()
 
     def table_model(self) -> JobTableModel:
         model = self.model()
