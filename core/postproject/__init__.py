@@ -19,6 +19,7 @@ from postproject.knowledge.regeneration import (
     SupersededInput,
     Unplannable,
 )
+from postproject.model.access import ApiRole, ApiToken, NewApiToken, RecordedReply
 from postproject.model.activities import (
     Activity,
     ActivityEdge,
@@ -109,6 +110,8 @@ __all__ = [
     "ActivitySpec",
     "AgentIdentity",
     "AlreadyExistsError",
+    "ApiRole",
+    "ApiToken",
     "ArtifactKnowledge",
     "ArtifactState",
     "Assertion",
@@ -155,6 +158,7 @@ __all__ = [
     "MediaRootId",
     "MetadataValue",
     "MigrationError",
+    "NewApiToken",
     "NotFoundError",
     "ObjectRef",
     "Page",
@@ -166,6 +170,7 @@ __all__ = [
     "ProvenanceGraph",
     "RationalValue",
     "Reason",
+    "RecordedReply",
     "ReferenceValue",
     "RegenerationPlan",
     "Representation",

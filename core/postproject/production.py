@@ -10,10 +10,10 @@ lock) and its lifecycle, and delegates every read to one object per area, each b
 with the handle: :mod:`~postproject.areas.setup` (assets, representations, media roots),
 :mod:`~postproject.areas.provenance` (activities), :mod:`~postproject.areas.metadata`
 (``production.metadata``), :mod:`~postproject.areas.job_reads` (jobs, failure groups,
-expiring claims, counts, history), :mod:`~postproject.areas.workers`,
-:mod:`~postproject.areas.pending` (given the workers area), :mod:`~postproject.areas.attempts`
-(progress signal, attempt logs), :mod:`~postproject.areas.feed` and
-:mod:`~postproject.areas.knowledge`.
+expiring claims, counts, history), :mod:`~postproject.areas.workers`, :mod:`~postproject.areas.pending`
+(given the workers area), :mod:`~postproject.areas.attempts` (progress signal, attempt logs),
+:mod:`~postproject.areas.feed`, :mod:`~postproject.areas.knowledge` and, offered as
+``production.access``, :mod:`~postproject.areas.access` (API tokens, recorded replies).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from types import TracebackType
 
 from postproject import locations
+from postproject.areas.access import AccessReads
 from postproject.areas.attempts import AttemptReads
 from postproject.areas.feed import FeedReads
 from postproject.areas.job_reads import JobReads
@@ -89,6 +89,7 @@ class Production:
         self._file = not locations.is_location_uri(engine.location)
         handle = self._handle
         self.metadata = MetadataView(handle)
+        self.access = AccessReads(handle)
         self._setup = SetupReads(handle)
         self._provenance = ProvenanceReads(handle)
         self._jobs = JobReads(handle)
@@ -149,12 +150,7 @@ class Production:
     def __enter__(self) -> Production:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -199,21 +195,28 @@ class Production:
 
     # --- writing -----------------------------------------------------------------------
 
-    def edit(self, *, origin: str | None = None, message: str | None = None) -> Transaction:
+    def edit(
+        self, *, origin: str | None = None, message: str | None = None, principal: str | None = None
+    ) -> Transaction:
         """Start a transaction; use it as a context manager and call ``commit()``.
 
         Args:
             origin: the application making the change (e.g. ``postproject-cli 0.1.0``).
             message: a human note stored with the revision (1-4096 bytes).
+            principal: who the application acts for, when it authenticated them (the
+                service: the API token's name); stored with the revision.
         """
         self._handle.check_open()
         if self._handle.read_only:
             raise ConflictError(f"production {self._location} is open read-only", reason=Reason.READ_ONLY)
-        if origin is not None:
-            names.bounded_text("revision origin", origin, 512)
-        if message is not None:
-            names.bounded_text("revision message", message, 4096)
-        return Transaction(self, self._handle, origin=origin, message=message)
+        for what, text, limit in (
+            ("origin", origin, 512),
+            ("message", message, 4096),
+            ("principal", principal, 128),
+        ):
+            if text is not None:
+                names.bounded_text(f"revision {what}", text, limit)
+        return Transaction(self, self._handle, origin=origin, message=message, principal=principal)
 
     # --- paths -------------------------------------------------------------------------
 
@@ -300,13 +303,12 @@ class Production:
         Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
         finds jobs over the whole store (indexed): each whitespace-separated term is a
         case-insensitive substring of the job's kind, output asset name, an agent or worker of
-        its attempts, its failure diagnostic or a string value of its parameters (a ticket
-        such as TCK-054321), or the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound
-        when it was requested or reached a final state (``*_after`` inclusive, ``*_before``
-        exclusive). ``sort`` is "requested", "kind", "state", "priority", "finished" (jobs
-        not finished yet first) or "worker" (the registered worker holding the claim, by
-        name; every other job after those), ties by id; ``descending`` (default
-        ``newest_first``) reverses it. Cursors are bound to this production and these options.
+        its attempts, its failure diagnostic or a string value of its parameters (a ticket), or
+        the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound when it was
+        requested or reached a final state (``*_after`` inclusive, ``*_before`` exclusive).
+        ``sort``: "requested", "kind", "state", "priority", "finished" (unfinished jobs first)
+        or "worker" (the claim's worker by name, the rest last), ties by id; ``descending``
+        (default ``newest_first``) reverses it. Cursors are bound to the production and options.
         """
         return self._jobs.jobs(
             limit,

@@ -25,8 +25,9 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from postproject.areas.access import AccessOperations
 from postproject.areas.farm import ClockReset, FarmOperations
 from postproject.areas.jobs import JobOperations
 from postproject.areas.metadata import MetadataOperations
@@ -39,13 +40,14 @@ from postproject.base.edit import EditState
 from postproject.base.handle import ProductionHandle
 from postproject.base.leases import JobLease
 from postproject.knowledge.regeneration import RegenerationPlan
+from postproject.model.access import ApiRole, ApiToken, NewApiToken
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import from_micros
-from postproject.model.errors import ConflictError, Reason
+from postproject.model.errors import ConflictError, NotFoundError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
-from postproject.model.jobs import AttemptOutcome, JobRequest
+from postproject.model.jobs import AttemptOutcome, Job, JobRequest
 from postproject.model.metadata import Property
 from postproject.model.refs import ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision
@@ -62,11 +64,13 @@ class Transaction:
         *,
         origin: str | None,
         message: str | None,
+        principal: str | None = None,
     ) -> None:
         self._production = production
         self._handle = handle
         self._origin = origin
         self._message = message
+        self._principal = principal
         edit = self._edit = EditState(handle)
         self._finalizer = weakref.finalize(self, edit.abandon)
         self._setup = SetupOperations(edit)
@@ -76,6 +80,7 @@ class Transaction:
         self._farm = FarmOperations(edit, self._jobs)
         self._progress = ProgressOperations(edit, self._jobs)
         self._regeneration = RegenerationOperations(edit, self._jobs, self._metadata)
+        self._access = AccessOperations(edit)
 
     # --- plumbing ----------------------------------------------------------------------
 
@@ -412,6 +417,52 @@ class Transaction:
         """
         return self._regeneration.enqueue_plans(plans)
 
+    def job(self, job_id: JobId) -> Job:
+        """A job as this edit sees it, its own changes included (``production.job`` reads
+        committed state only).
+
+        Raises:
+            NotFoundError: (not_found) no such job.
+        """
+        found = self._jobs.job(job_id)
+        if found is None:
+            raise NotFoundError(f"job {job_id} does not exist")
+        return found
+
+    # --- access: API tokens and recorded replies ---------------------------------------
+
+    def create_api_token(
+        self, name: str, role: ApiRole | str, *, expires_at: datetime | None = None
+    ) -> NewApiToken:
+        """Create an API token for the service: ``result.secret`` (``ppa1_...``) is shown this
+        once; the production keeps only its SHA-256 (stored state, not a revision).
+
+        Raises:
+            InvalidArgumentError: (invalid_argument) a bad name or role, an expiry not in the future.
+            AlreadyExistsError: (already_exists) a token of that name exists (revoked ones too).
+        """
+        return self._access.create_api_token(name, role, expires_at=expires_at)
+
+    def revoke_api_token(self, name: str) -> ApiToken:
+        """Revoke the token ``name``: refused from the next request on (revoking again keeps
+        the first time). Returns the token as it is now.
+
+        Raises:
+            NotFoundError: (not_found) no token of that name.
+        """
+        return self._access.revoke_api_token(name)
+
+    def record_reply(self, scope: str, key: str, digest: bytes, reply: str) -> None:
+        """Record a front end's ``reply`` under ``(scope, key)`` with the SHA-256 ``digest`` of
+        the request it answers, in this edit (so it commits exactly with the change it
+        answers); read it back with ``production.access.reply``.
+
+        Raises:
+            AlreadyExistsError: (already_exists) a reply is recorded under that key (a
+                concurrent edit that committed it first wins; roll back and read it).
+        """
+        self._access.record_reply(scope, key, digest, reply)
+
     # --- ending ------------------------------------------------------------------------
 
     def commit(self) -> CommitReceipt:
@@ -438,6 +489,7 @@ class Transaction:
                 self._origin,
                 self._message,
                 edit.observed_high,
+                self._principal,
             )
         except BaseException:
             edit.status = "failed"
@@ -466,6 +518,7 @@ class Transaction:
             self._origin,
             self._message,
             tuple(session.staged),
+            self._principal,
         )
         return CommitReceipt(self._handle.production_id, revision)
 

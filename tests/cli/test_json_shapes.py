@@ -41,7 +41,7 @@ JOB_KEYS = {
 }
 PROGRESS_KEYS = {"fraction", "stage", "message", "updated_at", "updated_at_unix_micros"}
 RECEIPT_KEYS = {"production_id", "revision"}
-REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "events"}
+REVISION_KEYS = {"id", "sequence", "committed_at_unix_micros", "origin", "message", "principal", "events"}
 PAGE_KEYS = {"items", "next_cursor"}
 ASSET_KEYS = {"id", "name", "created_at_unix_micros"}
 REPRESENTATION_KEYS = {

@@ -246,7 +246,7 @@ MUTATORS = {
 }
 MAX_TOP_LEVEL_MODULES = 14
 COMPATIBILITY_MODULES = ("prov", "provenance", "regeneration")
-FRONT_ENDS = ("cli", "executor")
+FRONT_ENDS = ("cli", "executor", "service")
 
 
 @functools.cache

@@ -67,7 +67,7 @@ def test_the_baseline_is_the_schema_the_six_development_migrations_made(
 def test_a_new_production_is_made_from_the_baseline_and_the_migrations_after_it() -> None:
     assert [(number, name) for number, name, _ in schema.MIGRATIONS.files] == [
         (7, "0007_baseline.sql"),
-        (8, "0008_reserved.sql"),  # the service's 0008_service.sql on its branch
+        (8, "0008_service.sql"),
         (9, "0009_monitor_scale.sql"),
     ]
     assert (versions.BASELINE, schema.LATEST) == (7, 9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,6 +55,17 @@ def test_event_log_model(qtmodeltester: Any) -> None:
     model.add([revision(n, ("job_requested", job)) for n in range(7, 7 + MAX_ROWS)])
     assert model.rowCount() == MAX_ROWS and model.entry(0).sequence == 6 + MAX_ROWS
     qtmodeltester.check(model)
+
+
+def test_event_log_shows_who_a_service_revision_acted_for(qtmodeltester: Any) -> None:
+    """Issue 25: a revision written through the service names its token (``principal``)."""
+    model = EventLogModel()
+    job = str(make_job().id)
+    by_service = dataclasses.replace(revision(2, ("job_cancelled", job)), principal="supervisor-ana")
+    model.add([revision(1, ("job_requested", job)), by_service])
+    qtmodeltester.check(model)
+    assert model.index(0, 4).data() == "other-process · Request job · by supervisor-ana"
+    assert model.index(1, 4).data() == "other-process · Request job"
 
 
 def test_record_and_parameter_models(qtmodeltester: Any) -> None:

@@ -131,6 +131,8 @@ def test_installed_without_the_gui_extra(dist: Dist, tmp_path: Path) -> None:
     no_gui = _run([bin_dir / "postproject-monitor", "demo.pproj"], cwd=work)
     assert no_gui.returncode == 3
     assert "pip install 'postproject-monitor[gui]'" in no_gui.stderr and "Traceback" not in no_gui.stderr
+    no_service = _run([bin_dir / "postproject", "serve", "demo.pproj"], cwd=work)
+    assert no_service.returncode == 8 and "postproject-monitor[service]" in no_service.stderr
     numpy = _run([bin_dir / "python", "-c", "import numpy"], cwd=work)
     assert numpy.returncode != 0  # numpy is no dependency any more
     completion = _run([bin_dir / "postproject", "completion", "bash"], cwd=work)

@@ -54,8 +54,9 @@ class FeedReads:
                 message,
                 counts,
                 str(uuid.UUID(bytes=subject)) if subject is not None else None,
+                principal,
             )
-            for seq, id_, at, origin, message, counts, subject in self._handle.reads.revision_summaries(
+            for seq, id_, at, origin, message, counts, subject, principal in self._handle.reads.revision_summaries(
                 limit, before
             )
         )

@@ -148,6 +148,6 @@ class JobReads:
         self._handle.check_open()
         check_id("job_id", job_id, JobId)
         return tuple(
-            JobHistoryEntry(seq, clocks.from_micros(at), kind, origin, message)
-            for seq, at, kind, origin, message in self._handle.reads.job_history(job_id)
+            JobHistoryEntry(seq, clocks.from_micros(at), kind, origin, message, principal)
+            for seq, at, kind, origin, message, principal in self._handle.reads.job_history(job_id)
         )

@@ -34,7 +34,7 @@ from postproject.model.errors import (
 )
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId, check_id
-from postproject.model.jobs import JobRequest
+from postproject.model.jobs import Job, JobRequest
 from postproject.model.jobs import diagnostic as check_diagnostic
 from postproject.model.lifecycle import JobState
 from postproject.model.workers import OFFLINE_AFTER, WorkerSession
@@ -86,6 +86,12 @@ class JobOperations:
                 reason=Reason.LEASE_LOST,
             )
         return row
+
+    def job(self, job_id: JobId) -> Job | None:
+        """The job as this edit sees it (its own changes included), or None."""
+        check_id("job_id", job_id, JobId)
+        with self._edit.operation(savepoint=False) as s:
+            return s.job(job_id.bytes)
 
     def request_job(self, request: JobRequest) -> JobId:
         """Request work; parameters are metadata on ``JobRef(job_id)``."""

@@ -96,10 +96,9 @@ class JobLease:
 
     @property
     def expires_at(self) -> datetime | None:
-        """The last accepted expiry (None while pending or closed)."""
-        if self._state is not LeaseState.ACTIVE:
+        """The last accepted expiry (None while pending or closed, or when not known here)."""
+        if self._state is not LeaseState.ACTIVE or self._expires is None:
             return None
-        assert self._expires is not None
         return from_micros(self._expires)
 
     def export_token(self) -> str:
@@ -113,8 +112,13 @@ class JobLease:
         return f"{TOKEN_VERSION}:{self._production_id}:{self._job_id}:{uuid.UUID(bytes=self._secret)}"
 
     @classmethod
-    def import_token(cls, production: object, token: object) -> JobLease:
+    def import_token(cls, production: object, token: object, *, live: bool = True) -> JobLease:
         """An active lease from an exported token, if it is the job's current, unexpired claim.
+
+        With ``live=False`` the claim is not checked: a handle for a holder whose claim may
+        have ended meanwhile (a cancel, a requeue, its own completion), to confirm a stop or
+        record the log of the attempt it claimed, for a front end acting for a remote holder.
+        Every transaction method still checks the lease against the stored claim.
 
         Raises:
             InvalidArgumentError: (invalid_argument) malformed token, or another production's.
@@ -127,6 +131,8 @@ class JobLease:
         if production_id != handle.production_id:
             raise InvalidArgumentError(f"job lease belongs to another production ({production_id})")
         handle.check_open()
+        if not live:
+            return cls(production_id, job_id, secret, LeaseState.ACTIVE, None)
         now = handle.guarded_now()
         row = handle.reads.job_secret(job_id)
         if row is None:

@@ -22,7 +22,7 @@ import argcomplete
 from postproject import config as settings_module
 from postproject._version import __version__
 from postproject.base.leases import InputChangedError
-from postproject.cli import artifacts, completion, farm, feed, jobs, settings, setup, tokens
+from postproject.cli import access, artifacts, completion, farm, feed, jobs, serve, settings, setup, tokens
 from postproject.cli import executor as executor_commands
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
@@ -68,6 +68,8 @@ def build_parser() -> Parser:
     feed.register(sub)
     executor_commands.register(sub)
     farm.register_clock(sub)
+    access.register(sub)
+    serve.register(sub)
     settings.register(sub)
     completion.register(sub)
     return parser

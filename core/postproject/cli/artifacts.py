@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from postproject.cli import knowledge_views as kv
-from postproject.cli import views
+from postproject import views
 from postproject.cli.common import (
     Context,
     Parser,
@@ -29,6 +28,7 @@ from postproject.knowledge.regeneration import DownstreamRegeneration, Regenerat
 from postproject.model.errors import InvalidArgumentError
 from postproject.model.ids import RepresentationId
 from postproject.production import Production
+from postproject.views import knowledge as kv
 
 
 def _artifacts(args: argparse.Namespace) -> list[RepresentationId]:

@@ -11,13 +11,13 @@ from typing import Any, BinaryIO, TypeVar
 from postproject import config as settings
 from postproject._version import __version__
 from postproject.cli.output import Renderer, Result
-from postproject.cli.views import View, receipt_view
 from postproject.locations import netfs
 from postproject.model.clock import Clock
 from postproject.model.errors import InvalidArgumentError
 from postproject.model.ids import _Id
 from postproject.production import Production
 from postproject.transaction import Transaction
+from postproject.views import View, receipt_view
 
 ORIGIN = f"postproject-cli {__version__}"
 IdT = TypeVar("IdT", bound=_Id)

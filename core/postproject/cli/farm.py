@@ -10,7 +10,7 @@ import argparse
 import re
 from typing import Any
 
-from postproject.cli import views
+from postproject import views
 from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
 from postproject.model.errors import InvalidArgumentError, NotFoundError

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from postproject.cli import views
+from postproject import views
 from postproject.cli.common import Context, Parser, command, group, parse_int
 from postproject.cli.durations import parse_timeout
 from postproject.cli.output import Result

@@ -295,6 +295,8 @@ def _event_text(event: Mapping[str, Any]) -> str:
 def revision_line(revision: Mapping[str, Any], now: int) -> str:
     kinds = ", ".join(e["kind"] for e in revision.get("events", []))
     message = revision.get("message") or "-"
+    if revision.get("principal"):
+        message += f" (by {revision['principal']})"
     return (
         f"#{revision['sequence']}  {_when(revision['committed_at_unix_micros'], now)}  {message}  [{kinds}]"
     )
@@ -310,6 +312,7 @@ def _revision_block(data: Mapping[str, Any], now: int) -> str:
             ("id", revision["id"]),
             ("committed", _when(revision["committed_at_unix_micros"], now)),
             ("origin", revision.get("origin") or "-"),
+            *([("principal", revision["principal"])] if revision.get("principal") else []),
             ("message", revision.get("message") or "-"),
         ]
     )

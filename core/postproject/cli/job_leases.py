@@ -11,8 +11,8 @@ import argparse
 import os
 from pathlib import Path
 
+from postproject import views
 from postproject.base.leases import JobLease
-from postproject.cli import views
 from postproject.cli.common import Context, Parser, command, commit, edit, parse_id
 from postproject.cli.durations import parse_lease
 from postproject.cli.output import Result

@@ -12,7 +12,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from postproject.cli import views
+from postproject import views
 from postproject.cli.common import Context, Parser, command, commit, edit, parse_id, parse_int
 from postproject.cli.durations import parse_lease
 from postproject.cli.job_leases import _leased, _token_argument

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta
 
+from postproject import views
 from postproject.areas import search as job_search
-from postproject.cli import artifacts, farm, job_leases, job_logs, views
+from postproject.cli import artifacts, farm, job_leases, job_logs
 from postproject.cli.common import (
     Context,
     Parser,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from postproject import transfer
-from postproject.cli import views
+from postproject import transfer, views
 from postproject.cli.common import (
     Context,
     Parser,

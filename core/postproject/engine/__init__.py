@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from postproject.engine.progress import ProgressReads, ProgressSession
+from postproject.engine.service import OffersServiceReads, OffersServiceSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
 from postproject.model.clock import Clock
@@ -153,19 +154,18 @@ class JobQuery:
     descending: bool = False
 
 
-# The sort keys of JobQuery and the column each orders by, then by id ("requested": id alone, UUIDv7
-# request order); "finished" lists unfinished jobs first, "worker" (the claim's worker, by name) the rest last.
+# JobQuery's sorts and the column each orders by, then by id ("requested": id alone, UUIDv7 request
+# order; "finished": unfinished jobs first; "worker": the claim's worker by name, the rest last).
 JOB_SORTS: dict[str, str] = {"requested": "id", "kind": "kind", "state": "state", "priority": "priority"}
 JOB_SORTS |= {"finished": "finished_at", "worker": "claim_worker_id"}  # two phases each (storage.job_pages)
 JobKey = tuple[str | int | None, bytes]  # (sort value, job id); None: "requested", or a job without one
 
-
 RegisteredWorker = tuple[bytes, str, str | None, int, int, int, tuple[str, ...] | None]
-RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]
-HistoryRow = tuple[int, int, str, str | None, str | None]
+RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]
+HistoryRow = tuple[int, int, str, str | None, str | None, str | None]  # ... origin, message, principal
 
 
-class Reads(ProgressReads, Protocol):
+class Reads(ProgressReads, OffersServiceReads, Protocol):
     """Committed state. Multi-statement reads inside ``snapshot()`` see one consistent state."""
 
     def snapshot(self) -> AbstractContextManager[object]: ...
@@ -315,7 +315,7 @@ class GraphFacts(Protocol):
     def all_ids(self, table: str, after: bytes | None, limit: int) -> list[bytes]: ...
 
 
-class WriteSession(ProgressSession, Protocol):
+class WriteSession(ProgressSession, OffersServiceSession, Protocol):
     """One edit. ``sequence`` marks the rows this edit writes (``created_sequence`` and the like
     equal it exactly for rows of this edit, and every earlier revision's number is smaller);
     after ``commit`` returned True it is the published revision's number. An engine may number
@@ -531,6 +531,7 @@ class WriteSession(ProgressSession, Protocol):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool: ...
     def rollback(self, high_water: int | None) -> None: ...
 

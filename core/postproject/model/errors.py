@@ -36,6 +36,7 @@ Reasons::
                 worker_at_capacity  the worker already holds as many claims as its capacity
                 stop_not_requested  a stop confirmation for an attempt nobody asked to stop (still running)
                 not_empty           a copy's destination already holds a production's facts
+                report_conflict     a different completion report for an attempt that already has one
     storage     busy                another process held the write lock too long
                 corrupt             the file is not a readable production
                 not_a_production    the file is something else
@@ -116,6 +117,7 @@ class Reason(enum.StrEnum):
     DEPENDENCY_FAILED = "dependency_failed"
     WAITING_ON_DEPENDENCIES = "waiting_on_dependencies"
     STOP_NOT_REQUESTED = "stop_not_requested"
+    REPORT_CONFLICT = "report_conflict"
 
 
 class PostProjectError(Exception):

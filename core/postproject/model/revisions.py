@@ -64,7 +64,8 @@ class RevisionEvent:
 
 @dataclass(frozen=True, slots=True)
 class Revision:
-    """A committed transaction."""
+    """A committed transaction. ``origin`` is the application that made it; ``principal``, when
+    set, who it acted for (an API token's name, for a revision written through the service)."""
 
     id: RevisionId
     sequence: int
@@ -72,6 +73,9 @@ class Revision:
     origin: str | None
     message: str | None
     events: tuple[RevisionEvent, ...] = ()
+    principal: str | None = (
+        None  # who acted through a front end that authenticates (the service's token name)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,7 @@ class RevisionSummary:
     message: str | None
     event_counts: Mapping[str, int]
     subject: str | None = None  # the id every event is about, when there is exactly one
+    principal: str | None = None
 
 
 class JobHistoryEntry(NamedTuple):
@@ -95,6 +100,7 @@ class JobHistoryEntry(NamedTuple):
     kind: str
     origin: str | None
     message: str | None
+    principal: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -271,11 +271,11 @@ def activity(row: Row, edges: Sequence[Row]) -> Activity:
     )
 
 
-REVISION_COLUMNS = "sequence, id, committed_at, origin, message"
+REVISION_COLUMNS = "sequence, id, committed_at, origin, message, principal"
 
 
 def revision(row: Row, events: Sequence[Row]) -> Revision:
-    sequence, id_, committed_at, origin, message = row
+    sequence, id_, committed_at, origin, message, principal = row
     return Revision(
         id=RevisionId(id_),
         sequence=sequence,
@@ -285,4 +285,5 @@ def revision(row: Row, events: Sequence[Row]) -> Revision:
         events=tuple(
             RevisionEvent(position, kind, json.loads(payload)) for position, kind, payload in events
         ),
+        principal=principal,
     )

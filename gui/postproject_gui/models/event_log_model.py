@@ -31,7 +31,7 @@ TIPS = (
     "When it was committed (local time)",
     "What changed",
     "The object it changed, when there is one",
-    "Application that made the change, and its message",
+    "Application that made the change, its message, and who it acted for (a service token's name)",
 )
 
 
@@ -48,6 +48,7 @@ class LogEntry:
     job: str | None  # that subject, when every event is a job event
     events: int
     detail: str  # the first events, for the tooltip
+    principal: str | None = None  # who the change was made for (the service's token name)
 
     @classmethod
     def of(cls, revision: Revision | RevisionSummary) -> LogEntry:
@@ -66,6 +67,7 @@ class LogEntry:
             about if about and jobs_only else None,
             len(revision.events),
             detail,
+            revision.principal,
         )
 
     @classmethod
@@ -82,6 +84,7 @@ class LogEntry:
             revision.subject if jobs_only else None,
             sum(counts.values()),
             "\n".join(f"{kind} ×{n:,}" for kind, n in counts.items()),
+            revision.principal,
         )
 
 
@@ -200,7 +203,8 @@ class EventLogModel(FlatTableModel):
             if revision.subject:
                 return short_id(revision.subject)
             return "—" if not revision.events else "several"
-        return " · ".join(x for x in (revision.origin, revision.message) if x)
+        by = f"by {revision.principal}" if revision.principal else None
+        return " · ".join(x for x in (revision.origin, revision.message, by) if x)
 
     def _tip(self, revision: LogEntry, column: int) -> str | None:
         if column == 1:

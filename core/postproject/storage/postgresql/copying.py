@@ -49,6 +49,8 @@ TABLES = (
     "job_attempts",
     "job_attempt_logs",
     "job_agents",
+    "api_tokens",
+    "recorded_replies",
     "worker_outcomes",
     "job_parameters",
 )

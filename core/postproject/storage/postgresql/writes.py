@@ -54,6 +54,7 @@ from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
 from postproject.storage.sql import leases
 from postproject.storage.sql.dialect import Dialect
 from postproject.storage.sql.leases import EndClaim, StopClaim
+from postproject.storage.sql.service import PRINCIPAL
 from postproject.storage.sql.writes import SqlWrites
 
 CLAIMED = JobState.CLAIMED.code
@@ -441,6 +442,7 @@ class WriteSession(SqlWrites):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool:
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
         if self.positions == 0:
@@ -457,6 +459,8 @@ class WriteSession(SqlWrites):
                 pg.NUMBERING_LOCK, keep=True
             )  # taken before pp_publish: sees every edit published
             self.later(pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE})
+        if principal is not None:  # the revision's principal column reads it (migration 0008)
+            self.pipeline.queue(PRINCIPAL, (principal,))
         started = clock.monotonic()
         cursor = self.pipeline.send(
             pg.PUBLISH,

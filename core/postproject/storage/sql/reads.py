@@ -27,6 +27,7 @@ from postproject.model.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.revisions import Revision
 from postproject.storage import rows
 from postproject.storage.sql.dialect import Dialect, Params
+from postproject.storage.sql.service import ServiceReader
 
 MAX_LIST = 100_000
 FILTER_WINDOW = 10_000  # revisions examined by one filtered feed read
@@ -92,6 +93,11 @@ class SqlReads(ABC):
 
     def row(self, sql: str, params: Params = ()) -> Any:
         return self.one(self.dialect.sql(sql), params)
+
+    @property
+    def service(self) -> ServiceReader:
+        """Tokens, replies and registrations by name (:mod:`postproject.storage.sql.service`)."""
+        return ServiceReader(self)
 
     # --- production --------------------------------------------------------------------
 
@@ -372,25 +378,28 @@ class SqlReads(ABC):
         )
         return (row[0], row[1], row[2], row[3], row[4]) if row is not None else None
 
-    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None]]:
-        """(sequence, committed_at, event kind, origin, message) of a job's lifecycle events."""
+    def job_history(self, job_id: JobId) -> list[tuple[int, int, str, str | None, str | None, str | None]]:
+        """(sequence, committed_at, event kind, origin, message, principal) of a job's lifecycle events."""
         found = self.rows(
-            "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message FROM revision_events e "
+            "SELECT e.sequence, r.committed_at, e.kind, r.origin, r.message, r.principal FROM revision_events e "
             f"JOIN revisions r ON r.sequence = e.sequence WHERE e.subject = ? AND e.kind IN ({_HISTORY_KINDS}) "
             "ORDER BY e.sequence, e.position LIMIT 1000",
             (self.dialect.id(job_id.bytes),),
         )
-        return [(s, at, kind, origin, message) for s, at, kind, origin, message in found]
+        return [
+            (s, at, kind, origin, message, principal) for s, at, kind, origin, message, principal in found
+        ]
 
     # --- revisions ---------------------------------------------------------------------
 
     def revision_summaries(
         self, limit: int, before: int | None
-    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None]]:
-        """Newest-first revision headers with per-kind event counts and their one subject (if any)."""
+    ) -> list[tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]]:
+        """Newest-first revision headers with per-kind event counts, their one subject (if any)
+        and their principal."""
         with self.snapshot():
             heads = self.rows(
-                "SELECT sequence, id, committed_at, origin, message FROM revisions"
+                "SELECT sequence, id, committed_at, origin, message, principal FROM revisions"
                 + (" WHERE sequence < ?" if before is not None else "")
                 + " ORDER BY sequence DESC LIMIT ?",
                 (*([before] if before is not None else []), limit),
@@ -412,7 +421,7 @@ class SqlReads(ABC):
                 window,
             ):
                 subjects[seq] = first if distinct == 1 and not unnamed else None
-        return [(*head, counts.get(head[0], {}), subjects.get(head[0])) for head in heads]
+        return [(*head[:5], counts.get(head[0], {}), subjects.get(head[0]), head[5]) for head in heads]
 
     def latest_revision(self) -> Revision | None:
         found = self.revisions("SELECT max(sequence) FROM revisions", ())

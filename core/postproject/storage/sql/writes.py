@@ -45,6 +45,7 @@ from postproject.storage.sql import statements as q
 from postproject.storage.sql.created import Created
 from postproject.storage.sql.dialect import Dialect, Params
 from postproject.storage.sql.leases import EndClaim, StopClaim
+from postproject.storage.sql.service import ServiceWriter
 
 CHUNK = 500  # ids per list
 
@@ -68,6 +69,11 @@ class SqlWrites(ABC):
         self._subjects: list[bytes | None] = []  # each staged event's subject
         self.state_written = False  # stored state that is not a revision (heartbeats, progress)
         self.created = Created()
+
+    @property
+    def service(self) -> ServiceWriter:
+        """Token and reply writes (:mod:`postproject.storage.sql.service`)."""
+        return ServiceWriter(self)
 
     # --- what the adapter provides ---------------------------------------------------------
 

@@ -432,6 +432,7 @@ class WriteSession(SqlWrites):
         origin: str | None,
         message: str | None,
         high_water: int | None,
+        principal: str | None = None,
     ) -> bool:
         """Publish the edit; False (and a rollback) when nothing was staged."""
         if self.positions == 0:
@@ -451,9 +452,9 @@ class WriteSession(SqlWrites):
             marks = [m for m in (self.stored_high_water, high_water) if m is not None]
             clock_mark = max(marks, default=None)
             self.conn.execute(
-                "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (seq, revision_id, committed_at, origin, message, clock_mark),
+                "INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark, principal) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (seq, revision_id, committed_at, origin, message, clock_mark, principal),
             )
             rows_ = [
                 value

@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from postproject.cli.views import View, assertion_view, micros, tool_view
 from postproject.knowledge import ArtifactKnowledge, StalePage, describe
 from postproject.knowledge.provenance import ActivityNode, JobNode, ProvenanceGraph, RepresentationNode
 from postproject.knowledge.regeneration import (
@@ -27,6 +26,7 @@ from postproject.knowledge.regeneration import (
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import RepresentationId
 from postproject.model.jobs import JobRequest
+from postproject.views import View, assertion_view, micros, tool_view
 
 _NODE_TYPES = {RepresentationNode: "representation", ActivityNode: "activity", JobNode: "job"}
 

@@ -1,4 +1,5 @@
-"""Domain values as JSON-able dicts: the CLI's JSON contract (stable snake_case keys).
+"""Domain values as JSON-able dicts: the JSON contract of the CLI (``--json``) and the service
+(its responses), one serializer for both front ends (stable snake_case keys).
 
 Times are Unix microseconds in ``*_unix_micros`` keys; ids are canonical lowercase UUID
 text; absent or inapplicable fields are ``null``. No view ever carries a lease secret.
@@ -178,6 +179,7 @@ def revision_view(revision: Revision) -> View:
         "committed_at_unix_micros": micros(revision.committed_at),
         "origin": revision.origin,
         "message": revision.message,
+        "principal": revision.principal,
         "events": [event_view(e) for e in revision.events],
     }
 

@@ -1,5 +1,0 @@
--- Schema version 8: reserved (nothing to do here).
---
--- Version 8 is another branch's migration (the service's, 0008_service.sql), developed at the
--- same time as 0009; this placeholder only keeps the numbers consecutive on this branch, and
--- the merge replaces it with that migration.
