@@ -173,8 +173,13 @@ class JobTableView(QTableView):
         return model
 
     def set_empty_text(self, text: str, muted: str) -> None:
-        self._empty_text, self._muted = text, QColor(muted)
-        self.viewport().update()
+        """The note an empty list shows (repainted only when it is shown and changed: this is
+        said after every page, and a repaint of the rows costs more than the page)."""
+        colour = QColor(muted)
+        if (text, colour) == (self._empty_text, self._muted):
+            return
+        self._empty_text, self._muted = text, colour
+        self._status_changed()
 
     def default_width(self, index: int) -> int:
         """A column's width at the default size: its declared width, or more when its title
