@@ -1,8 +1,8 @@
 """``postproject demo run``: the monitor on the demo production, with live reference workers.
 
 It (re)creates the demo production when asked or missing, starts ``workers`` reference
-executors as separate processes (``python -m postproject.executor worker run PROD --watch``,
-each logging to ``<stem>-media/logs/worker-N.log``), starts a *producer* thread that
+executors as separate processes (``python -m postproject worker run PROD --watch
+--no-sweep``: the story's stuck claim waits for a supervisor), each logging to ``<stem>-media/logs/worker-N.log``), starts a *producer* thread that
 requests a new proxy or thumbnail every few seconds so there is always something to watch,
 and then runs the monitor. When the monitor closes (or on Ctrl-C) the producer stops and
 each worker receives SIGTERM: it stops its transcode, releases its claim and exits; a worker
@@ -135,7 +135,10 @@ def is_demo(path: DemoLocation) -> bool:
 
 
 def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
-    """The command line of demo worker ``number``."""
+    """The command line of demo worker ``number``. The demo workers never sweep lost work
+    (``--no-sweep``): the story's dead render node keeps its expired claim stuck until a
+    supervisor finalises it (the monitor's *Finalize lost work*), so a newcomer sees one;
+    with the sweep the first worker ended it within seconds."""
     return [
         sys.executable,
         "-m",
@@ -144,6 +147,7 @@ def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
         "run",
         str(path),
         "--watch",
+        "--no-sweep",
         "--lease",
         lease,
         "--agent-name",
