@@ -10,6 +10,8 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from PySide6.QtCore import QEvent, QObject
+
 from postproject import JobId
 from postproject_gui.models.dashboard_data import DashboardData
 from postproject_gui.services.dashboard_reads import DAY_MINUTES, DayTotals, History, JobEvent, requested_at
@@ -168,3 +170,32 @@ def test_the_charts_and_their_libraries_load_when_the_dashboard_is_first_shown(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["before False False", "after True True"]
+
+
+def test_pages_that_land_below_the_rows_shown_repaint_the_table_once_each(
+    qtbot: Any, make_window: WindowFactory, big_copy: Any
+) -> None:
+    """Reading a long list page by page (scrolling to 20,000 rows is 100 pages) repaints the
+    visible rows once per page: a page landing also said "loading" and "scroll for more" in
+    the filter row, whose new layout repainted the rows twice more (3 paints a page before)."""
+    window = make_window(big_copy)
+    model = window.table.table_model()
+    paints = []
+
+    class Spy(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                paints.append(model.rowCount())
+            return False
+
+    spy = Spy()
+    window.table.viewport().installEventFilter(spy)
+    qtbot.wait(200)
+    paints.clear()
+    pages = 10
+    for _ in range(pages):
+        model.fetchMore()
+        wait_for(qtbot, lambda: not model.loading)
+        qtbot.wait(20)  # the paint of the rows inserted
+    assert model.rowCount() == 200 * (pages + 1)
+    assert len(paints) <= pages + 3, paints
