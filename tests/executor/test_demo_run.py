@@ -14,6 +14,7 @@ from postproject.executor.demo_run import MONITOR_ENV, DemoRunOptions, run_demo
 from postproject.executor.presence import SWEEP_INTERVAL
 from postproject.executor.recipe import Recipe
 from postproject.model.clock import monotonic
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -106,7 +107,6 @@ def test_without_the_gui_extra_the_user_is_told_how_to_get_it(monkeypatch: pytes
 def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -> None:
     import signal
     import subprocess
-    import time
 
     path = tmp_path / "demo.pproj"
     create_demo(path, assets=3, recipe=SMALL)
@@ -122,11 +122,12 @@ def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = monotonic() + 60
-    while not monitor_pid.exists() and monotonic() < deadline:
+
+    def monitor_started() -> bool:
         assert demo.poll() is None, demo.stderr.read() if demo.stderr else ""
-        time.sleep(0.05)  # waiting for another process to start, not for time to pass
-    assert monitor_pid.exists(), "the monitor stand-in never started"
+        return monitor_pid.exists() and monitor_pid.read_text() != ""
+
+    wait_until(monitor_started, "the monitor stand-in to start")
     demo.send_signal(signal.SIGTERM)
     _, stderr = demo.communicate(timeout=60)
     assert demo.returncode == 130, stderr

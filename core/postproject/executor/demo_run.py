@@ -43,7 +43,13 @@ from postproject.model.values import StringValue
 from postproject.production import Production
 
 MONITOR_ENV = "POSTPROJECT_DEMO_MONITOR_CMD"
-_GUI_LAUNCH = "import sys; from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
+# A terminal's Ctrl-C reaches the monitor too (one process group), also while it is still
+# starting, before it handles signals itself (importing Qt takes a while), where it would stop
+# with a traceback. So the monitor ignores SIGINT until then: the demo stops it with SIGTERM.
+_GUI_LAUNCH = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
+)
 
 Monitor = Callable[[DemoLocation], int]
 Say = Callable[[str], None]
