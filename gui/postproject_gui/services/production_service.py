@@ -113,6 +113,7 @@ class ProductionService:
         self._writer = _Worker("pp-writer")
         self._turn = itertools.count()
         self._long_reads: set[ThreadPoolExecutor] = set()
+        self._opening: set[asyncio.Task[Production]] = set()  # the other readers, opening
         self._closed = False
 
     @property
@@ -149,17 +150,25 @@ class ProductionService:
         return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
-        """Open a read-only production on every reader thread; the production's facts."""
-        await asyncio.gather(*(self._run(w, self._open_reader, w) for w in self._readers))
-        production = self._readers[0].production
-        assert production is not None
-        head = await self._read(reads.head)
+        """Open a read-only production on every reader thread; the production's facts as soon
+        as the first reader has them (the others open meanwhile: a read given to one of them
+        waits for its opening, so the first page goes to the first reader)."""
+        first, *others = self._readers
+        for worker in others:  # a failure here is the next read's on that reader (it opens again)
+            task = self._loop.create_task(self._run(worker, self._opened, worker))
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self._opening.add(task)
+            task.add_done_callback(self._opening.discard)
+        production, head = await self._run(first, self._on_reader, first, _with_head, ())
         return ProductionInfo(production.id, self._location, head, production.location)
 
-    def _open_reader(self, worker: _Worker) -> None:
-        worker.production = Production.open(
-            self._location, read_only=True, clock=self._clock, root_map=self._root_map
-        )
+    def _opened(self, worker: _Worker) -> Production:
+        """The reader's production, opened on its own thread if it is not open yet."""
+        if worker.production is None:
+            worker.production = Production.open(
+                self._location, read_only=True, clock=self._clock, root_map=self._root_map
+            )
+        return worker.production
 
     def close(self) -> None:
         """Close every production on its own thread and stop the threads (idempotent).
@@ -365,11 +374,14 @@ class ProductionService:
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         worker = self._pick()
-        return await self._run(worker, _on_production, worker, fn, args)
+        return await self._run(worker, self._on_reader, worker, fn, args)
 
     async def _read_named(self, fn: Callable[..., T], *args: object) -> T:
         worker = self._pick()
-        return await self._run(worker, _on_production, worker, fn, (worker.names, *args))
+        return await self._run(worker, self._on_reader, worker, fn, (worker.names, *args))
+
+    def _on_reader(self, worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+        return fn(self._opened(worker), *args)
 
     async def _write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._run(self._writer, self._on_writer, fn, args)
@@ -385,9 +397,8 @@ class ProductionService:
         return fn(worker.production, *args)
 
 
-def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
-    assert worker.production is not None, "reader used before open()"
-    return fn(worker.production, *args)
+def _with_head(production: Production) -> tuple[Production, int]:
+    return production, reads.head(production)
 
 
 def _dashboard_facts(
