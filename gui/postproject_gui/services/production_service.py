@@ -195,9 +195,10 @@ class ProductionService:
     ) -> JobPage:
         return await self._read_named(reads.jobs_page, query, cursor, limit)
 
-    async def jobs(self, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:
-        """The current rows of these jobs (None for a job that does not exist)."""
-        return await self._read_named(reads.jobs_by_id, tuple(ids))
+    async def jobs(self, ids: Iterable[JobId], *, parameters: bool = False) -> dict[JobId, JobRow | None]:
+        """The current rows of these jobs (None for a job that does not exist); ``parameters``:
+        with their parameters' texts, for a text search to match them as the store does."""
+        return await self._read_named(reads.jobs_by_id, tuple(ids), parameters)
 
     async def job_detail(self, job_id: JobId) -> JobDetail:
         return await self._read_named(reads.job_detail, job_id)

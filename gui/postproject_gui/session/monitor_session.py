@@ -434,7 +434,7 @@ class MonitorSession(QObject):
                 self._progress_again = False
                 ids = self.running_ids()
                 if ids:
-                    rows = await self.service.jobs(ids)
+                    rows = await self.service.jobs(ids, parameters=self._searching)
                     if self._held:
                         return
                     self.table.apply_changes(
@@ -481,8 +481,14 @@ class MonitorSession(QObject):
             self._updating = False
             self._notify_idle()
 
+    @property
+    def _searching(self) -> bool:
+        """Whether the table lists a text search: changed rows are then read with their
+        parameters' texts, which the search matches (the store's search finds them there)."""
+        return bool(self._filter.needle)
+
     async def _apply(self, ids: set[JobId]) -> None:
-        rows = await self.service.jobs(ids)
+        rows = await self.service.jobs(ids, parameters=self._searching)
         self.table.apply_changes(rows)
         if any(row is not None and row.job.kind not in self._kinds for row in rows.values()):
             await self._reload_kinds()
@@ -527,4 +533,4 @@ class MonitorSession(QObject):
             self.spawn(self._bring_in(due), "Updating stuck claims")
 
     async def _bring_in(self, ids: set[JobId]) -> None:
-        self.table.apply_changes(await self.service.jobs(ids))
+        self.table.apply_changes(await self.service.jobs(ids, parameters=self._searching))
