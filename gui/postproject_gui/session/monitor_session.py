@@ -27,7 +27,7 @@ from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.feed_watcher import FeedWatcher
 from postproject_gui.services.filters import JobFilter
-from postproject_gui.services.production_service import ProductionService
+from postproject_gui.services.production_service import ProductionService, page_size
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
 from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
@@ -310,7 +310,7 @@ class MonitorSession(QObject):
 
     async def _fetch_page(self, generation: int, query: StoreQuery, cursor: str | None) -> None:
         try:
-            page = await self.service.jobs_page(query, cursor)
+            page = await self.service.jobs_page(query, cursor, page_size(self.table.rowCount()))
         except BaseException as exc:
             self.table.page_failed(generation)
             self._notify_idle()
