@@ -246,6 +246,7 @@ def test_search_finds_a_job_by_its_parameters_values(s: Setup) -> None:
     assert every_page(production, search="TCK") == [ticket, take, nested]
     assert every_page(production, search="take TCK-000999") == [take]  # two values of one list
     assert every_page(production, search="Q7") == [shot]  # shorter than a trigram
+    assert every_page(production, search="Q7", state=JobState.REQUESTED) == [shot]  # looked up per job
     assert every_page(production, search="sh010") == [shot]  # a URI
     assert every_page(production, search="serré") == [shot]  # a language-tagged string
     assert every_page(production, search="TCK-777000") == [nested]  # inside a structure
@@ -271,7 +272,7 @@ def test_a_parameter_every_job_has_pages_the_same_walked_or_gathered(s: Setup) -
 
 
 def test_an_older_production_gets_its_parameters_indexed_and_outcomes_counted(
-    production_factory: Callable[..., Production],
+    production_location: Callable[[str], str],
     clock: FakeClock,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -284,7 +285,7 @@ def test_an_older_production_gets_its_parameters_indexed_and_outcomes_counted(
         for module in (sqlite_schema, postgresql_schema):
             older = [(name, script) for number, name, script in module.MIGRATIONS.files if number < 9]
             before_0009.setattr(module, "MIGRATIONS", versions.checked(older))
-        old = production_factory()
+        old = Production.create(production_location("older.pproj"), clock=clock)  # not the template
         s = make_setup(old, clock, tmp_path)
         worker = register(old, "render-01", capacity=4)
         run_attempts(s, worker, 3)

@@ -79,6 +79,8 @@ def _term_ids(term: str) -> tuple[str, list[Any]]:
     return " UNION ".join(parts), params
 
 
+TRIGRAM = 3  # shorter terms cannot use a trigram index
+
 COMMON = (
     25  # a term naming this many assets (or found in this many parameters) may match a good share of the jobs
 )
@@ -87,7 +89,10 @@ COMMON = (
 def _common(term: str) -> tuple[str, list[Any]]:
     """Whether ``term`` may match many jobs (a kind, an agent, 25+ asset names, or the
     parameters of 25+ jobs): only then is a window of jobs walked in order
-    (``Reads.search_jobs``, :func:`may_be_common`)."""
+    (``Reads.search_jobs``, :func:`may_be_common`). A term shorter than a trigram may always
+    be: the trigram indexes cannot tell, and telling would scan every parameter value."""
+    if len(term) < TRIGRAM:
+        return "TRUE", []
     like = _like(term)
     sql = (
         "(EXISTS (SELECT 1 FROM job_counts WHERE kind ILIKE %s)"

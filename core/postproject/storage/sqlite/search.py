@@ -74,22 +74,20 @@ COMMON = (
 
 def _common(term: str) -> tuple[str, list[Any]]:
     """Whether ``term`` may match many jobs (a kind, an agent, 25+ asset names, or the
-    parameters of 25+ jobs): only then is a window of jobs walked in order (``Reads.search_jobs``)."""
+    parameters of 25+ jobs): only then is a window of jobs walked in order (``Reads.search_jobs``).
+    A term shorter than a trigram may always be: telling would scan every parameter value (a
+    million at a million jobs, 100+ ms), where the walk tests a window of jobs one by one."""
+    if len(term) < TRIGRAM:
+        return "1", []
     like = _like(term)
-    fts = len(term) >= TRIGRAM
-    assets = "asset_search MATCH ?" if fts else "name LIKE ? ESCAPE '\\'"
-    parameters = (
-        "SELECT 1 FROM job_parameter_search WHERE job_parameter_search MATCH ?"
-        if fts
-        else "SELECT 1 FROM job_parameters WHERE value LIKE ? ESCAPE '\\'"
-    )
     sql = (
         "(EXISTS (SELECT 1 FROM job_counts WHERE kind LIKE ? ESCAPE '\\')"
         " OR EXISTS (SELECT 1 FROM job_agents WHERE name LIKE ? ESCAPE '\\')"
-        f" OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE {assets} LIMIT ?)) = ?"
-        f" OR (SELECT count(*) FROM ({parameters} LIMIT ?)) = ?)"
+        " OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE asset_search MATCH ? LIMIT ?)) = ?"
+        " OR (SELECT count(*) FROM (SELECT 1 FROM job_parameter_search WHERE job_parameter_search MATCH ?"
+        " LIMIT ?)) = ?)"
     )
-    match = _phrase(term) if fts else like
+    match = _phrase(term)
     return sql, [like, like, match, COMMON, COMMON, match, COMMON, COMMON]
 
 
@@ -109,7 +107,10 @@ def job_search(
         matching: list[str] = []
         term_params: list[Any] = []
         for term in query.terms:
-            clause, values = _term(term, walk=window is not None)
+            # A term shorter than a trigram has no index into the parameters: among the jobs of
+            # one state (a share of them) each job's own are looked up, not every value scanned.
+            per_job = window is not None or (len(term) < TRIGRAM and query.state is not None)
+            clause, values = _term(term, walk=per_job)
             matching.append(clause)
             term_params.extend(values)
         if window is None:
