@@ -69,6 +69,7 @@ from postproject_gui.text import location as production_location
 
 T = TypeVar("T")
 PAGE_SIZE = 200  # the first page of a list (what people wait for)
+OPEN_COST = 2  # reads waiting on the open readers before another reader opens
 MAX_PAGE = 1000  # the pages after it grow with the list, up to this many rows
 
 
@@ -92,6 +93,7 @@ class _Worker:
         self.production: Production | None = None
         self.names = reads.NameCache()
         self.pending = 0
+        self.used = False  # given a read (its production is open, or opens before that read)
 
 
 class ProductionService:
@@ -123,7 +125,6 @@ class ProductionService:
         self._writer = _Worker("pp-writer")
         self._turn = itertools.count()
         self._long_reads: set[ThreadPoolExecutor] = set()
-        self._opening: set[asyncio.Task[Production]] = set()  # the other readers, opening
         self._closed = False
 
     @property
@@ -160,15 +161,12 @@ class ProductionService:
         return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
-        """Open a read-only production on every reader thread; the production's facts as soon
-        as the first reader has them (the others open meanwhile: a read given to one of them
-        waits for its opening, so the first page goes to the first reader)."""
-        first, *others = self._readers
-        for worker in others:  # a failure here is the next read's on that reader (it opens again)
-            task = self._loop.create_task(self._run(worker, self._opened, worker))
-            task.add_done_callback(lambda done: done.cancelled() or done.exception())
-            self._opening.add(task)
-            task.add_done_callback(self._opening.discard)
+        """Open the production read-only on the first reader thread; the production's facts.
+        The other readers open on their thread when first given a read (:meth:`_pick`), so
+        that the first page, asked for meanwhile, goes to the first reader and does not wait
+        for (nor share the processor with) every reader's opening."""
+        first = self._readers[0]
+        first.used = True
         production, head = await self._run(first, self._on_reader, first, _with_head, ())
         return ProductionInfo(production.id, self._location, head, production.location)
 
@@ -378,10 +376,18 @@ class ProductionService:
             worker.pending -= 1
 
     def _pick(self) -> _Worker:
+        """The reader with the fewest reads waiting, in turn; a reader not used yet (its
+        production not open) only when the others have :data:`OPEN_COST` reads waiting."""
         turn = next(self._turn)
-        return min(
-            self._readers, key=lambda w: (w.pending, (self._readers.index(w) - turn) % len(self._readers))
+        picked = min(
+            self._readers,
+            key=lambda w: (
+                w.pending + (0 if w.used else OPEN_COST),
+                (self._readers.index(w) - turn) % len(self._readers),
+            ),
         )
+        picked.used = True
+        return picked
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         worker = self._pick()
