@@ -277,14 +277,14 @@ def test_an_older_production_gets_its_parameters_indexed_and_outcomes_counted(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A production made before schema 0009 has jobs with parameters and workers' attempts;
+    """A production made before schema 0010 has jobs with parameters and workers' attempts;
     opened by this release, its parameters are searchable and its workers' outcomes counted,
     as if it had always had them."""
     at(clock, 0)
-    with monkeypatch.context() as before_0009:
+    with monkeypatch.context() as before_0010:
         for module in (sqlite_schema, postgresql_schema):
-            older = [(name, script) for number, name, script in module.MIGRATIONS.files if number < 9]
-            before_0009.setattr(module, "MIGRATIONS", versions.checked(older))
+            older = [(name, script) for number, name, script in module.MIGRATIONS.files if number < 10]
+            before_0010.setattr(module, "MIGRATIONS", versions.checked(older))
         old = Production.create(production_location("older.pproj"), clock=clock)  # not the template
         s = make_setup(old, clock, tmp_path)
         worker = register(old, "render-01", capacity=4)

@@ -59,7 +59,7 @@ FTS5_SHADOWS = tuple(
     for part in ("data", "idx", "content", "docsize", "config")
 )
 TRIGRAM_INDEXES = {("asset_search_name", "asset_search"), ("job_diagnostics_body", "job_diagnostics")}
-# Job parameters (migration 0009): SQLite finds them through a trigram FTS5 table of their own,
+# Job parameters (migration 0010): SQLite finds them through a trigram FTS5 table of their own,
 # PostgreSQL through a GIN trigram index on job_parameters.
 SQLITE_ONLY_TABLES = {"job_parameter_search"}
 PG_ONLY_INDEXES = TRIGRAM_INDEXES | {("job_parameters_value", "job_parameters")}

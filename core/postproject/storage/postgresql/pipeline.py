@@ -63,7 +63,7 @@ GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 INDEX_PLANS = ("SET enable_seqscan = off", "SET jit = off")
 
 
-# How a statement sent after pp_number writes the revision's number (0010_job_path.sql).
+# How a statement sent after pp_number writes the revision's number (0009_job_path.sql).
 SEQUENCE = "pp_sequence()"
 # A statement's flags: its cursor is kept (``KEEP``); it inserts new rows only, so a read that
 # does not look at them may be sent ahead of it, and at commit it follows pp_number

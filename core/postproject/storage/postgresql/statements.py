@@ -141,7 +141,7 @@ CREATES_CYCLE = (
     "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
     "SELECT 1 FROM upstream WHERE id = ANY(%s::uuid[]) LIMIT 1"
 )
-# The numbering lock and the revision's number, before the statements that write it (0010).
+# The numbering lock and the revision's number, before the statements that write it (0009).
 NUMBER = "SELECT seq, locked_at FROM pp_number()"
 # The revision-numbering lock (pp_publish takes it again: a transaction's advisory locks nest).
 NUMBERING_LOCK = (

@@ -9,7 +9,7 @@ number, its rows get it, its activities' edge snapshots are captured, the revisi
 events are written and listeners are notified (see ``migrations/0007_baseline.sql``). Job
 counts are deferred constraint triggers, applied at that commit under the same lock.
 
-Rows written once (``migrations/0010_job_path.sql``): inserts of new rows still queued at
+Rows written once (``migrations/0009_job_path.sql``): inserts of new rows still queued at
 commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
 the next number) and write that number; the edit's other statements go before it (a lease
 transition refers to the new rows through foreign keys checked at commit), so nothing that may

@@ -1,5 +1,5 @@
--- Schema version 9: what the monitor needs at a million jobs (PostgreSQL); SQLite's
--- 0009_monitor_scale.sql says what each part is for. The same tables, columns, indexes and
+-- Schema version 10: what the monitor needs at a million jobs (PostgreSQL); SQLite's
+-- 0010_monitor_scale.sql says what each part is for. The same tables, columns, indexes and
 -- triggers, except that where SQLite keeps a trigram FTS5 table (job_parameter_search),
 -- job_parameters has a GIN trigram index here, matched with ILIKE.
 

@@ -1,5 +1,5 @@
--- Schema version 9: what the monitor needs at a million jobs (SQLite). PostgreSQL's
--- 0009_monitor_scale.sql makes the same tables, columns, indexes and triggers.
+-- Schema version 10: what the monitor needs at a million jobs (SQLite). PostgreSQL's
+-- 0010_monitor_scale.sql makes the same tables, columns, indexes and triggers.
 --
 -- 1. Job search by parameter: the string values of a job's typed parameters (metadata on the
 --    job, asserted with its request) are indexed once, as they are asserted, so a ticket,

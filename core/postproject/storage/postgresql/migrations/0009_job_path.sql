@@ -1,4 +1,4 @@
--- Version 10 (PostgreSQL): an edit's rows written once, with their final revision number.
+-- Version 9 (PostgreSQL): an edit's rows written once, with their final revision number.
 --
 -- Until now every row an edit wrote carried a provisional sequence, and pp_publish rewrote
 -- each of them with the revision's number under the numbering lock (an UPDATE per table, a
