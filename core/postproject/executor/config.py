@@ -64,11 +64,12 @@ class WorkerConfig:
 
         if not self.remote:
             return DirectBackend(self.open, locations.display_location(self.path))
-        from postproject.executor.http_backend import HttpBackend
-        from postproject.executor.remote import ServiceClient, read_token
+        from postproject.executor.access import connect, read_token
 
         token = self.token if self.token is not None else read_token(None)
-        client = ServiceClient(str(self.path), token, max_connections=max(8, 2 * self.concurrency + 4))
+        client = connect(str(self.path), token, max_connections=max(8, 2 * self.concurrency + 4))
+        from postproject.executor.http_backend import HttpBackend
+
         return HttpBackend(client, self.root_map, self.clock)
 
 

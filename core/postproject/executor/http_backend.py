@@ -17,8 +17,8 @@ a completed output through its own root map to fingerprint it.
 from __future__ import annotations
 
 import contextlib
-import os
 import math
+import os
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass

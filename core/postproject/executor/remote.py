@@ -14,25 +14,24 @@ on a production:
   :class:`~postproject.executor.recovery.ServiceUnavailable` (transient; ``sent`` tells a
   request that may have taken effect from one that cannot have).
 
-The token is read from ``--token-file FILE`` or ``POSTPROJECT_API_TOKEN`` (:func:`read_token`)
-and travels only in the ``Authorization`` header; a lease token only in request bodies. No
-error message carries either.
+The token (:func:`postproject.executor.access.read_token`) travels only in the
+``Authorization`` header; a lease token only in request bodies. No error message carries
+either. This module imports httpx: front ends reach it through
+:func:`postproject.executor.access.connect`, which names the missing extra instead.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import httpx
 
 from postproject._version import __version__
+from postproject.executor.access import is_service_url
 from postproject.executor.recovery import ServiceUnavailable
 from postproject.logs import redact
 from postproject.model.errors import (
@@ -40,56 +39,14 @@ from postproject.model.errors import (
     ErrorCode,
     InternalError,
     InvalidArgumentError,
-    IoError,
     PostProjectError,
     Reason,
     StorageError,
 )
 
-TOKEN_ENV: Final = "POSTPROJECT_API_TOKEN"
-SCHEMES: Final = ("http://", "https://")
 CONNECT_TIMEOUT: Final = 5.0
 REQUEST_TIMEOUT: Final = 45.0  # the service's own limit is 30 s; a held claim waits at most 30 s
-MAX_TOKEN_FILE: Final = 4096
 _KNOWN_REASONS: Final = frozenset(r.value for r in Reason)
-
-
-def is_service_url(text: object) -> bool:
-    """Whether a PRODUCTION argument names a service (``http://`` or ``https://``)."""
-    return isinstance(text, str) and text.lower().startswith(SCHEMES)
-
-
-def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str:
-    """The API token from ``token_file`` (its first line), else ``POSTPROJECT_API_TOKEN``.
-
-    Raises:
-        InvalidArgumentError: neither is given, or the token is empty or not one line.
-        IoError: the file cannot be read.
-    """
-    env = os.environ if environ is None else environ
-    if token_file is not None:
-        path = Path(token_file)
-        try:
-            if not stat.S_ISREG(path.stat().st_mode):
-                raise InvalidArgumentError(f"--token-file must be a regular file: {token_file[:200]!r}")
-            with path.open("rb") as handle:
-                data = handle.read(MAX_TOKEN_FILE + 1)
-        except OSError as exc:
-            raise IoError(f"cannot read --token-file {token_file[:200]!r}: {exc.strerror or exc}") from None
-        if len(data) > MAX_TOKEN_FILE:
-            raise InvalidArgumentError(f"--token-file {token_file[:200]!r} is too large for a token")
-        text = data.decode("utf-8", "replace").strip()
-        where = f"--token-file {token_file[:200]!r}"
-    else:
-        text = env.get(TOKEN_ENV, "").strip()
-        where = TOKEN_ENV
-        if not text:
-            raise InvalidArgumentError(
-                f"a service URL needs an API token: pass --token-file FILE or set {TOKEN_ENV}"
-            )
-    if not text or any(c.isspace() for c in text) or not text.isprintable():
-        raise InvalidArgumentError(f"{where} must hold one API token (one line, no spaces)")
-    return text
 
 
 @dataclass(frozen=True, slots=True)

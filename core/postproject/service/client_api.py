@@ -52,7 +52,7 @@ async def known_query(request: Request) -> None:
     """Refuse a query parameter the endpoint does not take, or one given twice that takes one
     value (a typo must not pass unnoticed): read once from the app's OpenAPI document."""
     route = request.scope.get("route")
-    path = getattr(route, "path", None)
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)  # "{name:path}" -> "{name}"
     if path is None:
         return
     state = request.app.state

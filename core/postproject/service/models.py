@@ -97,6 +97,9 @@ class ClaimBody(Body):
     lease_seconds: LeaseSeconds = 60
     tool: ToolBody | None = None  # the claim's tool (default: the service's identity)
     agent: AgentBody | None = None  # who claims (default: the worker's name)
+    skip: Annotated[list[Uuid], Field(max_length=1000)] = Field(
+        default=[], description="jobs this worker gave back because it cannot do them here: not claimed again"
+    )
 
 
 LeaseToken = Annotated[str, Field(min_length=1, max_length=200, description="the claim's ppl1: token")]
@@ -324,10 +327,45 @@ class Registration(Document):
     offline_after_seconds: int
 
 
+class ClaimInput(Document):
+    """An input representation of a claimed job (``representation``'s JSON)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    asset_id: str
+    root: str | None
+    path: str
+
+
+class ClaimAsset(Document):
+    id: str
+    name: str | None
+    created_at_unix_micros: int | None
+
+
+class ClaimRoot(Document):
+    name: str
+    path: str | None
+
+
+class ClaimParameter(Document):
+    vocabulary: str
+    property: str
+    value: dict[str, Any]
+
+
 class Claim(Document):
+    """A claim, with what its work reads: the job's parameters, its input representations
+    (the first 1000), its output asset, and the media roots the job names (their stored
+    paths: a worker maps them with its own ``--root-map``)."""
+
     job: JobView
     lease_token: str
     expires_at_unix_micros: int
+    parameters: list[ClaimParameter]
+    inputs: list[ClaimInput]
+    output_asset: ClaimAsset
+    media_roots: list[ClaimRoot]
 
 
 class LeaseState(Document):
