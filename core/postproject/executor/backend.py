@@ -28,9 +28,10 @@ from typing import Protocol
 
 from postproject._version import __version__
 from postproject.base.leases import JobLease
+from postproject.executor.recovery import transient
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
-from postproject.model.errors import ConflictError, NotFoundError, Reason
+from postproject.model.errors import ConflictError, NotFoundError, PostProjectError, Reason, StorageError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import AttemptOutcome, Job
@@ -284,11 +285,21 @@ class DirectBackend:
         lease = self._claim(production, request)
         if lease is None:
             if request.wait > 0:
-                _wait_for_work(production, head, request.wait, stop)
+                try:
+                    _wait_for_work(production, head, request.wait, stop)
+                except PostProjectError as exc:  # nothing was claimed: the next claim retries
+                    if not transient(exc):
+                        raise
             return None
         with lease:
             token = lease.export_token()
-        return self.context(production, production.job(lease.job_id), token)
+        try:
+            return self.context(production, production.job(lease.job_id), token)
+        except PostProjectError as exc:  # claimed, but unusable here: never repeat it (it expires)
+            if not transient(exc):
+                raise
+            raise StorageError(f"the claim committed but could not be read: {exc.message}",
+                               reason=Reason.CONNECTION_LOST) from None  # fmt: skip
 
     def _claim(self, production: Production, request: ClaimRequest) -> JobLease | None:
         session = request.session

@@ -303,9 +303,9 @@ class Worker:
             raise
         except PostProjectError as exc:
             if ambiguous(exc):
-                self._outage.failed(exc)
                 log.warning(
-                    "the answer to a claim was lost; not repeating it (a claim it made expires and is swept)",
+                    "a claim failed mid-way (%s); not repeating it: if it was made, it expires and is swept",
+                    exc.message,
                     extra={"action": "claim_ambiguous"},
                 )
                 return AMBIGUOUS
