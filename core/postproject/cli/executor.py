@@ -154,6 +154,12 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         _json_option(parser)
     run.add_argument("--fresh", action="store_true", help="delete the demo production and its media first")
     run.add_argument("--workers", default="2", metavar="N", help="worker processes, 1-8 (2)")
+    run.add_argument(
+        "--service",
+        action="store_true",
+        help="the workers through a local service (postproject serve, started and stopped here) "
+        "instead of the database",
+    )
 
 
 # --- handlers -----------------------------------------------------------------------------
@@ -276,6 +282,7 @@ def demo_run(args: Any) -> int:
         seed=_int("--seed", ns.seed, 0, 2**32),
         workers=_int("--workers", ns.workers, 1, 8),
         media=_media(ns),
+        service=bool(ns.service),
     )
     recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
     path = _demo_location(ns.production)
