@@ -9,7 +9,8 @@ shared: the load average is printed before and after). Nothing is asserted.
            output file, its representation, the activity, the attempt's log tail) until
            nothing is claimable. ``direct``: ``DirectBackend`` (the production itself);
            ``service``: ``HttpBackend`` (the Worker API). W = 1 and 8 spawned processes drain
-           N jobs each time: jobs/s, claim p50/p99, duplicates, lost; service/direct ratio.
+           N jobs each time: jobs/s, claim p50/p99, duplicates, errors; the service/direct
+           ratio of each round (``--rounds``: the modes alternate) and their median.
   fleet    200 simulated workers registered with the service, each heartbeating every 10 s
            (20 heartbeats/s from one thread, spread evenly), while 8 of them claim and
            complete for ``--fleet-seconds``: heartbeat and claim p50/p99, errors (any
@@ -17,7 +18,7 @@ shared: the load average is printed before and after). Nothing is asserted.
 
 Usage:
   .venv/bin/python benchmarks/bench_service.py --quick
-  .venv/bin/python benchmarks/bench_service.py --jobs 600 --json benchmarks/results/service.json
+  .venv/bin/python benchmarks/bench_service.py --jobs 300 --rounds 3 --json benchmarks/results/service.json
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -266,6 +268,7 @@ def main() -> None:
     parser.add_argument("--fleet", type=int, default=200)
     parser.add_argument("--fleet-seconds", type=float, default=30.0)
     parser.add_argument("--pool-size", type=int, default=8, help="the service's production handles")
+    parser.add_argument("--rounds", type=int, default=1, help="drains per mode and W, alternating")
     parser.add_argument("--quick", action="store_true", help="100 jobs, a 10 s fleet")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
@@ -281,16 +284,24 @@ def main() -> None:
         try:
             with Production.open(location) as production:
                 for workers in (1, 8):
-                    for mode in ("direct", "service"):
-                        add_jobs(production, asset, original, args.jobs)
-                        where = location if mode == "direct" else service.url
-                        result = run_loop(mode, where, secret, out, workers)
-                        report[f"{mode}_w{workers}"] = result
-                        print(f"{mode:8} W={workers}: {json.dumps(result)}", flush=True)
-                    direct, served = report[f"direct_w{workers}"], report[f"service_w{workers}"]
-                    if "jobs_per_s" in direct and "jobs_per_s" in served:
-                        report[f"ratio_w{workers}"] = round(served["jobs_per_s"] / direct["jobs_per_s"], 2)
-                        print(f"service/direct at W={workers}: {report[f'ratio_w{workers}']}", flush=True)
+                    ratios = []
+                    for round_ in range(args.rounds):  # the modes alternate: a burst of load hits both
+                        for mode in ("direct", "service"):
+                            add_jobs(production, asset, original, args.jobs)
+                            where = location if mode == "direct" else service.url
+                            result = run_loop(mode, where, secret, out, workers)
+                            report.setdefault(f"{mode}_w{workers}", []).append(result)
+                            print(
+                                f"{mode:8} W={workers} round {round_ + 1}: {json.dumps(result)}", flush=True
+                            )
+                        direct, served = report[f"direct_w{workers}"][-1], report[f"service_w{workers}"][-1]
+                        if "jobs_per_s" in direct and "jobs_per_s" in served:
+                            ratios.append(served["jobs_per_s"] / direct["jobs_per_s"])
+                    if ratios:
+                        report[f"ratio_w{workers}"] = [round(r, 2) for r in ratios]
+                        report[f"ratio_w{workers}_median"] = round(statistics.median(ratios), 2)
+                        print(f"service/direct at W={workers}: {report[f'ratio_w{workers}']}, median "
+                              f"{report[f'ratio_w{workers}_median']}", flush=True)  # fmt: skip
                 add_jobs(production, asset, original, 20_000)
             report["fleet"] = fleet(server, location, service, secret, out, args.fleet_seconds, args.fleet)
             print(f"fleet: {json.dumps(report['fleet'])}", flush=True)
