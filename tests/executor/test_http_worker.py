@@ -10,6 +10,7 @@ second: the test waits at most 2 s for the worker to say it saw it.
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -176,3 +177,18 @@ def test_a_cancel_reaches_a_worker_over_http_within_two_seconds(
     assert stopped.state is JobState.CANCELLED
     assert stopped.attempts[0].outcome is AttemptOutcome.CANCELLED
     assert studio.outputs() == []
+
+
+def test_a_refused_token_ends_the_worker_at_once(farm: Farm, nodes: list[Node], tmp_path: Path) -> None:
+    """Retrying cannot cure a token the service refuses: the worker exits 7 and says why (in
+    JSON with --log-format json), instead of waiting as it does for an unreachable service."""
+    wrong = tmp_path / "wrong.token"
+    wrong.write_text("pp_not_a_token\n")
+    farm.tokens["worker"] = str(wrong)
+    node = Node(farm, "--watch", "--log-format", "json")
+    nodes.append(node)
+    assert node.proc.wait(60) == 7
+    node.said("")
+    records = [json.loads(line) for line in node.seen]  # every line JSON, the final error too
+    assert records and records[-1]["level"] == "error", records
+    assert "auth" in json.dumps(records[-1]).lower(), records[-1]
