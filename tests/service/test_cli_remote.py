@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from postproject import FakeClock
+from postproject import FakeClock, Production
 from postproject.cli.app import run
 from postproject.model import clock as clocks
 from tests.service.conftest import KIND, ROOT, Service, wait_until
@@ -191,9 +191,9 @@ def secret_not_in(both: Both, *outcomes: tuple[int, str, str]) -> bool:
     return not any(s in text for s in secrets for outcome in outcomes for text in outcome[1:])
 
 
-def _follow(where: str, token_file: str | None, path: Path) -> subprocess.Popen[bytes]:
+def _follow(where: str, token_file: str | None, path: Path, *more: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "core"), str(ROOT / "gui")])}
-    extra = ["--token-file", token_file] if token_file else []
+    extra = [*more, "--token-file", token_file] if token_file else list(more)
     with path.open("wb") as out, path.with_suffix(".err").open("wb") as err:
         return subprocess.Popen(
             [sys.executable, "-m", "postproject", "--json", "revisions", "follow", where, "--from", "0", *extra],
@@ -208,9 +208,12 @@ def _lines(path: Path) -> Callable[[], list[str]]:
 def test_revisions_follow_streams_the_revisions_the_production_streams(both: Both, tmp_path: Path) -> None:
     _request(both)
     paths = [tmp_path / "local.jsonl", tmp_path / "remote.jsonl"]
+    kinds = [tmp_path / "local-cancels.jsonl", tmp_path / "remote-cancels.jsonl"]
     followers = [
         _follow(both.service.scene.location, None, paths[0]),
         _follow(both.service.url, both.files["reader"], paths[1]),
+        _follow(both.service.scene.location, None, kinds[0], "--kind", "job_cancelled"),
+        _follow(both.service.url, both.files["reader"], kinds[1], "--kind", "job_cancelled"),
     ]
     try:
         job = _request(both)  # a revision written while they follow
@@ -218,11 +221,17 @@ def test_revisions_follow_streams_the_revisions_the_production_streams(both: Bot
         latest = json.loads(both.local("--json", "revisions", "latest", "@")[1])["revision"]["sequence"]
         for path in paths:
             wait_until(lambda p=path: len(_lines(p)()) >= latest, timeout=60)  # type: ignore[misc]
+        with Production.open(both.service.scene.location, read_only=True) as production:
+            cancels = len(production.changes_since(0, 1000, ["job_cancelled"]).revisions)
+        for path in kinds:
+            wait_until(lambda p=path: len(_lines(p)()) >= cancels, timeout=60)  # type: ignore[misc]
     finally:
         for follower in followers:
             follower.send_signal(signal.SIGINT)
         codes = [f.wait(60) for f in followers]
-    assert codes == [0, 0], [p.with_suffix(".err").read_text() for p in paths]
+    assert codes == [0] * 4, [p.with_suffix(".err").read_text() for p in paths + kinds]
     local, remote = (_lines(p)() for p in paths)
     assert [json.loads(line)["sequence"] for line in remote] == list(range(1, latest + 1))
     assert remote == local
+    local_cancels, remote_cancels = (_lines(p)() for p in kinds)
+    assert remote_cancels == local_cancels and len(local_cancels) == cancels >= 1
