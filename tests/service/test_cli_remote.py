@@ -23,6 +23,7 @@ import pytest
 
 from postproject import FakeClock, Production
 from postproject.cli.app import run
+from postproject.engine import JOB_SORTS
 from postproject.model import clock as clocks
 from tests.service.conftest import KIND, ROOT, Service, wait_until
 
@@ -119,6 +120,8 @@ def test_job_show_and_list_print_what_the_production_prints(both: Both) -> None:
     both.same("job", "list", "@")
     both.same("job", "list", "@", "--state", "requested", "--kind", KIND, "--limit", "2")
     both.same("job", "list", "@", "--sort", "priority", "--desc", "--requested-after", "2020-01-01T00:00:00Z")
+    for sort in JOB_SORTS:  # every sort the store has, the service takes
+        both.same("job", "list", "@", "--sort", sort, "--limit", "3")
     page = json.loads(both.local("--json", "job", "list", "@", "--limit", "1")[1])
     assert page["next_cursor"]
     both.same("job", "list", "@", "--limit", "1", "--cursor", page["next_cursor"])

@@ -18,7 +18,7 @@ Uuid = Annotated[str, Field(pattern=UUID_PATTERN, examples=["01a237ce-4f1c-765d-
 Kind = Annotated[str, Field(pattern=KIND_PATTERN, max_length=128, examples=["org.example:render"])]
 OutputKind = Literal["original", "proxy", "optimized", "derived"]
 State = Literal["requested", "claimed", "succeeded", "failed", "cancelled"]
-JobSort = Literal["requested", "kind", "state", "priority"]  # postproject.engine.JOB_SORTS
+JobSort = Literal["requested", "kind", "state", "priority", "finished", "worker"]  # engine.JOB_SORTS
 Micros = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 LeaseSeconds = Annotated[int, Field(ge=1, le=86_400)]
 Text1K = Annotated[str, Field(min_length=1, max_length=1024)]
