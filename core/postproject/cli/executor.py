@@ -32,13 +32,13 @@ from postproject import humanize, locations
 from postproject.cli import farm
 from postproject.cli.durations import parse_lease
 from postproject.executor import jobs
-from postproject.executor.access import is_service_url, read_token
+from postproject.executor.access import read_token
 from postproject.executor.console import JobBars, executor_logging, stderr_console
 from postproject.executor.demo import create_demo, demo_exists
 from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
-from postproject.locations import is_location_uri
+from postproject.locations import is_location_uri, is_service_url
 from postproject.logs import redact
 from postproject.model.errors import InvalidArgumentError, PostProjectError
 from postproject.model.identity import AgentIdentity, ToolIdentity

@@ -14,7 +14,7 @@ from postproject import views
 from postproject.cli import remote
 from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
-from postproject.executor.access import is_service_url
+from postproject.locations import is_service_url
 from postproject.model.errors import InvalidArgumentError, NotFoundError
 from postproject.model.ids import JobId
 

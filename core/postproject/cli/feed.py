@@ -15,8 +15,8 @@ from postproject.cli import remote
 from postproject.cli.common import Context, Parser, command, group, parse_int
 from postproject.cli.durations import parse_timeout
 from postproject.cli.output import Result
-from postproject.executor.access import is_service_url
 from postproject.executor.recovery import Outage, retrying
+from postproject.locations import is_service_url
 from postproject.model.revisions import Changes
 from postproject.production import Production
 

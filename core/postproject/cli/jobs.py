@@ -22,8 +22,8 @@ from postproject.cli.common import (
 )
 from postproject.cli.output import Result
 from postproject.cli.setup import parse_value
-from postproject.executor.access import is_service_url
 from postproject.humanize import parse_duration
+from postproject.locations import is_service_url
 from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
 from postproject.model.errors import InvalidArgumentError

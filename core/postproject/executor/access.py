@@ -21,13 +21,7 @@ if TYPE_CHECKING:
     from postproject.executor.remote import ServiceClient
 
 TOKEN_ENV: Final = "POSTPROJECT_API_TOKEN"
-SCHEMES: Final = ("http://", "https://")
 MAX_TOKEN_FILE: Final = 4096
-
-
-def is_service_url(text: object) -> bool:
-    """Whether a PRODUCTION argument names a service (``http://`` or ``https://``)."""
-    return isinstance(text, str) and text.lower().startswith(SCHEMES)
 
 
 def read_token(token_file: str | None, environ: Mapping[str, str] | None = None) -> str:

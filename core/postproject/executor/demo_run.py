@@ -168,7 +168,12 @@ def _local_service(path: DemoLocation, options: DemoRunOptions, say: Say) -> Ite
         "--no-sweep",
     ]
     with open(folder / "service.log", "ab") as out:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        # Its own session: a Ctrl-C in the terminal reaches the workers and the demo, not the
+        # service, which must outlive the workers (they release their claims through it); the
+        # demo stops it with SIGTERM once they are gone.
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
     try:
         _wait_for_health(proc, url, folder / "service.log")
         say(f"the workers go through a local service at {url} (its log: {folder / 'service.log'})")

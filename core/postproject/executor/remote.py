@@ -31,8 +31,8 @@ from typing import Any, Final
 import httpx
 
 from postproject._version import __version__
-from postproject.executor.access import is_service_url
 from postproject.executor.recovery import ServiceUnavailable
+from postproject.locations import is_service_url
 from postproject.logs import redact
 from postproject.model.errors import (
     ERROR_CLASSES,

@@ -36,6 +36,15 @@ __all__ = [
 ]
 
 
+SERVICE_SCHEMES = ("http://", "https://")
+
+
+def is_service_url(text: object) -> bool:
+    """Whether a PRODUCTION argument names a service (``http://`` or ``https://``) rather than
+    a production: the front ends then talk to it through its HTTP APIs."""
+    return isinstance(text, str) and text.lower().startswith(SERVICE_SCHEMES)
+
+
 def is_location_uri(location: str | os.PathLike[str]) -> bool:
     """Whether a production location is a URI (a database) rather than a file path."""
     return isinstance(location, str) and postgres_uri.is_uri(location)
