@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 import argcomplete
 
 from postproject import config as settings_module
+from postproject import locations
 from postproject._version import __version__
 from postproject.base.leases import InputChangedError
 from postproject.cli import access, artifacts, completion, farm, feed, jobs, serve, settings, setup, tokens
@@ -147,8 +148,10 @@ _FLAGS = (argparse._StoreConstAction, argparse._HelpAction, argparse._VersionAct
 
 
 def _looks_like_production(text: str) -> bool:
-    """A ``.pproj`` path, an existing SQLite file, or an engine URL (``scheme://...``)."""
-    if text.endswith(".pproj") or "://" in text:
+    """A ``.pproj`` path, an existing SQLite file, or an engine URL (``scheme://...``); a
+    libpq ``key=value`` string too, so that it is refused as a location rather than left as an
+    unexpected argument (which a usage error would echo, password and all)."""
+    if text.endswith(".pproj") or "://" in text or locations.is_conninfo(text):
         return True
     try:
         if not stat.S_ISREG(os.stat(text).st_mode):  # never open a FIFO or a device

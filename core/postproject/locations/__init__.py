@@ -26,14 +26,21 @@ __all__ = [
     "LOCAL_SERVER_ROLE",
     "LocalServer",
     "PostgresUri",
+    "check_location",
     "create_engine",
     "display_location",
     "interrupt_on_sigterm",
+    "is_conninfo",
     "is_location_uri",
     "open_engine",
     "parse_postgres_uri",
     "remove",
 ]
+
+
+def is_conninfo(location: object) -> bool:
+    """Whether ``location`` is a libpq ``key=value`` connection string (refused as a location)."""
+    return postgres_uri.is_conninfo(location)
 
 
 def is_location_uri(location: str | os.PathLike[str]) -> bool:
@@ -47,9 +54,19 @@ def parse_postgres_uri(location: str) -> PostgresUri:
     return postgres_uri.parse(location)
 
 
+def check_location(location: str | os.PathLike[str]) -> None:
+    """Refuse a location that is neither a path nor a URI: a libpq ``key=value`` connection
+    string (``invalid_argument``, naming none of its values), which would otherwise be taken
+    for a file name holding its password."""
+    if postgres_uri.is_conninfo(location):
+        raise postgres_uri.refuse_conninfo(str(location))
+
+
 def display_location(location: str | os.PathLike[str]) -> str:
     """What titles, logs and JSON show for a production location: a path as given, a URI
     without any password (the same text as ``Production.location`` once it is open)."""
+    if postgres_uri.is_conninfo(location):
+        return postgres_uri.redact_conninfo(str(location))
     if not is_location_uri(location):
         return os.fspath(location)
     try:
@@ -63,6 +80,7 @@ def create_engine(location: str | os.PathLike[str], production_id: bytes, create
 
     ``created_at`` None: now, by the database server's clock where there is one.
     """
+    check_location(location)
     if is_location_uri(location):
         from postproject.storage.postgresql.engine import PostgresEngine
 
@@ -75,6 +93,7 @@ def create_engine(location: str | os.PathLike[str], production_id: bytes, create
 
 def open_engine(location: str | os.PathLike[str], *, read_only: bool) -> Engine:
     """Open the existing production at ``location`` (migrating an older schema when writable)."""
+    check_location(location)
     if is_location_uri(location):
         from postproject.storage.postgresql.engine import PostgresEngine
 
