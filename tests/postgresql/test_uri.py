@@ -197,3 +197,16 @@ def test_a_libpq_key_value_string_is_refused_as_a_location(conninfo: str, tmp_pa
     assert not any(Path.cwd().glob("*s3cr3t*"))
     assert not locations.is_conninfo("show.pproj")
     assert not locations.is_conninfo("postgresql://h/db?host=x")
+
+
+def test_a_child_process_gets_the_password_in_its_environment_not_its_command_line() -> None:
+    from postproject import locations
+
+    shown, env = locations.for_child_process(f"postgresql://render:{SECRET}@db/farm?production=p")
+    assert shown == "postgresql://render@db/farm?production=p"
+    assert env == {"PGPASSWORD": "s3cr?t-pw"}
+    assert locations.for_child_process("postgresql://render@db/farm") == (
+        "postgresql://render@db/farm?production=postproject",
+        {},
+    )
+    assert locations.for_child_process(Path("show.pproj")) == ("show.pproj", {})

@@ -29,6 +29,7 @@ __all__ = [
     "check_location",
     "create_engine",
     "display_location",
+    "for_child_process",
     "interrupt_on_sigterm",
     "is_conninfo",
     "is_location_uri",
@@ -73,6 +74,16 @@ def display_location(location: str | os.PathLike[str]) -> str:
         return postgres_uri.parse(str(location)).display
     except PostProjectError:
         return postgres_uri.redact(str(location))
+
+
+def for_child_process(location: str | os.PathLike[str]) -> tuple[str, dict[str, str]]:
+    """How a child process is given ``location``: (its command-line text, environment
+    variables to add). A URI's password goes into ``PGPASSWORD``, never onto a command line
+    that ``ps`` shows to every user of the host."""
+    if not is_location_uri(location):
+        return os.fspath(location), {}
+    password = postgres_uri.password_of(str(location))
+    return display_location(location), ({"PGPASSWORD": password} if password else {})
 
 
 def create_engine(location: str | os.PathLike[str], production_id: bytes, created_at: int | None) -> Engine:

@@ -155,6 +155,11 @@ def parse(uri: str) -> PostgresUri:
     return PostgresUri(conninfo=conninfo, production=production, display=display, secrets=secrets)
 
 
+def password_of(uri: str) -> str | None:
+    """The password that ``uri`` itself carries (user information or ``password=``), if any."""
+    return _libpq_parameters(parse(uri).conninfo, uri).get("password")
+
+
 def check_production_name(name: str) -> str:
     """``name`` if it is a safe production (schema) name; ``invalid_argument`` otherwise."""
     if not isinstance(name, str) or not PRODUCTION_NAME.fullmatch(name):
