@@ -37,6 +37,7 @@ from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import SystemClock
+from postproject.model import names
 from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, PostProjectError
 from postproject.model.identity import AgentIdentity
 from postproject.model.ids import AssetId, JobId, RepresentationId
@@ -137,6 +138,7 @@ def create_demo(
             "delete it or use 'demo run --fresh'"
         )
     media = media_folder(location, media)
+    names.utf8_text("the demo's media folder", str(media))  # it becomes a media root: refused before any clip
     run_steps = sum(s.outcome == "run" for p in plans for s in p.story.jobs)
     progress = _Progress(report, len(plans) + run_steps + 3)
     items = _shoot(recipe, plans, media / "originals", progress)
