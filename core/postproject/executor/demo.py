@@ -35,9 +35,9 @@ from postproject.executor import jobs
 from postproject.executor.recipe import AssetPlan, JobStep, Recipe
 from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
+from postproject.model import names
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import SystemClock
-from postproject.model import names
 from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, PostProjectError
 from postproject.model.identity import AgentIdentity
 from postproject.model.ids import AssetId, JobId, RepresentationId
