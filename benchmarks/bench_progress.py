@@ -13,7 +13,9 @@ VM is shared and absolute numbers move).
   P3  coalescing: 100 reports in one second make how many progress signals
   P4  prompt cancellation: a ``worker run`` process encoding a long clip; ``cancel_job`` from
       this process; time until the worker's confirmation (``stopped_at``) is committed: it
-      noticed, stopped the encode, removed its partial output and confirmed
+      noticed, stopped the encode, removed its partial output and confirmed. Goal: every stop
+      confirmed within 10 s, median within 1 s (the suite's test checks only that the stop lands
+      part way through the encode: tests assert no wall-clock times)
 
 Usage:
   .venv/bin/python benchmarks/bench_progress.py --quick
@@ -264,6 +266,10 @@ def p2_p3(folder: Path, reports: int) -> dict[str, Any]:
 # --- P4: cancellation latency ---------------------------------------------------------------
 
 
+P4_GOAL_MEDIAN_S = 1.0
+P4_GOAL_MAX_S = 10.0  # what tests/executor/test_cancel_process.py asserted until it went relative
+
+
 def p4_cancel(folder: Path, runs: int, frames: int) -> dict[str, Any]:
     clip = folder / "long.mov"
     generate_test_clip(clip, name="LONG", frames=frames, size=(320, 180))
@@ -315,11 +321,17 @@ def p4_cancel(folder: Path, runs: int, frames: int) -> dict[str, Any]:
                 worker.kill()
                 worker.wait()
     latencies.sort()
+    median = statistics.median(latencies) if latencies else None
     return {
         "runs": runs,
         "confirmed": len(latencies),
-        "stop_confirmed_median_s": round(statistics.median(latencies), 3) if latencies else None,
+        "stop_confirmed_median_s": round(median, 3) if median is not None else None,
         "stop_confirmed_max_s": round(max(latencies), 3) if latencies else None,
+        "goal": f"every stop confirmed within {P4_GOAL_MAX_S:g} s, median within {P4_GOAL_MEDIAN_S:g} s",
+        "goal_met": len(latencies) == runs
+        and median is not None
+        and median <= P4_GOAL_MEDIAN_S
+        and max(latencies) <= P4_GOAL_MAX_S,
     }
 
 

@@ -3,6 +3,10 @@
 - ``postgres_server``: one throwaway server for the session, started on first use
   (:class:`postproject.storage.postgresql.localserver.LocalServer`). Without PostgreSQL's
   server binaries the tests that use it are skipped, except under ``CI=true``, where they fail.
+  Under pytest-xdist every worker is a session of its own, so each starts its own server (in
+  its own directory, on its own free port): about 2.5 s each, once, against the coordination
+  one shared server would need (who starts it, who stops it last), and no test sees another
+  worker's databases, schemas or connections.
 - ``postgres_uri``: a ``postgresql://`` URI naming a production no other test uses, in a
   database shared by the session (the production itself is not created): the cheap default.
 - ``postgres_database``: a fresh database of its own, dropped afterwards, for tests that look

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from postproject import FakeClock
+from postproject import FakeClock, Production
 from tests.cli.helpers import Cli, Scene, run_script
 
 
@@ -19,10 +19,17 @@ def cli(capsys: pytest.CaptureFixture[str], clock: FakeClock, tmp_path: Path) ->
 
 
 @pytest.fixture
-def scene(cli: Cli, tmp_path: Path, production_location: Callable[[str], str]) -> Scene:
-    """A production with one asset (A001) and its original representation (on each engine)."""
+def scene(
+    cli: Cli,
+    tmp_path: Path,
+    production_location: Callable[[str], str],
+    production_factory: Callable[..., Production],
+) -> Scene:
+    """A production with one asset (A001) and its original representation (on each engine):
+    empty as ``init`` makes it (on SQLite the suite's template copy; test_json_shapes.py runs
+    ``init`` itself), then filled through the CLI."""
     path = production_location("production.pproj")
-    cli.json("init", path)
+    production_factory("production.pproj").close()
     asset = cli.json("asset", "create", path, "--name", "A001")["id"]
     media = tmp_path / "media" / "A001.mov"
     media.parent.mkdir()

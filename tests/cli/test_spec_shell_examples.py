@@ -83,6 +83,7 @@ def on_engine(example: str, name: str, location: str) -> tuple[str, str]:
     return example.replace(name, shlex.quote(location)), location
 
 
+@pytest.mark.slow
 def test_request_show_and_page_example(tmp_path: Path, production_location: Callable[[str], str]) -> None:
     require_tools()
     example, name = on_engine(
@@ -101,6 +102,7 @@ def test_request_show_and_page_example(tmp_path: Path, production_location: Call
     assert pages[0]["id"] < pages[1]["id"]
 
 
+@pytest.mark.slow
 def test_claim_and_complete_example(tmp_path: Path, production_location: Callable[[str], str]) -> None:
     require_tools()
     example, name = on_engine(spec_block(CLAIM_EXAMPLE), "jobs.pproj", production_location("jobs.pproj"))

@@ -135,6 +135,7 @@ def test_failed_delivery_removes_the_file_and_reports_the_receipt(
     assert cli.json("job", "cancel", scene.path, job)["state"] == "cancelled"
 
 
+@pytest.mark.slow
 def test_token_never_appears_in_any_output(script: Script, tmp_path: Path) -> None:
     """Real processes: every job command's stdout and stderr, successes and failures."""
     seen: list[str] = []

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from postproject import FakeClock, InvalidArgumentError, Production
 from tests.core.jobs_helpers import Setup, make_setup
+from tests.waiting import wait_until_in_feed_wait
 
 
 @pytest.fixture
@@ -18,10 +20,13 @@ def s(production: Production, clock: FakeClock, tmp_path: Path) -> Setup:
     return make_setup(production, clock, tmp_path)
 
 
-def later(seconds: float, action: object) -> threading.Thread:
+def once_waiting(action: Callable[[], object]) -> threading.Thread:
+    """Run ``action`` in another thread as soon as this thread sleeps in ``wait_for_activity``."""
+    waiter = threading.current_thread()
+
     def run() -> None:
-        time.sleep(seconds)
-        action()  # type: ignore[operator]
+        wait_until_in_feed_wait(waiter)
+        action()
 
     thread = threading.Thread(target=run)
     thread.start()
@@ -31,16 +36,17 @@ def later(seconds: float, action: object) -> threading.Thread:
 def test_it_times_out_with_nothing_new_and_beats_meanwhile(s: Setup) -> None:
     head, token = s.head(), s.production.progress_token()
     beats: list[float] = []
+    timeout = 0.3
     started = time.monotonic()
-    changes, found = s.production.wait_for_activity(head, token, 0.3, heartbeat=lambda: beats.append(1))
+    changes, found = s.production.wait_for_activity(head, token, timeout, heartbeat=lambda: beats.append(1))
     assert changes.revisions == () and found == token
-    assert 0.25 <= time.monotonic() - started < 5
+    assert time.monotonic() - started >= timeout  # it waited its whole timeout (a lower bound, not a speed)
     assert len(beats) >= 2  # alive between its short sleeps
 
 
 def test_a_commit_elsewhere_wakes_it_with_the_revisions(s: Setup) -> None:
     head, token = s.head(), s.production.progress_token()
-    thread = later(0.2, s.request)
+    thread = once_waiting(s.request)
     changes, found = s.production.wait_for_activity(head, token, 20)
     thread.join()
     assert [r.sequence for r in changes.revisions] == [head + 1] and found == token
@@ -56,7 +62,7 @@ def test_a_progress_report_wakes_it_without_a_revision(s: Setup) -> None:
             assert tx.report_progress(lease, fraction=0.5)
             tx.commit()
 
-    thread = later(0.2, report)
+    thread = once_waiting(report)
     changes, found = s.production.wait_for_activity(head, token, 20)
     thread.join()
     assert changes.revisions == () and found != token
@@ -65,12 +71,21 @@ def test_a_progress_report_wakes_it_without_a_revision(s: Setup) -> None:
 def test_stop_ends_it_and_bad_arguments_are_refused(s: Setup) -> None:
     head, token = s.head(), s.production.progress_token()
     stop = threading.Event()
-    thread = later(0.1, stop.set)
+    thread = once_waiting(stop.set)
+    timeout = 30
     started = time.monotonic()
-    assert s.production.wait_for_activity(head, token, 30, stop=stop)[0].revisions == ()
+    assert s.production.wait_for_activity(head, token, timeout, stop=stop)[0].revisions == ()
     thread.join()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < timeout  # the stop ended it, not its timeout
     with pytest.raises(InvalidArgumentError):
         s.production.wait_for_activity(head, True, 1)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
         s.production.wait_for_activity(head, token, 61)
+
+
+def test_a_waiter_can_be_stopped(s: Setup) -> None:
+    import threading
+
+    stop = threading.Event()
+    stop.set()
+    assert s.production.wait_for_changes(s.head(), 30, stop=stop).revisions == ()

@@ -71,16 +71,20 @@ class Model:
 
 
 class Lifecycle(RuleBasedStateMachine):
-    location: Callable[[str], str] | None = None  # where each example's production lives (default: a file)
+    # Makes each example's production from a name and a clock (the suite's production_factory);
+    # by default, Production.create on a file.
+    create: Callable[..., Production] | None = None
 
     @initialize()
     def setup(self) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="pp-stateful-"))
         self.clock = FakeClock(START)
-        where = type(self).location
+        create = type(self).create
         name = f"p{next(_examples)}.pproj"
-        location = where(name) if where is not None else str(self.directory / name)
-        self.production = Production.create(location, clock=self.clock)
+        if create is not None:
+            self.production = create(name, clock=self.clock)
+        else:
+            self.production = Production.create(self.directory / name, clock=self.clock)
         source = self.directory / "source.mov"
         source.write_bytes(b"source")
         with self.production.edit() as tx:
@@ -258,6 +262,6 @@ SETTINGS = settings(max_examples=40, stateful_step_count=40, deadline=None)
 
 
 @pytest.mark.slow
-def test_lifecycle(production_location: Callable[[str], str]) -> None:
-    machine = type("Machine", (Lifecycle,), {"location": staticmethod(production_location)})
+def test_lifecycle(production_factory: Callable[..., Production]) -> None:
+    machine = type("Machine", (Lifecycle,), {"create": staticmethod(production_factory)})
     run_state_machine_as_test(machine, settings=SETTINGS)

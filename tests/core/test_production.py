@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -174,3 +177,60 @@ def test_representation_kind_parsing() -> None:
     assert RepresentationKind.parse("proxy") is RepresentationKind.PROXY
     with pytest.raises(ValueError, match="representation kind"):
         RepresentationKind.parse("PROXY")
+
+
+@pytest.mark.sqlite_only("SQLite's write-ahead log file")
+def test_the_writer_bounds_the_wal(production: Production, monkeypatch: pytest.MonkeyPatch) -> None:
+    from postproject.storage.sqlite import connection
+
+    monkeypatch.setattr(connection, "TRUNCATE_EVERY", 50)
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+
+    wal = Path(f"{production.path}-wal")
+    for _ in range(connection.TRUNCATE_EVERY - 1):
+        with production.edit() as tx:
+            tx.create_asset("x" * 900)
+            tx.commit()
+    # the writer's periodic truncating checkpoint ran on the last commit
+    assert wal.stat().st_size == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to the nobody account to lose write access")
+def test_a_production_in_a_directory_we_cannot_write_opens_read_only() -> None:
+    base = Path(tempfile.mkdtemp(prefix="pp-readonly-"))
+    try:
+        path = base / "show.pproj"
+        with Production.create(path) as production, production.edit() as tx:
+            tx.create_asset("A001")
+            tx.commit()
+        os.chmod(base, 0o755)
+        os.chmod(path, 0o644)
+        script = textwrap.dedent(
+            f"""
+            from postproject import Production
+            with Production.open({str(path)!r}, read_only=True) as p:
+                print(p.latest_sequence(), p.assets().items[0].name)
+            """
+        )
+
+        def drop() -> None:
+            os.setgid(65534)
+            os.setuid(65534)
+
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            preexec_fn=drop,
+            env={**os.environ, "HOME": "/tmp"},
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["1", "A001"]
+    finally:
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)

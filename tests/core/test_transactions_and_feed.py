@@ -28,9 +28,15 @@ from postproject import (
     StorageError,
     ToolIdentity,
 )
+from tests.core.jobs_helpers import KIND, Setup, make_setup
 
 Media = Callable[..., Path]
 PROP = Property("urn:x:test", "note")
+
+
+@pytest.fixture
+def s(production: Production, clock: FakeClock, tmp_path: Path) -> Setup:
+    return make_setup(production, clock, tmp_path)
 
 
 def head(production: Production) -> int:
@@ -305,3 +311,31 @@ def test_job_history_uses_the_job_index(production: Production, media: Media) ->
     conn.close()
     assert kinds in " ".join(index_sql.split()).replace(", ", ","), "the index lists exactly the job events"
     assert "revision_events_by_job" in plan and "TEMP B-TREE" not in plan
+
+
+def test_a_sequence_beyond_i64_is_an_empty_page(production: Production) -> None:
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+    huge = 2**63 + 5
+    changes = production.changes_since(huge)
+    assert changes.revisions == () and changes.through_sequence == huge
+    assert len(production.revisions(before=huge)) == 1
+
+
+def test_revision_summaries_count_events_instead_of_loading_them(s: Setup) -> None:
+    with s.production.edit(message="Bulk request") as tx:
+        for _ in range(5):
+            tx.request_job(JobRequest(KIND, (s.original,), s.asset, RepresentationKind.PROXY))
+        tx.commit()
+    newest, previous = s.production.revisions(limit=2)
+    assert newest.sequence == s.head() and newest.message == "Bulk request"
+    assert dict(newest.event_counts) == {"job_requested": 5}
+    assert newest.subject is None  # five jobs, no single subject
+    assert previous.sequence == s.head() - 1
+    assert [r.sequence for r in s.production.revisions(before=newest.sequence)] == list(
+        range(newest.sequence - 1, 0, -1)
+    )
+    job = s.request()
+    (single,) = s.production.revisions(limit=1)
+    assert single.subject == str(job)

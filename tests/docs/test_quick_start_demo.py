@@ -8,10 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from tests.waiting import wait_until
 
 from postproject import JobState, Production, SystemClock
 
@@ -42,15 +42,13 @@ def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, like a terminal's foreground job
     )
+
+    def progressed() -> bool:
+        assert demo.poll() is None, demo.communicate()[1].decode(errors="replace")[-2000:]
+        return production.exists() and succeeded_by_demo_workers(production) >= 2
+
     try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline:
-            assert demo.poll() is None, demo.communicate()[1].decode(errors="replace")[-2000:]
-            if production.exists() and succeeded_by_demo_workers(production) >= 2:
-                break
-            time.sleep(0.5)  # polling another process's progress, not waiting for time to pass
-        else:
-            pytest.fail("the demo's workers completed nothing within four minutes")
+        wait_until(progressed, "the demo's workers to complete two jobs", timeout=240)
     finally:
         os.killpg(demo.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
         _, stderr = demo.communicate(timeout=90)

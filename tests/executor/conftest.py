@@ -106,12 +106,12 @@ class Studio:
 
 @pytest.fixture
 def studio(
-    tmp_path: Path, clock: FakeClock, clip: ClipInfo, production_location: Callable[[str], str]
+    tmp_path: Path, clock: FakeClock, clip: ClipInfo, production_factory: Callable[..., Production]
 ) -> Iterator[Studio]:
     (tmp_path / "media").mkdir()
     (tmp_path / "proxies").mkdir()
     shutil.copyfile(clip.path, tmp_path / "media" / "A001_C003.mov")
-    production = Production.create(production_location("studio.pproj"), clock=clock)
+    production = production_factory("studio.pproj")
     with production.edit() as tx:
         tx.add_media_root("media", tmp_path / "media")
         tx.add_media_root("proxies", tmp_path / "proxies")

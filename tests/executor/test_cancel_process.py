@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,11 +19,12 @@ from postproject.model.jobs import AttemptOutcome, Job
 from postproject.model.progress import MAX_LOG_TAIL_BYTES
 from tests.executor.conftest import Studio
 from tests.executor.test_worker_process import Running, spawn, wait_for
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 __all__ = ["spawn"]  # the fixture, shared with test_worker_process
 
-STOP_BOUND = 10.0  # seconds: generous for a loaded CI machine (the benchmark measures the real figure)
+LONG_FRAMES = 720  # its 1080p proxy encodes for seconds; a stop lands in tens of milliseconds
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,19 +34,27 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], timeout: float = 60) -> Job:
-    deadline = time.monotonic() + timeout
-    while True:
+def poll(path: Path, job_id: JobId, until: Callable[[Job], bool], what: str) -> Job:
+    """The job, read by another handle until ``until`` holds for it (``what`` it waits for)."""
+
+    def read() -> Job | None:
         with Production.open(path, read_only=True) as production:
             job = production.job(job_id)
-        if until(job) or time.monotonic() > deadline:
-            return job
-        time.sleep(0.02)
+        return job if until(job) else None
+
+    return wait_until(read, what)
 
 
-def long_job(studio: Studio, tmp_path: Path, name: str = "long") -> JobId:
-    clip = tmp_path / f"{name}.mov"
-    generate_test_clip(clip, name=name.upper(), frames=2400, size=(320, 180))
+@pytest.fixture(scope="session")
+def long_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clip long enough that its 1080p proxy is still encoding when a stop lands (made once
+    per session; each test copies it into its studio)."""
+    clip = tmp_path_factory.mktemp("long") / "long.mov"
+    generate_test_clip(clip, name="LONG", frames=LONG_FRAMES, size=(320, 180))
+    return clip
+
+
+def long_job(studio: Studio, clip: Path, name: str = "long") -> JobId:
     asset, original = studio.add_original(name, clip)
     return studio.request(profile="proxy-1080p", inputs=(original,), asset=asset)
 
@@ -55,26 +63,28 @@ def encoding(job: Job) -> bool:
     return job.progress is not None and job.progress.stage == "encode" and (job.progress.fraction or 0) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["cancel", "requeue"])
 def test_a_running_encode_stops_promptly_when_cancelled_from_another_process(
-    studio: Studio, tmp_path: Path, spawn: Callable[..., Running], command: str
+    studio: Studio, long_clip: Path, spawn: Callable[..., Running], command: str
 ) -> None:
-    job_id = long_job(studio, tmp_path)
+    job_id = long_job(studio, long_clip)
     studio.production.close()
     worker = spawn(studio.path, "--once", "--lease", "30s", "--agent-name", "stopper")
     wait_for(worker.lines, f"claimed job {job_id}")
-    job = poll(studio.path, job_id, encoding)
+    job = poll(studio.path, job_id, encoding, "encode progress")
     assert encoding(job), f"no encode progress reported: {job.progress}"
     assert job.progress is not None and job.progress.message is not None and "frame" in job.progress.message
 
-    asked = time.monotonic()
     done = cli("job", command, str(studio.path), str(job_id))
     assert done.returncode == 0, done.stderr
-    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None, timeout=STOP_BOUND)
-    took = time.monotonic() - asked
+    stopped = poll(studio.path, job_id, lambda j: j.attempts[0].stopped_at is not None, "the worker's stop")
     attempt = stopped.attempts[0]
-    assert attempt.stopped_at is not None, f"the worker did not confirm within {STOP_BOUND} s"
-    assert took < STOP_BOUND
+    assert attempt.stopped_at is not None, "the worker did not confirm the stop"
+    # Promptly, against the encode itself: it stopped part way, long before the clip's end (how
+    # many milliseconds a stop takes is benchmarks/bench_progress.py's P4 and its goal).
+    assert attempt.progress is not None and attempt.progress.stage == "encode"
+    assert attempt.progress.fraction is not None and attempt.progress.fraction < 0.5, attempt.progress
     expected = AttemptOutcome.CANCELLED if command == "cancel" else AttemptOutcome.RELEASED
     assert attempt.outcome is expected and not attempt.stopping
     assert stopped.state is (JobState.CANCELLED if command == "cancel" else JobState.REQUESTED)

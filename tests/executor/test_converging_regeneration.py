@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from postproject import JobOutput, JobRef, JobRequest, JobState, Production, RepresentationKind
 from postproject.executor import jobs
 from postproject.executor.testclip import ClipInfo, generate_test_clip
@@ -27,6 +29,7 @@ def worker_run(cwd: Path, path: Path) -> None:
     assert done.returncode == 0, (done.stdout, done.stderr)
 
 
+@pytest.mark.slow
 def test_one_downstream_enqueue_and_one_worker_run_leave_nothing_stale(
     tmp_path: Path, clip: ClipInfo
 ) -> None:

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from postproject import JobState, Production, SystemClock
-from postproject.executor.demo import create_demo
+from postproject.executor.demo import DEAD_AGENT, create_demo
 from postproject.executor.demo_run import MONITOR_ENV, DemoRunOptions, run_demo
+from postproject.executor.presence import SWEEP_INTERVAL
 from postproject.executor.recipe import Recipe
 from postproject.model.clock import monotonic
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -105,7 +107,6 @@ def test_without_the_gui_extra_the_user_is_told_how_to_get_it(monkeypatch: pytes
 def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -> None:
     import signal
     import subprocess
-    import time
 
     path = tmp_path / "demo.pproj"
     create_demo(path, assets=3, recipe=SMALL)
@@ -121,11 +122,12 @@ def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = monotonic() + 60
-    while not monitor_pid.exists() and monotonic() < deadline:
+
+    def monitor_started() -> bool:
         assert demo.poll() is None, demo.stderr.read() if demo.stderr else ""
-        time.sleep(0.05)  # waiting for another process to start, not for time to pass
-    assert monitor_pid.exists(), "the monitor stand-in never started"
+        return monitor_pid.exists() and monitor_pid.read_text() != ""
+
+    wait_until(monitor_started, "the monitor stand-in to start")
     demo.send_signal(signal.SIGTERM)
     _, stderr = demo.communicate(timeout=60)
     assert demo.returncode == 130, stderr
@@ -133,3 +135,33 @@ def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -
         os.kill(int(monitor_pid.read_text()), 0)
     assert live_claims_of_demo_workers(path) == []
     assert b"Traceback" not in stderr
+
+
+def test_the_abandoned_claim_stays_stuck_until_a_supervisor_acts(tmp_path: Path) -> None:
+    """Issue 26 item 10: the demo workers' loss sweep finalised the dead render node's claim
+    within seconds of ``demo run``, so a newcomer never saw a stuck claim. The demo workers
+    leave lost work to the supervisor (the monitor's *Finalize lost work*)."""
+    path = tmp_path / "demo.pproj"
+    create_demo(path, assets=6, recipe=SMALL)
+    with Production.open(path, read_only=True) as production:
+        abandoned = abandoned_claims(production)
+    assert abandoned  # the story's dead render node holds expired claims
+    seen: list[list[str]] = []
+
+    def monitor(_path: Path) -> int:
+        started = monotonic()
+        with Production.open(path, read_only=True) as production:
+            while monotonic() - started < 90:
+                if done_by_demo_workers(production) >= 2 and monotonic() - started > 2 * SWEEP_INTERVAL + 1:
+                    seen.append(abandoned_claims(production))  # the workers swept twice by now
+                    return 0
+                production.wait_for_changes(production.latest_sequence(), 0.5)
+        return 1
+
+    result = run_demo(path, OPTIONS, recipe=SMALL, monitor=monitor)  # type: ignore[arg-type]
+    assert result.exit_code == 0 and seen == [abandoned]
+
+
+def abandoned_claims(production: Production) -> list[str]:
+    claimed = production.jobs(limit=1000, state=JobState.CLAIMED).items
+    return sorted(str(j.id) for j in claimed if j.claim is not None and j.claim.agent == DEAD_AGENT)

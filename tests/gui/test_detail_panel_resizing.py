@@ -67,9 +67,13 @@ print("shown at", default.width(), "x", default.height())
 
 
 def test_selecting_a_job_and_resizing_around_the_default_size_never_crashes(tmp_path: Path) -> None:
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", QT_LOGGING_RULES="qt.qpa.*=false")
+    screen = tmp_path / "screen.json"  # room for the default size (the first window fits the screen)
+    screen.write_text('{"screens": [{"name": "s", "x": 0, "y": 0, "width": 1920, "height": 1080}]}')
+    env = dict(
+        os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={screen}", QT_LOGGING_RULES="qt.qpa.*=false"
+    )
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
-    assert done.stdout.startswith("shown at")
+    assert done.stdout.strip() == "shown at 1380 x 860"

@@ -3,13 +3,16 @@ real production: original -> proxy (made by a job) -> render, and original -> th
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, Qt
 
 from postproject import (
+    ActivitySpec,
+    AgentIdentity,
     JobRef,
     JobState,
     Production,
@@ -18,12 +21,21 @@ from postproject import (
 )
 from postproject.knowledge.provenance import RepresentationNode
 from postproject_gui.dialogs.regeneration_dialog import RegenerationDialog
-from postproject_gui.models.artifact_model import KNOWLEDGE_COLUMN, REPRESENTATION_ID_ROLE
+from postproject_gui.models.artifact_model import (
+    AVAILABILITY_COLUMN,
+    KNOWLEDGE_COLUMN,
+    REPRESENTATION_ID_ROLE,
+)
 from postproject_gui.window.knowledge_tabs import ARTIFACTS, JOBS, PROVENANCE
 from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import wait_for
-from tests.gui.provenance_fixtures import Chain, change_original_elsewhere, complete_thumbnail_of_proxy
+from tests.gui.provenance_fixtures import (
+    FFMPEG,
+    Chain,
+    change_original_elsewhere,
+    complete_thumbnail_of_proxy,
+)
 
 
 @pytest.fixture
@@ -230,3 +242,103 @@ def test_show_provenance_of_a_job_and_click_through_to_it(
     window.knowledge.artifacts.table.activated_artifact.emit(str(chain.thumbnail))
     wait_for(qtbot, lambda: tab.focus() == chain.thumbnail)
     assert window.tabs.currentIndex() == PROVENANCE
+
+
+def run_every_job(production: Production, media: Path) -> int:
+    """A worker in the test: claim each claimable job in turn and complete it with a new
+    representation made from its (resolved) inputs; how many it ran."""
+    done = 0
+    while True:
+        with production.edit() as tx:
+            lease = tx.claim_next_job_lease(FFMPEG, timedelta(minutes=5), agent=AgentIdentity("render-09"))
+            tx.commit()
+        if lease is None:
+            return done
+        job = production.job(lease.job_id)
+        out = media / f"{job.kind.rsplit(':', 1)[-1]}_{done}.bin"
+        out.write_bytes(f"made by {job.id}".encode())
+        with lease, production.edit() as tx:
+            rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, out)
+            activity = tx.create_activity(
+                ActivitySpec(job.kind, inputs=tuple(job.inputs), outputs=(rep,), tool=FFMPEG)
+            )
+            tx.complete_job_lease(lease, rep, activity)
+            tx.commit()
+        done += 1
+
+
+def test_after_regeneration_the_stale_list_drops_what_was_replaced_and_what_descends_from_it(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    """Issue 26 item 1: the Artifacts list (Stale or diverged only) follows the Stale card to
+    0 after "regenerate stale downstream" and the workers' run, without a refresh: the
+    artifacts a regeneration superseded (``representation_superseded``) are read again."""
+    window = make_window(chain.production.location, chain.production.clock)
+    session = window.session
+    assert session is not None
+    show_artifacts(qtbot, window, 4)
+    change_original_elsewhere(chain)
+    wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3", timeout=10_000)
+    window.summary.stale_card.click()
+    assert window.knowledge.artifacts.attention.isChecked()
+    assert window.focusWidget() is window.knowledge.artifacts.table  # Ctrl+A selects them at once
+    wait_for(qtbot, lambda: session.knowledge.proxy.rowCount() == 3)
+
+    production = chain.production
+    found = production.plan_downstream_regeneration(chain.original)
+    with production.edit() as tx:
+        tx.enqueue_plans(found.plans)
+        tx.commit()
+    assert run_every_job(production, chain.media) == 3
+    assert production.stale_artifacts().items == ()
+
+    wait_for(qtbot, lambda: window.summary.stale_card.count_text == "0", timeout=10_000)
+    wait_for(qtbot, lambda: session.knowledge.proxy.rowCount() == 0 and not session.busy, timeout=10_000)
+    assert states(window)[chain.proxy] == "Superseded"
+    assert states(window)[chain.render] == "Superseded" and states(window)[chain.thumbnail] == "Superseded"
+    assert window.knowledge.artifacts.shown.text().startswith("0 of 7 shown · 0 stale or diverged")
+
+
+def availability(window: MainWindow, rep_id: RepresentationId) -> str:
+    assert window.session is not None
+    model = window.session.knowledge.artifacts
+    row = model.row_of(rep_id)
+    assert row is not None
+    return str(model.data(model.index(row, AVAILABILITY_COLUMN)))
+
+
+def test_a_re_delivered_original_shows_on_its_row_and_re_read_file_records_it(
+    qtbot: Any, make_window: WindowFactory, chain: Chain
+) -> None:
+    """Issue 26 item 9: the monitor could not record a re-delivered original."""
+    window = make_window(chain.production.location, chain.production.clock)
+    session = window.session
+    assert session is not None
+    show_artifacts(qtbot, window, 4)
+    assert availability(window, chain.original) == "online"
+    chain.original_file.write_bytes(b"camera original, re-delivered with a new grade" * 40)
+    window.actions_.refresh.trigger()  # F5 reads the rows (and stats their files) again
+    wait_for(qtbot, lambda: availability(window, chain.original) == "online · changed on disk")
+    assert "no longer matches" in str(
+        session.knowledge.artifacts.data(
+            session.knowledge.artifacts.index(
+                session.knowledge.artifacts.row_of(chain.original), AVAILABILITY_COLUMN
+            ),
+            Qt.ItemDataRole.ToolTipRole,
+        )
+    )
+    assert window.summary.stale_card.count_text == "0"  # nothing recorded yet
+    select_artifacts(window, [chain.original])
+    reread = window.knowledge.actions.reread
+    assert reread.isEnabled() and reread in window.knowledge.artifacts.table.row_actions
+    reread.trigger()
+    wait_for(qtbot, lambda: window.summary.stale_card.count_text == "3", timeout=10_000)
+    wait_for(qtbot, lambda: availability(window, chain.original) == "online")
+    stale = {chain.proxy: "Stale", chain.render: "Stale", chain.thumbnail: "Stale"}
+    wait_for(qtbot, lambda: states(window) == {chain.original: "Source", **stale}, timeout=10_000)
+    latest = chain.production.latest_revision()
+    assert latest is not None and latest.message == "Re-read 1 file"
+    assert [e.kind for e in latest.events] == ["representation_fingerprint_observed"]
+    assert window.status.currentMessage() == (
+        f"Re-read 1 file: 1 changed, recorded in revision {latest.sequence} (what was made from them is now stale)"
+    )

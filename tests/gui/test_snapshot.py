@@ -125,7 +125,7 @@ def test_snapshot_times_out_with_a_message(builder: ProductionBuilder, tmp_path:
         "--until-revision",
         "99",
         "--timeout",
-        "500ms",
+        "3s",  # it covers opening the production too: that must fit, even beside other tests
     )
     assert done.returncode == 1
     assert "timed out waiting for revision 99" in done.stderr

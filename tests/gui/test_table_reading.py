@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QFontMetrics
 
 from postproject import JobState, Production
@@ -135,3 +135,25 @@ def test_columns_fit_their_titles_and_the_window_fits_1024_pixels(
     assert window.minimumSizeHint().width() <= 1024
     window.resize(1024, 700)
     assert window.width() == 1024
+
+
+def test_the_new_jobs_bar_never_covers_the_first_row(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """Issue 26 item 10: the "↑ N new jobs" bar floated over the first row shown."""
+    builder.request(60)
+    window = make_window(builder.production.path, builder.production.clock)
+    session, table = window.session, window.table
+    assert session is not None
+    table.verticalScrollBar().setValue(10 * 22)
+    commit_from_another_process(builder, 2)
+    wait_for(qtbot, lambda: session.table.rowCount() == 62 and not session.busy)
+    bar = table.new_jobs
+    assert bar.isVisible() and bar.text().endswith("2 new jobs")
+    first = table.rowAt(0)
+    row_top = table.viewport().mapTo(window, QPoint(0, table.rowViewportPosition(first)))
+    bar_rect = QRect(bar.mapTo(window, QPoint(0, 0)), bar.size())
+    header_top = table.horizontalHeader().mapTo(window, QPoint(0, 0)).y()
+    assert bar_rect.bottom() < header_top <= row_top.y(), (bar_rect, header_top, row_top)
+    table_left = table.mapTo(window, QPoint(0, 0)).x()
+    assert table_left <= bar_rect.left() and bar_rect.right() <= table_left + table.width()  # over the table

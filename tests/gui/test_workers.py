@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from postproject import FakeClock, JobRef, JobState, Production, Property, RepresentationKind
 from postproject.model.jobs import AttemptOutcome
@@ -21,11 +23,11 @@ from postproject_gui.dialogs.request_job_dialog import RequestJobDialog
 from postproject_gui.models import roles
 from postproject_gui.models.columns import COLUMNS, column
 from postproject_gui.models.dashboard_data import DashboardData
-from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
+from postproject_gui.models.worker_model import ATTEMPT_KEYS, WORKER_KEYS, AttemptTableModel, WorkerTableModel
 from postproject_gui.services import reads, writes
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import RequestSpec, liveness
-from postproject_gui.text import cli_command
+from postproject_gui.text import cli_command, timefmt
 from postproject_gui.window.main_window import DASHBOARD, JOBS, WORKERS, MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.farm_scene import Farm, build_farm, claim_as
@@ -514,3 +516,65 @@ def test_detail_actions_move_below_the_tools_when_the_panel_is_narrow(
     qtbot.wait(50)
     assert detail._actions_row.indexOf(detail._actions) >= 0
     assert detail.farm.width() >= detail.farm.sizeHint().width()  # never squeezed
+
+
+def test_an_expired_claim_never_reads_running_and_a_lost_attempt_names_its_worker_and_time(
+    qtbot: Any, window: MainWindow, builder: ProductionBuilder, clock: FakeClock, farm: Farm
+) -> None:
+    """Issue 26 item 10: render-03's claim expired without renewal, yet its attempt read
+    "running"; render-02's lost attempt named nobody and no time."""
+    show_workers(qtbot, window)
+    tab = window.workers
+    assert tab.select_worker("render-03")
+    wait_for(qtbot, lambda: tab.ready and tab.attempts.worker == "render-03" and tab.attempts.rowCount() == 1)
+    outcome = tab.attempts.index(0, 0)
+    assert outcome.data() == "expired · not renewed"
+    assert "without renewal" in outcome.data(Qt.ItemDataRole.ToolTipRole)
+    assert tab.select_worker("render-02")
+    wait_for(qtbot, lambda: tab.ready and tab.attempts.worker == "render-02" and tab.attempts.rowCount() == 1)
+    (lost,) = tab.attempts.attempts()
+    assert lost.attempt.outcome is AttemptOutcome.LOST and lost.attempt.ended_at is not None
+    diagnostic = tab.attempts.index(0, ATTEMPT_KEYS.index("diagnostic")).data()
+    assert "worker render-02" in diagnostic and timefmt.stamp(lost.attempt.ended_at) in diagnostic, diagnostic
+    # The job detail's attempts say the same.
+    stuck = farm.running["render-03"][0]
+    window.select_job(stuck)
+    wait_for(qtbot, lambda: window.detail.detail is not None and window.detail.detail.job.id == stuck)
+    assert window.detail.attempt_model.record(0)[1] == "expired · not renewed"
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1440, 900), (1600, 1000)])
+def test_the_running_column_is_not_cut_while_kinds_takes_the_spare_width(
+    qtbot: Any,
+    make_window: WindowFactory,
+    builder: ProductionBuilder,
+    clock: FakeClock,
+    farm: Farm,
+    width: int,
+    height: int,
+) -> None:
+    """Issue 26 item 10: render-01 runs two jobs with progress; their texts were cut while
+    Kinds, the last column, kept the spare width."""
+    second = claim_as(builder, farm.sessions["render-01"], farm.waiting[0], seconds=600)
+    for lease, fraction in ((farm.leases[farm.lost], 0.62), (second, 0.3)):
+        with builder.production.edit() as tx:
+            tx.report_progress(lease, fraction=fraction, stage="encode")
+            tx.commit()
+    window = make_window(builder.production.location, clock)
+    window.resize(width, height)
+    show_workers(qtbot, window)
+    QApplication.processEvents()
+    table, model = window.workers.table, window.workers.model
+    running, kinds = WORKER_KEYS.index("running"), WORKER_KEYS.index("kinds")
+    row = model.row_of("render-01")
+    assert row is not None and "62% · encode" in model.index(row, running).data()
+    needed = table.sizeHintForColumn(running)
+    header = table.horizontalHeader()
+    spare = header.sectionSize(kinds) - table.sizeHintForColumn(kinds)
+    assert header.sectionSize(running) >= needed or spare <= 120, (
+        header.sectionSize(running),
+        needed,
+        header.sectionSize(kinds),
+    )
+    if width >= 1440:
+        assert header.sectionSize(running) >= needed

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+# One xdist worker runs these one after another, so the module's wheel is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("wheel")]
 
 
 @dataclass(frozen=True)

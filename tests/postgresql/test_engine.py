@@ -13,9 +13,11 @@ import psycopg
 import pytest
 
 from postproject import AssetId, JobRequest, Production, RepresentationKind, ToolIdentity
+from postproject.production import DEFAULT_BUSY_TIMEOUT
 from postproject.storage.postgresql import connection, uri
 from postproject.storage.postgresql.changes import ServerClock
 from postproject.storage.postgresql.localserver import LocalServer
+from tests.waiting import wait_until, wait_until_in_feed_wait
 
 TOOL = ToolIdentity("pg-test", "1")
 
@@ -81,10 +83,11 @@ def test_wait_for_changes_hears_another_hosts_commit_and_survives_a_dropped_conn
     with Production.open(postgres_uri) as writer:
         assert production.wait_for_changes(0, 0).revisions == ()  # starts listening
         woke: list[float] = []
+        timeout = 20
 
         def wait(after: int) -> None:
             started = time.monotonic()
-            production.wait_for_changes(after, 20)
+            production.wait_for_changes(after, timeout)
             woke.append(time.monotonic() - started)
 
         for round_ in range(2):
@@ -97,12 +100,12 @@ def test_wait_for_changes_hears_another_hosts_commit_and_survives_a_dropped_conn
                 assert ended
             waiter = threading.Thread(target=wait, args=(round_,))
             waiter.start()
-            time.sleep(0.2)
+            wait_until_in_feed_wait(waiter)
             with writer.edit() as tx:
                 tx.create_asset()
                 tx.commit()
             waiter.join(30)
-        assert len(woke) == 2 and max(woke) < 15
+        assert len(woke) == 2 and max(woke) < timeout  # both woken by the commit, not their timeout
         assert production.latest_sequence() == 2
 
 
@@ -154,7 +157,7 @@ def test_a_production_without_a_clock_takes_the_servers_time(postgres_uri: str) 
 
 
 def test_a_claim_skips_held_jobs_and_waits_only_when_every_claimable_one_is_held(
-    production: Production, postgres_uri: str
+    production: Production, postgres_uri: str, postgres_server: LocalServer
 ) -> None:
     with production.edit() as tx:
         asset = tx.create_asset()
@@ -170,26 +173,37 @@ def test_a_claim_skips_held_jobs_and_waits_only_when_every_claimable_one_is_held
         with other.edit() as tx:  # not blocked by the held row: it takes the next job at once
             lease = tx.claim_next_job_lease(TOOL, timedelta(minutes=1))
             tx.commit()
-        assert lease is not None and lease.job_id == second and time.monotonic() - started < 1
+        assert lease is not None and lease.job_id == second
+        # Had it waited for the held row (its holder is this very thread), it would have waited
+        # out its whole busy timeout.
+        assert time.monotonic() - started < DEFAULT_BUSY_TIMEOUT
         holding.rollback()
 
         # `first` is claimed by a worker that dies: its lease lapses. (A lease long enough to
         # survive its own commit on a loaded machine; the sleep outlasts it.)
         with production.edit() as tx:
-            tx.claim_job_lease(first, TOOL, timedelta(milliseconds=500))
+            dying = tx.claim_job_lease(first, TOOL, timedelta(milliseconds=500))
             tx.commit()
-        time.sleep(0.6)
+        expires = dying.expires_at
+        assert expires is not None
+        wait_until(lambda: production.clock.now() > expires, "the dead worker's lease to lapse")
         with production.edit() as tx:
             assert tx.finalize_lost() == 1  # a sweep in flight holds the expired, claimable `first`
             claimed: list[Any] = []
             waiter = threading.Thread(target=lambda: claimed.extend(_claim_twice(other)))
             waiter.start()
-            time.sleep(0.3)
+            wait_until(lambda: _waiting_for_a_row_lock(postgres_server), "the claim to wait for the sweep")
             tx.commit()
         waiter.join(10)
         # The claim waited for the sweep (all it could claim was held) and then took `first`:
         # never None while a claimable job exists, as on SQLite.
         assert claimed == [first, None]
+
+
+def _waiting_for_a_row_lock(server: LocalServer) -> bool:
+    """Whether a session of the server waits for a lock another transaction holds."""
+    found = server.admin().execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+    return bool(found.fetchone()[0])  # type: ignore[index]
 
 
 def _claim_twice(production: Production) -> list[Any]:

@@ -93,9 +93,15 @@ def test_a_kept_directory_survives_stop_and_is_reused() -> None:
         shutil.rmtree(directory.parent, ignore_errors=True)
 
 
-def start_server_process() -> tuple[subprocess.Popen[str], Path, int]:
+def start_server_process(tmpdir: Path | None = None) -> tuple[subprocess.Popen[str], Path, int]:
+    """A process owning a server, in ``tmpdir`` (its temporary folder) when given."""
+    env = dict(os.environ, TMPDIR=str(tmpdir)) if tmpdir is not None else None
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER_PROCESS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", SERVER_PROCESS],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     assert process.stdout is not None and process.stderr is not None
     line = process.stdout.readline().split()
@@ -119,15 +125,22 @@ def test_a_signalled_owner_stops_its_server_and_removes_it(sig: signal.Signals) 
 
 
 def test_a_killed_owners_server_is_reaped_by_the_next_one() -> None:
-    process, directory, port = start_server_process()
-    with process:
-        process.kill()  # SIGKILL: no clean-up runs
-    pid = postmaster_pid(directory / "data")
-    assert accepts(port) and alive(pid), "the orphaned server still runs"
-    assert directory in reap_stale_servers()
-    assert not directory.exists()
-    assert not accepts(port)
-    assert not alive(pid)
+    # In a temporary folder of its own: a server another test process starts meanwhile (pytest-xdist)
+    # reaps orphans in the shared one, and would take this test's orphan from under it.
+    tmpdir = Path(tempfile.mkdtemp(prefix="postproject-reap-test-"))
+    tmpdir.chmod(0o755)  # the server's account must reach it
+    try:
+        process, directory, port = start_server_process(tmpdir)
+        with process:
+            process.kill()  # SIGKILL: no clean-up runs
+        pid = postmaster_pid(directory / "data")
+        assert accepts(port) and alive(pid), "the orphaned server still runs"
+        assert directory in reap_stale_servers(tmpdir)
+        assert not directory.exists()
+        assert not accepts(port)
+        assert not alive(pid)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def test_a_directory_the_server_account_cannot_reach_is_a_clear_error() -> None:

@@ -10,8 +10,10 @@ plausible afternoon rather than everything stamped with the same second:
 - T-40 min  the jobs whose outcome is ``run`` are requested and run by the reference
   executor, in process (they succeed, or fail with the executor's real diagnostic);
 - T-30 min  jobs made *from those proxies* (thumbnails of proxies) are requested and run;
-- T-12 min  ``abandon`` jobs are claimed by a render node that then "dies": its 2-minute
-  lease expired ten minutes ago and the job is still claimed;
+- T-12 min  ``abandon`` jobs (a review render) are claimed by a render node that then
+  "dies": its 2-minute lease expired ten minutes ago and the job is still claimed; no
+  reference worker renders reviews and ``demo run``'s workers do not sweep lost work, so it
+  stays stuck until a supervisor finalises it;
 - T-6 min   re-delivered originals are rewritten (another hue) and observed, so outputs
   made from them turn stale;
 - T-2 min   the remaining jobs are requested and left waiting.
@@ -51,6 +53,9 @@ from postproject.transaction import Transaction
 DEMO_VOCABULARY = "https://postproject.org/ns/demo/1"
 STORY = Property(DEMO_VOCABULARY, "story")
 DEAD_AGENT = AgentIdentity("render-node-03/48213")
+# The dead render node's job: a kind no reference worker takes, so its expired claim stays
+# stuck until a supervisor finalises it (the demo workers do not sweep lost work either).
+REVIEW_KIND = "org.postproject.demo:render-review"
 DEAD_LEASE = timedelta(minutes=2)
 ORIGIN = "postproject demo"
 
@@ -235,11 +240,11 @@ def _request(tx: Transaction, recipe: Recipe, item: _Asset, step: JobStep) -> Jo
         raise InvalidArgumentError(
             f"demo asset {item.plan.name!r}: a job from the proxy needs a proxy, but making it failed"
         )
-    kind, output = (
-        (jobs.PROXY_KIND, RepresentationKind.PROXY)
-        if step.make == "proxy"
-        else (jobs.THUMBNAIL_KIND, RepresentationKind.DERIVED)
-    )
+    kind, output = {
+        "proxy": (jobs.PROXY_KIND, RepresentationKind.PROXY),
+        "thumbnail": (jobs.THUMBNAIL_KIND, RepresentationKind.DERIVED),
+        "review": (REVIEW_KIND, RepresentationKind.DERIVED),
+    }[step.make]
     job_id = tx.request_job(JobRequest(kind, (source,), item.id, output, recipe.outputs_root))
     tx.add_metadata(JobRef(job_id), jobs.PROFILE, step.profile)
     return job_id

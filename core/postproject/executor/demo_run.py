@@ -1,8 +1,8 @@
 """``postproject demo run``: the monitor on the demo production, with live reference workers.
 
 It (re)creates the demo production when asked or missing, starts ``workers`` reference
-executors as separate processes (``python -m postproject.executor worker run PROD --watch``,
-each logging to ``<stem>-media/logs/worker-N.log``), starts a *producer* thread that
+executors as separate processes (``python -m postproject worker run PROD --watch
+--no-sweep``: the story's stuck claim waits for a supervisor), each logging to ``<stem>-media/logs/worker-N.log``), starts a *producer* thread that
 requests a new proxy or thumbnail every few seconds so there is always something to watch,
 and then runs the monitor. When the monitor closes (or on Ctrl-C) the producer stops and
 each worker receives SIGTERM: it stops its transcode, releases its claim and exits; a worker
@@ -43,7 +43,13 @@ from postproject.model.values import StringValue
 from postproject.production import Production
 
 MONITOR_ENV = "POSTPROJECT_DEMO_MONITOR_CMD"
-_GUI_LAUNCH = "import sys; from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
+# A terminal's Ctrl-C reaches the monitor too (one process group), also while it is still
+# starting, before it handles signals itself (importing Qt takes a while), where it would stop
+# with a traceback. So the monitor ignores SIGINT until then: the demo stops it with SIGTERM.
+_GUI_LAUNCH = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "from postproject_gui.app import main; sys.exit(main(sys.argv[1:]))"
+)
 
 Monitor = Callable[[DemoLocation], int]
 Say = Callable[[str], None]
@@ -135,7 +141,10 @@ def is_demo(path: DemoLocation) -> bool:
 
 
 def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
-    """The command line of demo worker ``number``."""
+    """The command line of demo worker ``number``. The demo workers never sweep lost work
+    (``--no-sweep``): the story's dead render node keeps its expired claim stuck until a
+    supervisor finalises it (the monitor's *Finalize lost work*), so a newcomer sees one;
+    with the sweep the first worker ended it within seconds."""
     return [
         sys.executable,
         "-m",
@@ -144,6 +153,7 @@ def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
         "run",
         str(path),
         "--watch",
+        "--no-sweep",
         "--lease",
         lease,
         "--agent-name",

@@ -22,7 +22,7 @@ from typing import Any
 from postproject.model.errors import InvalidArgumentError, NotFoundError
 
 OUTCOMES = ("run", "abandon", "request")
-MAKES = ("proxy", "thumbnail")
+MAKES = ("proxy", "thumbnail", "review")  # a review render: no demo worker takes one
 CODECS = ("prores", "dnxhd")
 
 
@@ -30,7 +30,7 @@ CODECS = ("prores", "dnxhd")
 class JobStep:
     """One job of a story: what to make, at which profile, from what, and what became of it."""
 
-    make: str  # "proxy" | "thumbnail"
+    make: str  # "proxy" | "thumbnail" | "review"
     profile: str
     source: str = "original"  # "original" | "proxy" (the proxy an earlier step of the story made)
     outcome: str = "request"  # "run" | "abandon" | "request"

@@ -1,6 +1,6 @@
 """The artifact and provenance actions, shared by the menu, the tabs and the context menus:
-show provenance, plan regeneration, regenerate everything stale downstream, save the graph
-image, export W3C PROV.
+show provenance, plan regeneration, regenerate everything stale downstream, re-read a
+representation's file (record a re-delivered original), save the graph image, export W3C PROV.
 
 Like :mod:`postproject_gui.actions.job_actions`: reads and writes go through the session's
 service in background tasks, and a dialog is never opened inside a running task (the task
@@ -79,6 +79,14 @@ class ProvenanceActions(QObject):
             "Preview jobs for everything stale or diverged made from the selected representation",
             self.plan_downstream,
         )
+        self.reread = self._action(
+            "Re-read file",
+            "refresh",
+            "Ctrl+Shift+O",
+            "Read the selected representations' files again and record a changed content "
+            "(a re-delivered original: what was made from it turns stale)",
+            self.reread_selected,
+        )
         self.save_image = self._action(
             "Save graph image…", "image", "", "Save the provenance graph as PNG or SVG", self.save_graph_image
         )
@@ -103,7 +111,7 @@ class ProvenanceActions(QObject):
         return action
 
     def retheme(self) -> None:
-        for action in (self.show, self.plan, self.downstream, self.save_image, self.export):
+        for action in (self.show, self.plan, self.downstream, self.reread, self.save_image, self.export):
             action.setIcon(self._theme.icon(str(action.data())))
 
     def update_enabled(self, *, can_show: bool = True) -> None:
@@ -113,6 +121,7 @@ class ProvenanceActions(QObject):
         self.show.setEnabled(open_ and can_show)
         self.plan.setEnabled(bool(targets))
         self.downstream.setEnabled(len(targets) == 1)
+        self.reread.setEnabled(bool(targets))
         self.export.setEnabled(bool(targets))
         self.save_image.setEnabled(open_ and self._drawn())
 
@@ -157,6 +166,25 @@ class ProvenanceActions(QObject):
             f"Requested {plural(len(outcome.job_ids), 'regeneration job')} in revision {outcome.revision}"
         )
         self.jobs_enqueued.emit([str(j) for j in outcome.job_ids])
+
+    # --- observing files -----------------------------------------------------------------
+
+    def reread_selected(self) -> None:
+        session, ids = self._session(), self._targets()
+        if session is None or not ids:
+            self.status.emit("Select the representations whose files to read again.")
+            return
+        session.spawn_retryable(lambda: self._reread(session, ids), "Re-reading files")
+
+    async def _reread(self, session: MonitorSession, ids: list[RepresentationId]) -> None:
+        outcome = await session.service.observe(ids)
+        if outcome.changed:
+            self.status.emit(
+                f"Re-read {plural(len(ids), 'file')}: {len(outcome.changed)} changed, recorded in "
+                f"revision {outcome.revision} (what was made from them is now stale)"
+            )
+        else:
+            self.status.emit(f"Re-read {plural(len(ids), 'file')}: unchanged")
 
     # --- export --------------------------------------------------------------------------
 

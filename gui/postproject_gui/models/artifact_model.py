@@ -32,7 +32,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor, QFontDatabase, QIcon, QPainter, QPixmap
 
-from postproject import RepresentationId
+from postproject import ArtifactState, RepresentationId
 from postproject_gui.look import artifact_states as looks
 from postproject_gui.look.artifact_states import KnowledgeGlyph
 from postproject_gui.look.theme import paint_artifact_glyph
@@ -52,6 +52,11 @@ COLUMNS = (
     ("availability", "Availability", "Whether the file is readable on this machine"),
     ("knowledge", "Knowledge", "Whether it still matches its recorded inputs"),
     ("reasons", "Why", "The first reason for the knowledge state (hover for all)"),
+)
+CHANGED_ON_DISK = (
+    "The file here no longer matches what was recorded (its size or modification time changed).\n"
+    "Re-read file (Artifacts menu, or right-click) records its new content; what was made from it\n"
+    "then turns stale."
 )
 KNOWLEDGE_COLUMN = 4
 AVAILABILITY_COLUMN = 3
@@ -277,7 +282,8 @@ class ArtifactTableModel(FlatTableModel):
         if key == "path":
             return row.display_path
         if key == "availability":
-            return looks.AVAILABILITY_LOOKS[row.availability].label
+            label = looks.AVAILABILITY_LOOKS[row.availability].label
+            return f"{label} · changed on disk" if row.changed_on_disk else label
         if key == "knowledge":
             return looks.look_of(row.state, row.knowledge).label if row.state is not None else "not evaluated"
         reasons = self._reasons(row)
@@ -292,7 +298,8 @@ class ArtifactTableModel(FlatTableModel):
         if key == "path":
             return row.display_path
         if key == "availability":
-            return looks.AVAILABILITY_LOOKS[row.availability].description
+            tip = looks.AVAILABILITY_LOOKS[row.availability].description
+            return f"{tip}\n{CHANGED_ON_DISK}" if row.changed_on_disk else tip
         if key in ("knowledge", "reasons") and row.state is not None:
             look = looks.look_of(row.state, row.knowledge)
             reasons = self._reasons(row)
@@ -322,10 +329,12 @@ class ArtifactTableModel(FlatTableModel):
     def _availability_data(self, row: ArtifactRow, role: int) -> Any:
         look = looks.AVAILABILITY_LOOKS[row.availability]
         colour = self._palette.availability(row.availability)
+        if row.changed_on_disk:  # drawn as a divergence waiting to be recorded
+            colour = self._palette.knowledge(ArtifactState.DIVERGED)
         if role == Qt.ItemDataRole.ForegroundRole and row.availability is not None:
             return QColor(colour)
         if role == Qt.ItemDataRole.DecorationRole:
             return artifact_icon(look.glyph, colour)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"Availability {look.label}"
+            return f"Availability {look.label}" + (", changed on disk" if row.changed_on_disk else "")
         return None

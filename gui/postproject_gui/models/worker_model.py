@@ -24,6 +24,7 @@ from postproject_gui.models import roles
 from postproject_gui.models.columns import first_line, short_id
 from postproject_gui.models.flat_table import AnyIndex, FlatTableModel
 from postproject_gui.services.types import WorkerAttempt, WorkerList, liveness, used
+from postproject_gui.text import attempts as attempts_text
 from postproject_gui.text import progress_text, timefmt
 
 DISPLAY, TOOLTIP, DECORATION, FOREGROUND, ALIGNMENT = (
@@ -268,7 +269,10 @@ class AttemptTableModel(FlatTableModel):
             if key == "job":
                 return str(item.job_id)
             if key == "diagnostic":
-                return attempt.diagnostic[:2000] if attempt.diagnostic else None
+                return attempts_text.diagnostic_text(attempt)[:2000] or None
+            if key == "outcome" and self._expired(item):
+                assert item.lease_expires is not None
+                return attempts_text.expired_tip(item.lease_expires, self._now())
             if key in ("claimed", "took"):
                 ended = (
                     f"\nEnded {timefmt.stamp(attempt.ended_at)}" if attempt.ended_at else "\nStill running"
@@ -278,15 +282,20 @@ class AttemptTableModel(FlatTableModel):
         if role == ALIGNMENT:
             return RIGHT if key in ("number", "took") else None
         if key == "outcome" and role in (DECORATION, FOREGROUND):
-            colour = outcome_colour(attempt.outcome, self._palette)
-            glyph = OUTCOME_LOOKS[attempt.outcome][1]
+            expired = self._expired(item)  # drawn as a lost one: nobody works on it
+            outcome = AttemptOutcome.LOST if expired else attempt.outcome
+            colour = outcome_colour(outcome, self._palette)
+            glyph = OUTCOME_LOOKS[outcome][1]
             return self._icons(glyph, colour) if role == DECORATION else QColor(colour)
         return None
+
+    def _expired(self, item: WorkerAttempt) -> bool:
+        return attempts_text.expired(item.attempt, item.lease_expires, self._now())
 
     def _text(self, item: WorkerAttempt, key: str) -> str:
         attempt = item.attempt
         if key == "outcome":
-            return OUTCOME_LOOKS[attempt.outcome][0]
+            return attempts_text.outcome_text(attempt, item.lease_expires, self._now())
         if key == "job":
             return short_id(str(item.job_id))
         if key == "kind":
@@ -299,4 +308,5 @@ class AttemptTableModel(FlatTableModel):
             return timefmt.stamp(attempt.claimed_at)
         if key == "took":
             return attempt_took(attempt, self._now())
-        return first_line(attempt.diagnostic) if attempt.diagnostic else ""
+        diagnostic = attempts_text.diagnostic_text(attempt)
+        return first_line(diagnostic) if diagnostic else ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from postproject import (
     ArtifactKnowledge,
@@ -33,6 +34,7 @@ class ArtifactRow:
     asset_name: str | None
     availability: Availability | None
     knowledge: ArtifactKnowledge | None
+    changed_on_disk: bool = False  # the file here no longer has the size or time recorded
 
     @property
     def id(self) -> RepresentationId:
@@ -131,4 +133,23 @@ def _row(
             names[rep.asset_id] = None
     availability = production.availability(rep.id) if check_files else None
     knowledge = production.evaluate_artifact(rep.id)
-    return ArtifactRow(rep, names[rep.asset_id], availability, knowledge)
+    changed = check_files and availability is Availability.ONLINE and not matches_record(production, rep)
+    return ArtifactRow(rep, names[rep.asset_id], availability, knowledge, changed)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def matches_record(production: Production, rep: Representation) -> bool:
+    """Whether the file here still has the size and modification time recorded when its
+    fingerprint was (a ``stat``, not a hash: "Re-read file" hashes it and records a change).
+    A re-delivered original shows up here before anyone records it."""
+    path = production.resolve(rep)
+    try:
+        info = path.stat() if path is not None else None
+    except OSError:
+        return True  # not readable here: availability says so
+    if info is None:
+        return True
+    recorded = (rep.modified_at - EPOCH) // timedelta(microseconds=1)
+    return info.st_size == rep.size and info.st_mtime_ns // 1000 == recorded

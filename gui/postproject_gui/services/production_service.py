@@ -55,6 +55,7 @@ from postproject_gui.services.types import (
     JobPage,
     JobRow,
     KnowledgeChange,
+    ObserveOutcome,
     ProductionInfo,
     RegenerationPreview,
     RequestChoices,
@@ -336,6 +337,10 @@ class ProductionService:
     async def enqueue_plans(self, plans: Sequence[RegenerationPlan]) -> EnqueueOutcome:
         """Request the plans' jobs in one transaction; the new job ids and the revision."""
         return await self._write(writes.enqueue_plans, tuple(plans))
+
+    async def observe(self, ids: Sequence[RepresentationId]) -> ObserveOutcome:
+        """Re-read these representations' files in one transaction; what changed."""
+        return await self._write(writes.observe_representations, tuple(ids))
 
     # --- plumbing ----------------------------------------------------------------------
 

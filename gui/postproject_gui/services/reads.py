@@ -186,16 +186,21 @@ def workers(production: Production, now: datetime) -> WorkerList:
 def worker_attempts(
     production: Production, name: str, limit: int = WORKER_ATTEMPTS
 ) -> tuple[WorkerAttempt, ...]:
-    """The newest attempts of worker ``name``, with the kind of each attempt's job."""
-    kinds: dict[JobId, str | None] = {}
+    """The newest attempts of worker ``name``, with the kind of each attempt's job and, for
+    a running one, when its claim's lease ends (so that an expired one never reads running)."""
+    jobs: dict[JobId, Job | None] = {}
     found = []
     for job_id, attempt in production.worker_attempts(name, limit):
-        if job_id not in kinds:
+        if job_id not in jobs:
             try:
-                kinds[job_id] = production.job(job_id).kind
+                jobs[job_id] = production.job(job_id)
             except NotFoundError:
-                kinds[job_id] = None
-        found.append(WorkerAttempt(job_id, kinds[job_id], attempt))
+                jobs[job_id] = None
+        job = jobs[job_id]
+        claim = job.claim if job is not None else None
+        running = attempt.outcome is None and claim is not None and claim.attempt == attempt.number
+        expires = claim.expires_at if running and claim is not None else None
+        found.append(WorkerAttempt(job_id, job.kind if job is not None else None, attempt, expires))
     return tuple(found)
 
 

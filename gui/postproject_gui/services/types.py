@@ -278,6 +278,7 @@ class WorkerAttempt:
     job_id: JobId
     kind: str | None  # None: the job could not be read
     attempt: Attempt
+    lease_expires: datetime | None = None  # a running attempt's lease (it may have expired)
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,4 +350,14 @@ class EnqueueOutcome:
     """The jobs one enqueue transaction requested, in plan order, and its revision."""
 
     job_ids: tuple[JobId, ...]
+    revision: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveOutcome:
+    """What re-reading representations' files found: those whose content changed (a new
+    fingerprint recorded), those unchanged, and the revision (None when nothing changed)."""
+
+    changed: tuple[RepresentationId, ...]
+    unchanged: tuple[RepresentationId, ...]
     revision: int | None

@@ -17,9 +17,16 @@ from postproject import (
     Production,
     Reason,
     RegenerationPlan,
+    RepresentationId,
     __version__,
 )
-from postproject_gui.services.types import CancelOutcome, EnqueueOutcome, FarmOutcome, RequestSpec
+from postproject_gui.services.types import (
+    CancelOutcome,
+    EnqueueOutcome,
+    FarmOutcome,
+    ObserveOutcome,
+    RequestSpec,
+)
 
 ORIGIN = f"postproject-monitor {__version__}"
 
@@ -91,6 +98,20 @@ def enqueue_plans(production: Production, plans: Sequence[RegenerationPlan]) -> 
         job_ids = tx.enqueue_plans(plans)
         receipt = tx.commit()
     return EnqueueOutcome(job_ids, receipt.revision.sequence if receipt.revision else None)
+
+
+def observe_representations(production: Production, ids: Sequence[RepresentationId]) -> ObserveOutcome:
+    """Re-read these representations' files (``observe_representation``) in one transaction:
+    a file whose content changed gets its new fingerprint recorded (a re-delivered original;
+    what was made from it turns stale). Nothing changed commits no revision."""
+    changed: list[RepresentationId] = []
+    with production.edit(origin=ORIGIN, message=f"Re-read {_plural(len(ids), 'file')}") as tx:
+        for rep_id in ids:
+            if tx.observe_representation(rep_id):
+                changed.append(rep_id)
+        receipt = tx.commit()
+    unchanged = tuple(r for r in ids if r not in changed)
+    return ObserveOutcome(tuple(changed), unchanged, receipt.revision.sequence if receipt.revision else None)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -4,11 +4,12 @@
 owns the Artifacts table model (filled page by page when the tab is first shown), the
 stale count of the summary bar and the provenance graph being shown. Revisions that can
 change what is known about artifacts (``representation_added``,
-``representation_fingerprint_observed``, ``activity_created``, ``job_succeeded``) start
-three independent, coalescing loops, each with at most one read in flight:
+``representation_fingerprint_observed``, ``representation_superseded``, ``activity_created``,
+``job_succeeded``) start three independent, coalescing loops, each with at most one read in
+flight:
 
 - rows: the service names the representations whose knowledge may have changed (the
-  changed ones and their descendants); the loaded rows among them are read again and new
+  changed ones, those a regeneration superseded, and their descendants); the loaded rows among them are read again and new
   representations are inserted (``apply_changes``: in place, selection kept);
 - graph: the shown neighbourhood is read again and handed on (the view calls
   ``ProvenanceScene.update_graph``, which keeps zoom and selection);
@@ -34,7 +35,13 @@ from postproject_gui.services.types import GraphRead, StaleCount
 
 Spawn = Callable[[Coroutine[Any, Any, Any], str], object]
 KNOWLEDGE_EVENTS = frozenset(
-    {"representation_added", "representation_fingerprint_observed", "activity_created", "job_succeeded"}
+    {
+        "representation_added",
+        "representation_fingerprint_observed",
+        "representation_superseded",  # the replaced artifact (and what descends from it)
+        "activity_created",
+        "job_succeeded",
+    }
 )
 STALE_REST = (4.0, 5.0)  # rest this many times the last count's duration, at most this many seconds
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QModelIndex, Signal
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QHeaderView, QTableView, QVBoxLayout, QWidget
 
 from postproject import FailureGroup
 from postproject_gui.models.failure_group_model import FailureGroupModel
+from postproject_gui.views.widgets import ElidedLabel
+
+SHOWN_ROWS = 5  # the panel grows to show this many groups, then scrolls
+SPACING = 2
 
 
 class FailureGroupsPanel(QFrame):
@@ -24,8 +28,9 @@ class FailureGroupsPanel(QFrame):
         self.setAccessibleName("Failure groups")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        self.title = QLabel("Failure groups", self)
+        layout.setSpacing(SPACING)
+        self.title = ElidedLabel(self)
+        self.title.setText("Failure groups")
         self.title.setProperty("role", "muted")
         self.model = FailureGroupModel(self)
         self.view = QTableView(self)
@@ -50,6 +55,12 @@ class FailureGroupsPanel(QFrame):
 
     def set_groups(self, groups: Sequence[FailureGroup]) -> None:
         self.model.set_groups(groups)
+        # No taller than its groups (at most SHOWN_ROWS, then it scrolls): the job list above
+        # keeps the rest of the height.
+        rows = min(max(len(groups), 1), SHOWN_ROWS)
+        row_height = self.view.verticalHeader().defaultSectionSize()
+        table = rows * row_height + 2 * self.view.frameWidth() + 2
+        self.setMaximumHeight(self.title.sizeHint().height() + SPACING + table)
         failed = sum(g.count for g in groups)
         self.title.setText(
             f"Failure groups · {failed:,} failed jobs in {len(groups):,} groups (failed · reason) · click one to list them"

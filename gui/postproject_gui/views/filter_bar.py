@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QMenu,
     QToolButton,
@@ -23,6 +22,7 @@ from postproject import JobState
 from postproject_gui.look.states import STATE_LOOKS
 from postproject_gui.services.filters import WITHIN, JobFilter
 from postproject_gui.settings import Settings
+from postproject_gui.views.widgets import ElidedLabel
 
 STUCK = "stuck"
 ALL = ""  # item data of "All ..."
@@ -103,7 +103,7 @@ class FilterBar(QFrame):
         self.clear.setText("Clear")
         self.clear.setAccessibleName("Clear filters")
         self.clear.setToolTip("Show all jobs, newest first")
-        self.shown = QLabel("", self)
+        self.shown = ElidedLabel(self)  # it grows with the job count: it never widens the window
         self.shown.setObjectName("shownLabel")
         self.shown.setProperty("role", "muted")
         for widget, stretch in (

@@ -8,7 +8,7 @@ import html
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QTextOption
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -24,17 +24,19 @@ from PySide6.QtWidgets import (
 
 from postproject import Action, JobState
 from postproject.model.jobs import AttemptOutcome
+from postproject.model.pending import NoOnlineWorker, NotBefore, PendingExplanation
 from postproject_gui.diagram import lifecycle_layout as lay
 from postproject_gui.diagram.lifecycle_scene import LifecycleScene
 from postproject_gui.look.states import STATE_LOOKS, ClaimHealth
 from postproject_gui.look.theme import Theme, set_style_property, state_icon
 from postproject_gui.models.record_model import RecordTableModel
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo
+from postproject_gui.text import attempts as attempts_text
 from postproject_gui.text import cli_command, params, timefmt
 from postproject_gui.text import location as production_location
 from postproject_gui.views.job_facts import JobFacts
 from postproject_gui.views.lifecycle_view import LifecycleView
-from postproject_gui.views.widgets import detail_scroll, section_label, title_row, tool_button
+from postproject_gui.views.widgets import WrappedText, detail_scroll, section_label, title_row, tool_button
 
 GUI_ACTIONS = (Action.CANCEL, Action.REQUEUE, Action.PRIORITIZE)  # what the monitor can do to a job
 RETRY, SIMILAR = "retry_job", "request_similar"  # actions that make a new job (not transitions)
@@ -49,6 +51,7 @@ FARM_BUTTON = {  # the state-dependent action button: text, action, tooltip
     JobState.REQUESTED: ("Priority…", Action.PRIORITIZE.value, "Change its priority (Ctrl+Shift+P)"),
 }
 PRODUCTION_ACTIONS = (Action.REQUEST,)
+FAILURE_HEIGHT = 96  # px at most for "why it failed" (it scrolls beyond); less when it is shorter
 
 
 def by_whom(origin: str | None, message: str | None) -> str:
@@ -71,6 +74,38 @@ def small_table(model: RecordTableModel, name: str, parent: QWidget) -> QTableVi
     view.setWordWrap(False)
     view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     return view
+
+
+def pending_text(pending: PendingExplanation, now: datetime) -> str:
+    """The "why is this job still requested?" rich text: a head that never contradicts the
+    reasons below it ("Claimable now" only when nothing holds it back and a worker for its
+    kind is online), each job named a link to it, a not-before time as "in 2h 10m (17:13)"."""
+    lines = []
+    for reason in pending.reasons:
+        if isinstance(reason, NotBefore):
+            lines.append(f"• not before: {html.escape(when_text(reason.at, now))}")
+            continue
+        text = html.escape(reason.message)
+        job_id = getattr(reason, "job_id", None)
+        if job_id is not None:
+            text = text.replace(
+                html.escape(str(job_id)), f'<a href="job:{job_id}">{html.escape(str(job_id))}</a>', 1
+            )
+        lines.append(f"• {text}")
+    if not pending.claimable:
+        head = "Held back:"
+    elif any(isinstance(r, NoOnlineWorker) for r in pending.reasons):
+        head = "Nothing holds it back, but no worker for its kind is online:"
+    else:
+        head = "Claimable now:"
+    return f"<b>{head}</b><br>" + "<br>".join(lines)
+
+
+def when_text(at: datetime, now: datetime) -> str:
+    """``in 2h 10m (17:13)`` in local time (with the date when it is not today's)."""
+    local, today = at.astimezone(), now.astimezone()
+    clock = local.strftime("%H:%M") if local.date() == today.date() else local.strftime("%Y-%m-%d %H:%M")
+    return f"{timefmt.relative(at, now)} ({clock})"
 
 
 class JobDetailPanel(QFrame):
@@ -177,6 +212,18 @@ class JobDetailPanel(QFrame):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_actions()
+        self._fit_failure()
+
+    def _fit_failure(self) -> None:
+        """ "Why it failed" is as tall as its wrapped lines (at most FAILURE_HEIGHT), so that a
+        short diagnostic leaves the lifecycle diagram below it in view."""
+        box = self.failure
+        lines = box.document().size().height()  # a plain text layout counts lines
+        chrome = 2 * (box.frameWidth() + box.document().documentMargin())
+        wanted = int(lines * box.fontMetrics().lineSpacing() + chrome) + 2
+        height = max(box.fontMetrics().lineSpacing() * 2, min(FAILURE_HEIGHT, wanted))
+        if box.height() != height:
+            box.setFixedHeight(height)
 
     def _place_actions(self) -> None:
         """Tools and actions on one row when they fit, else the actions on a row below."""
@@ -207,7 +254,11 @@ class JobDetailPanel(QFrame):
         self.failure.setObjectName("failureDiagnostic")
         self.failure.setAccessibleName("Failure diagnostic")
         self.failure.setReadOnly(True)
-        self.failure.setFixedHeight(96)
+        self.failure.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)  # a long path too
+        self.failure.setFixedHeight(FAILURE_HEIGHT)
+        self.failure.document().documentLayout().documentSizeChanged.connect(
+            lambda _size: self._fit_failure()
+        )
         self.diagram = LifecycleView(self.scene, body)
         self.legend = QLabel(body)
         self.legend.setProperty("role", "muted")
@@ -240,6 +291,10 @@ class JobDetailPanel(QFrame):
         )
         self.why.linkActivated.connect(self.link_activated)
         self.log_title = section_label("Log", body)
+        self.log_source = WrappedText(body)  # the log file's path: wraps, never widens the panel
+        self.log_source.setObjectName("attemptLogSource")
+        self.log_source.setAccessibleName("Log file")
+        self.log_source.setProperty("role", "muted")
         self.log = QPlainTextEdit(body)
         self.log.setObjectName("attemptLog")
         self.log.setAccessibleName("Attempt log")
@@ -263,6 +318,7 @@ class JobDetailPanel(QFrame):
             self.history_title,
             self.history_view,
             self.log_title,
+            self.log_source,
             self.log,
             self.cli_title,
             self.cli,
@@ -378,7 +434,7 @@ class JobDetailPanel(QFrame):
         if farm is not None:
             self.farm.setText(farm[0])
             self.farm.setToolTip(farm[2])
-        self._show_attempts(detail)
+        self._show_attempts(detail, now)
         self._place_actions()
         self.title.setText(job.kind)
         self.subtitle.setText(str(job.id))
@@ -388,7 +444,8 @@ class JobDetailPanel(QFrame):
         self.failure_title.setVisible(diagnostic is not None)
         self.failure.setVisible(diagnostic is not None)
         self.failure.setPlainText(diagnostic or "")
-        self._show_pending(detail)
+        self._fit_failure()
+        self._show_pending(detail, now)
         self._show_log(detail)
         rows = [(a.property.name, *params.display(a.value)) for a in detail.parameters]
         tips = [(str(a.property), "", "") for a in detail.parameters]
@@ -420,7 +477,7 @@ class JobDetailPanel(QFrame):
         )
         self.refresh_time(now)
 
-    def _show_pending(self, detail: JobDetail) -> None:
+    def _show_pending(self, detail: JobDetail, now: datetime) -> None:
         """Why it is still requested (``explain_pending``), each job named a link to it."""
         pending = detail.pending
         shown = pending is not None and detail.job.state is JobState.REQUESTED
@@ -429,26 +486,16 @@ class JobDetailPanel(QFrame):
         if pending is None or not shown:
             self.why.setText("")
             return
-        lines = []
-        for reason in pending.reasons:
-            text = html.escape(reason.message)
-            job_id = getattr(reason, "job_id", None)
-            if job_id is not None:
-                text = text.replace(
-                    html.escape(str(job_id)), f'<a href="job:{job_id}">{html.escape(str(job_id))}</a>', 1
-                )
-            lines.append(f"• {text}")
-        head = "Claimable now: " if pending.claimable else "Held back: "
-        self.why.setText(f"<b>{head}</b><br>" + "<br>".join(lines))
+        self.why.setText(pending_text(pending, now))
 
     def _show_log(self, detail: JobDetail) -> None:
         """The newest attempt's log, kept scrolled to its end while the attempt runs."""
         log = detail.log
         self.log_title.setText(
-            "Log — none yet"
-            if log is None
-            else f"Log — attempt {log.attempt}{' (live)' if log.live else ''} · {log.source}"
+            "Log — none yet" if log is None else f"Log — attempt {log.attempt}{' (live)' if log.live else ''}"
         )
+        self.log_source.setText(log.source if log is not None else "")
+        self.log_source.setVisible(log is not None)
         self.log.setVisible(log is not None)
         text = log.text if log is not None else ""
         if text != self.log.toPlainText():
@@ -458,20 +505,23 @@ class JobDetailPanel(QFrame):
             if at_end or (log is not None and log.live):
                 bar.setValue(bar.maximum())
 
-    def _show_attempts(self, detail: JobDetail) -> None:
+    def _show_attempts(self, detail: JobDetail, now: datetime) -> None:
         rows, tips = [], []
+        claim = detail.job.claim
         for a in reversed(detail.job.attempts):  # the newest first
             by = a.worker or (str(a.agent) if a.agent else "—")
-            outcome = a.outcome.value if a.outcome else "running"
+            expires = claim.expires_at if claim is not None and claim.attempt == a.number else None
+            outcome = attempts_text.outcome_text(a, expires, now)
             if a.stopping:
                 outcome = "cancelling…" if a.outcome is AttemptOutcome.CANCELLED else "stopping…"
-            elif a.outcome is None and a.progress is not None and a.progress.fraction is not None:
+            elif outcome == "running" and a.progress is not None and a.progress.fraction is not None:
                 outcome = f"running · {a.progress.fraction * 100:.0f}%"
             ended = timefmt.stamp(a.ended_at) if a.ended_at else ""
-            first = a.diagnostic.strip().splitlines()[0] if a.diagnostic and a.diagnostic.strip() else ""
+            diagnostic = attempts_text.diagnostic_text(a)
+            first = diagnostic.strip().splitlines()[0] if diagnostic.strip() else ""
             rows.append((str(a.number), outcome, by, str(a.tool), timefmt.stamp(a.claimed_at), ended, first))
             who = f"worker {a.worker}" if a.worker else f"agent {a.agent or 'not given'}"
-            tips.append(("", "", f"{who}\n{a.agent or ''}".strip(), "", "", "", (a.diagnostic or "")[:2000]))
+            tips.append(("", "", f"{who}\n{a.agent or ''}".strip(), "", "", "", diagnostic[:2000]))
         self.attempt_model.set_rows(rows, tips)
         limit = detail.job.max_attempts
         self.attempts_title.setText(
@@ -491,6 +541,7 @@ class JobDetailPanel(QFrame):
         if self._detail is None:
             return
         self.facts.refresh_time(now)
+        self._show_pending(self._detail, now)  # "in 2h 10m" moves with the clock
         health = self._detail.row.health(now)
         if health is not self._health:  # the lease ran out (or is about to): redraw the badge
             state = self.scene.state

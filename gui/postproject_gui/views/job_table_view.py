@@ -123,7 +123,9 @@ class JobTableView(QTableView):
         self._anchor: tuple[QPersistentModelIndex, int] | None = None
         self._unseen = 0  # new jobs inserted above the rows shown since the reader was at the top
         self.frozen = FrozenColumn(self)
-        self.new_jobs = QToolButton(self.viewport())
+        # Above the table, never over its rows: the page that holds the table lays it out
+        # (see JobsPage); over the viewport it covered the first row.
+        self.new_jobs = QToolButton(parent if parent is not None else self)
         self.new_jobs.setObjectName("newJobsBar")
         self.new_jobs.setAccessibleName("New jobs above")
         self.new_jobs.setToolTip("Jobs arrived above the rows you are reading: click to go up to them")
@@ -212,14 +214,7 @@ class JobTableView(QTableView):
             self.new_jobs.hide()
             return
         self.new_jobs.setText(f"↑  {count:,} new job{'s' if count != 1 else ''}")
-        self.new_jobs.adjustSize()
-        self._place_bar()
         self.new_jobs.show()
-        self.new_jobs.raise_()
-
-    def _place_bar(self) -> None:
-        bar = self.new_jobs
-        bar.move(max(0, (self.viewport().width() - bar.width()) // 2), 6)
 
     def show_newest(self) -> None:
         """Go up to the start of the list (the newest jobs, newest first); read it afresh
@@ -383,13 +378,16 @@ class JobTableView(QTableView):
             action.setToolTip(col.description)
             action.toggled.connect(lambda on, i=index: self._toggle_column(i, on))
         menu.addSeparator()
-        menu.addAction("Reset columns", self.reset_columns)
+        menu.addAction("Reset columns", lambda: self.reset_columns())
         menu.exec(self.horizontalHeader().mapToGlobal(pos))
 
-    def reset_columns(self) -> None:
+    def reset_columns(self, first: tuple[str, ...] = ()) -> None:
+        """Default widths and order (the columns named in ``first`` first, in that order)."""
         header = self.horizontalHeader()
-        for index in range(len(COLUMNS)):
-            header.moveSection(header.visualIndex(index), index)
+        keys = [c.key for c in COLUMNS]
+        order = [keys.index(k) for k in first] + [i for i, k in enumerate(keys) if k not in first]
+        for visual, index in enumerate(order):
+            header.moveSection(header.visualIndex(index), visual)
             self.setColumnWidth(index, self.default_width(index))
         self._user_hidden = {i for i, c in enumerate(COLUMNS) if not c.visible}
         self._apply_visibility()
@@ -444,7 +442,6 @@ class JobTableView(QTableView):
         super().resizeEvent(event)  # type: ignore[arg-type]
         self._report_visible()
         self.frozen.sync()
-        self._place_bar()
 
     def updateGeometries(self) -> None:
         super().updateGeometries()

@@ -47,6 +47,7 @@ class JobsPage(QWidget):
         self.vertical.setSizes([600, 130])
         self.vertical.setChildrenCollapsible(False)
         layout.addWidget(self.filters)
+        layout.addWidget(self.table.new_jobs, 0, Qt.AlignmentFlag.AlignHCenter)  # shown with new jobs above
         layout.addWidget(self.vertical, 1)
         self._pending: set[JobId] = set()
 

@@ -1,5 +1,8 @@
-"""Optional desktop notifications (system tray) when jobs fail or claims get stuck: off by
-default, switched on from *View ▸ Desktop notifications*, remembered in the settings.
+"""Optional notifications when jobs fail, claims get stuck or workers go offline: off by
+default, switched on from *View ▸ Desktop notifications*, remembered in the settings. They
+are system-tray messages where the desktop has a tray; where it has none (many window
+managers, GNOME without an extension) they show in the window instead, in a bar above the
+tabs (:class:`NoticeBar`), and the menu says so.
 
 Rate-limited and grouped: what happens is collected for ``GROUP_SECONDS`` after the first
 event and then told in one message per kind of trouble ("5 jobs failed in the last minute"),
@@ -10,11 +13,12 @@ session's worker watch, which reads liveness when a worker's heartbeats should h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QSystemTrayIcon, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QSystemTrayIcon, QWidget
 
 from postproject import Revision
 from postproject.model.clock import monotonic
@@ -36,13 +40,21 @@ def _plural(count: int, noun: str) -> str:
 
 
 class Notifier(QObject):
-    """Signal: notified(Notice) for every message shown (or that would be, with no tray)."""
+    """Signals: notified(Notice) for every message told; in_window(Notice) for those told in
+    the window because there is no system tray to show them."""
 
     notified = Signal(object)
+    in_window = Signal(object)
 
-    def __init__(self, tray: QSystemTrayIcon | None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        tray: QSystemTrayIcon | None,
+        parent: QWidget | None = None,
+        tray_available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
+    ) -> None:
         super().__init__(parent)
         self._tray = tray
+        self._tray_available = tray_available
         self.enabled = False
         self.sent: list[Notice] = []
         self._pending: dict[str, list[str]] = {}  # topic -> what happened (ids or names)
@@ -52,10 +64,15 @@ class Notifier(QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.flush)
 
+    @property
+    def uses_tray(self) -> bool:
+        """Messages go to the system tray (else they show in the window)."""
+        return self._tray is not None and self._tray_available()
+
     def set_enabled(self, on: bool) -> None:
         self.enabled = on
         if self._tray is not None:
-            self._tray.setVisible(on and QSystemTrayIcon.isSystemTrayAvailable())
+            self._tray.setVisible(on and self.uses_tray)
         if not on:
             self._pending.clear()
             self._timer.stop()
@@ -123,6 +140,60 @@ class Notifier(QObject):
 
     def _show(self, notice: Notice) -> None:
         self.sent.append(notice)
-        if self._tray is not None and self._tray.isVisible():
+        if self.uses_tray and self._tray is not None:
+            self._tray.setVisible(True)
             self._tray.showMessage(notice.title, notice.text, QSystemTrayIcon.MessageIcon.Warning, 8000)
+        else:
+            self.in_window.emit(notice)
         self.notified.emit(notice)
+
+
+SHOW = {"failed": "Show failed jobs", "stuck": "Show stuck claims", "offline": "Show workers"}
+
+
+class NoticeBar(QFrame):
+    """A notification told in the window (no system tray): what happened, a button that shows
+    it and one that dismisses the bar. The newest notification replaces the one shown.
+
+    Signal: show_requested(str topic): "failed", "stuck" or "offline"."""
+
+    show_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("noticeBar")
+        self.setAccessibleName("Notification")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 4, 6, 4)
+        layout.setSpacing(8)
+        self.icon = QLabel("⚠", self)
+        self.icon.setObjectName("noticeIcon")
+        self.text = QLabel("", self)
+        self.text.setObjectName("noticeText")
+        self.text.setWordWrap(True)
+        self.text.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.show_button = QPushButton("Show", self)
+        self.show_button.setObjectName("noticeShow")
+        self.dismiss = QPushButton("Dismiss", self)
+        self.dismiss.setObjectName("noticeDismiss")
+        self.dismiss.setToolTip("Hide this notification")
+        layout.addWidget(self.icon)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.show_button)
+        layout.addWidget(self.dismiss)
+        self.show_button.clicked.connect(self._show_clicked)
+        self.dismiss.clicked.connect(self.hide)
+        self.notice: Notice | None = None
+        self.hide()
+
+    def show_notice(self, notice: Notice) -> None:
+        self.notice = notice
+        self.text.setText(f"<b>{notice.title}</b> · {notice.text}")
+        self.setAccessibleDescription(f"{notice.title}: {notice.text}")
+        self.show_button.setText(SHOW.get(notice.topic, "Show"))
+        self.show()
+
+    def _show_clicked(self) -> None:
+        if self.notice is not None:
+            self.show_requested.emit(self.notice.topic)
+        self.hide()

@@ -1,7 +1,10 @@
 """The state summary bar: how many jobs are in each state, stuck claims and stale artifacts.
 
-Each job count is also a filter toggle (click it again to show all jobs); the stale card
-opens the Artifacts tab with only the stale or diverged artifacts listed."""
+A card click means "show me these": a job count lists its jobs in the Jobs tab, the stale
+card opens the Artifacts tab with only the stale or diverged artifacts listed. A card looks
+selected only while what it lists is on screen (so never two at once, and never a card whose
+click would turn its own filter off from another tab); clicking the selected card in the
+Jobs tab shows all jobs again."""
 
 from __future__ import annotations
 
@@ -86,9 +89,12 @@ class CountCard(QToolButton):
         font = QFont(self.font())
         font.setPointSizeF(12.5)
         font.setBold(True)
+        count_box = QRectF(36, 3, rect.width() - 38, 22)
+        width = QFontMetricsF(font).horizontalAdvance(self._count)
+        if width > count_box.width():  # a big count on a narrow card: smaller, never wider
+            font.setPointSizeF(max(7.0, 12.5 * count_box.width() / width))
         painter.setFont(font)
         painter.setPen(QColor(text))
-        count_box = QRectF(36, 3, rect.width() - 38, 22)
         painter.drawText(count_box, bottom_left, self._count)
         advance = QFontMetricsF(font).horizontalAdvance(self._count) + 7
         font.setPointSizeF(8.5)
@@ -122,6 +128,7 @@ class StateSummary(QFrame):
         self._filter = JobFilter()
         self._expiring_colour: str | None = None
         self._stale_active = False
+        self._jobs_shown = True  # the Jobs tab is the current one
         self.cards: dict[JobState, CountCard] = {}
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
@@ -129,7 +136,7 @@ class StateSummary(QFrame):
         for state, look in STATE_LOOKS.items():
             card = CountCard(look.label, look.glyph, self)
             card.setToolTip(
-                f"{look.description}.\nClick to show only {look.label.lower()} jobs; click again for all."
+                f"{look.description}.\nClick to list only {look.label.lower()} jobs (again, in the Jobs tab: all)."
             )
             card.clicked.connect(lambda _checked=False, s=state: self._toggle_state(s))
             layout.addWidget(card)
@@ -219,22 +226,30 @@ class StateSummary(QFrame):
     def set_stale_active(self, active: bool) -> None:
         """Check the stale card while the Artifacts tab lists only stale or diverged artifacts."""
         self._stale_active = active
-        self.stale_card.setChecked(active)
+        self._sync()
+
+    def set_jobs_shown(self, shown: bool) -> None:
+        """Whether the Jobs tab is the current one: only then does a job card look selected."""
+        self._jobs_shown = shown
+        self._sync()
 
     def _stale_clicked(self) -> None:
-        self.stale_card.setChecked(self._stale_active)
+        self._sync()
         self.stale_requested.emit()
 
     def _toggle_state(self, state: JobState) -> None:
-        same = self._filter.state is state and not self._filter.stuck
+        same = self._jobs_shown and self._filter.state is state and not self._filter.stuck
         self.filter_requested.emit(self._filter.with_(state=None if same else state, stuck=False))
         self._sync()
 
     def _toggle_stuck(self) -> None:
-        self.filter_requested.emit(self._filter.with_(stuck=not self._filter.stuck))
+        off = self._jobs_shown and self._filter.stuck
+        self.filter_requested.emit(self._filter.with_(stuck=not off))
         self._sync()
 
     def _sync(self) -> None:
+        jobs = self._jobs_shown and not self._stale_active
         for state, card in self.cards.items():
-            card.setChecked(self._filter.state is state and not self._filter.stuck)
-        self.stuck_card.setChecked(self._filter.stuck)
+            card.setChecked(jobs and self._filter.state is state and not self._filter.stuck)
+        self.stuck_card.setChecked(jobs and self._filter.stuck)
+        self.stale_card.setChecked(self._stale_active)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -30,7 +31,7 @@ from postproject import SystemClock
 from postproject.model.workers import WorkerState
 from postproject_gui.look.theme import Theme, glyph_icon
 from postproject_gui.models import roles
-from postproject_gui.models.worker_model import AttemptTableModel, WorkerTableModel
+from postproject_gui.models.worker_model import WORKER_KEYS, AttemptTableModel, WorkerTableModel
 from postproject_gui.services.types import WorkerList, liveness, used
 from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.widgets import section_label
@@ -40,6 +41,11 @@ EMPTY = (
     "(postproject worker run PRODUCTION): its name, host and capacity then show here, "
     "with its liveness from its heartbeats."
 )
+
+
+RUNNING, KINDS = WORKER_KEYS.index("running"), WORKER_KEYS.index("kinds")
+RUNNING_WIDTH = 220  # px: the Running column at least (it grows to its texts)
+KINDS_MIN = 120  # px: what Kinds (the last column, stretching) keeps at least while Running grows
 
 
 def _table(name: str, parent: QWidget) -> QTableView:
@@ -113,8 +119,9 @@ class WorkersTab(QWidget):
         self.table.setAccessibleName("Registered workers")
         self.table.setModel(self.model)
         header = self.table.horizontalHeader()
-        for column, width in enumerate((96, 150, 140, 84, 220, 56, 92, 64)):
+        for column, width in enumerate((96, 150, 140, 84, RUNNING_WIDTH, 56, 92, 64)):
             self.table.setColumnWidth(column, width)
+        self._running_width: int | None = None  # what _fit_running last set
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.selectionModel().currentRowChanged.connect(lambda current, _old: self._selected(current))
         lower = QWidget(self.splitter)
@@ -183,6 +190,7 @@ class WorkersTab(QWidget):
     def _show_list(self, workers: WorkerList | None) -> None:
         selected = self.selected_name()
         self.model.set_list(workers)
+        self._fit_running()
         has = bool(workers and workers.workers)
         self.empty.setVisible(workers is not None and not has)
         self.splitter.setVisible(has)
@@ -233,6 +241,30 @@ class WorkersTab(QWidget):
     def _tick(self) -> None:
         self.model.tick()
         self._summarise()
+        self._fit_running()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_running()
+
+    def _fit_running(self) -> None:
+        """The Running column as wide as its jobs' texts ("…4f1c 62% · encode · 1m 10s left")
+        need, taking the width the last column (Kinds, which stretches) would otherwise
+        keep; at least its default width, and left alone once the user resized it."""
+        header = self.table.horizontalHeader()
+        current = header.sectionSize(RUNNING)
+        if self._running_width is not None and current != self._running_width:
+            return  # resized by hand
+        others = sum(
+            header.sectionSize(c)
+            for c in range(header.count())
+            if c not in (RUNNING, KINDS) and not header.isSectionHidden(c)
+        )
+        room = self.table.viewport().width() - others - KINDS_MIN
+        width = max(RUNNING_WIDTH, min(self.table.sizeHintForColumn(RUNNING) + 8, room))
+        if width != current:
+            self.table.setColumnWidth(RUNNING, width)
+        self._running_width = width
 
     def selected_name(self) -> str | None:
         index = self.table.currentIndex()

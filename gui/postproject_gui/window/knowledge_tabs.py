@@ -53,9 +53,9 @@ class KnowledgeTabs(QObject):
         self.actions.status.connect(self.status)
         a = self.actions
         self.artifacts.add_action_buttons([a.show, a.plan, a.export])
-        self.artifacts.table.row_actions = [a.show, None, a.plan, a.downstream, None, a.export]
+        self.artifacts.table.row_actions = [a.show, None, a.plan, a.downstream, a.reread, None, a.export]
         self.provenance.add_action_buttons([a.plan, a.downstream, a.save_image, a.export])
-        self.provenance.detail.add_action_buttons([a.plan])
+        self.provenance.detail.add_action_buttons([a.plan, a.reread])
         self.artifacts.artifact_activated.connect(lambda text: self.show_graph(RepresentationId.parse(text)))
         self.artifacts.table.selection_changed_rows.connect(lambda _n: self.update_enabled())
         self.artifacts.attention_toggled.connect(self._attention)
@@ -148,9 +148,11 @@ class KnowledgeTabs(QObject):
             session.knowledge.show_job_graph(job_id)
 
     def show_stale(self) -> None:
-        """The stale card: the Artifacts tab, only stale or diverged artifacts."""
+        """The stale card: the Artifacts tab, only stale or diverged artifacts, the list focused
+        (Ctrl+A selects them all for Plan regeneration)."""
         self._tabs.setCurrentIndex(ARTIFACTS)
         self.artifacts.set_attention(True)
+        self.artifacts.table.setFocus()
         self.attention_changed.emit(True)
 
     # --- session -> views ----------------------------------------------------------------

@@ -47,17 +47,17 @@ from postproject_gui.views.busy_banner import BusyBanner
 from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
-from postproject_gui.views.notifications import Notifier
+from postproject_gui.views.notifications import NoticeBar, Notifier
 from postproject_gui.views.state_summary import StateSummary
 from postproject_gui.views.status import StatusBar
 from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 from postproject_gui.window import menus
+from postproject_gui.window.fitting import LOG_HEIGHT, ToolbarFit, first_geometry
 from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
-COMPACT_WIDTH = 1400  # narrower than this, the main toolbar shows icons only
 WORKERS = 4  # the Workers tab
 
 OpenSession = Callable[[str], MonitorSession]
@@ -77,7 +77,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("PostProject Monitor")
         self.setWindowIcon(themes.icon("app", "#000000"))
         self.setAcceptDrops(True)
-        self.resize(1380, 860)
+        self.setGeometry(first_geometry(self.screen().availableGeometry()))
         self.settings, self.theme, self.presenter = settings, theme, presenter
         self._open_session = open_session
         presenter.set_widget(self)
@@ -119,13 +119,28 @@ class MainWindow(QMainWindow):
             ),
         )
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.workspaces.toolbar)
+        self._toolbar_fit = ToolbarFit()
+        if self.actions_.view_menu is not None:
+            menus.add_workspaces(self.actions_.view_menu, list(self.workspaces.actions.values()))
         tray = QSystemTrayIcon(self.windowIcon(), self)
         tray.setToolTip("PostProject Monitor")
         self.notifier = Notifier(tray, self)
-        self.notify_action = QAction("Desktop &notifications", self)
+        self.notifier.in_window.connect(self.notice_bar.show_notice)
+        self.notice_bar.show_requested.connect(self._show_notice_topic)
+        self.notify_action = QAction(
+            "Desktop &notifications"
+            if self.notifier.uses_tray
+            else "&Notifications (in the window: no system tray)",
+            self,
+        )
         self.notify_action.setCheckable(True)
         self.notify_action.setToolTip(
             "Tell when jobs fail, claims get stuck or workers go offline (grouped, at most once a minute)"
+            + (
+                ""
+                if self.notifier.uses_tray
+                else ", in a bar above the tabs: this desktop has no system tray"
+            )
         )
         self.notify_action.setStatusTip(self.notify_action.toolTip())
         self.notify_action.toggled.connect(self._notifications_toggled)
@@ -156,6 +171,7 @@ class MainWindow(QMainWindow):
         layout.setSpacing(6)
         self.summary = StateSummary(central)
         self.busy = BusyBanner(central)
+        self.notice_bar = NoticeBar(central)
         self.tabs = QTabWidget(central)
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
@@ -187,11 +203,12 @@ class MainWindow(QMainWindow):
             self.tabs.setTabToolTip(self.tabs.addTab(page, title), tip)
         layout.addWidget(self.summary)
         layout.addWidget(self.busy)
+        layout.addWidget(self.notice_bar)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.log = EventLogDock(self)
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
-        self.resizeDocks([self.log], [150], Qt.Orientation.Vertical)
+        self.resizeDocks([self.log], [LOG_HEIGHT], Qt.Orientation.Vertical)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.summary.filter_requested.connect(self._summary_filter)
@@ -291,6 +308,7 @@ class MainWindow(QMainWindow):
         session.table.ticked.connect(self._ticked)
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
         self.table.set_table_model(session.table)
+        self.workspaces.set_production(location)
         session.set_initial_filter(self.workspaces.initial_filter())
         self.workspaces.restore_columns()
         self.log.set_log_model(session.events)
@@ -322,6 +340,7 @@ class MainWindow(QMainWindow):
         self.workers.disconnect_session()
         self.summary.set_stale(None)
         session.deleteLater()
+        self.workspaces.set_production(None)
         self.status.set_production(None)
         self.setWindowTitle("PostProject Monitor")
         self._show_overview()
@@ -329,7 +348,8 @@ class MainWindow(QMainWindow):
 
     def _tab_changed(self, index: int) -> None:
         """The Workers tab and the dashboard (worker utilisation) read the workers every few
-        seconds while one of them is shown."""
+        seconds while one of them is shown; a job card looks selected only in the Jobs tab."""
+        self.summary.set_jobs_shown(index == JOBS)
         self.workers.set_visible_tab(index == WORKERS)
         if self.session is not None:
             self.session.workers.set_polling(index in (WORKERS, DASHBOARD))
@@ -337,6 +357,17 @@ class MainWindow(QMainWindow):
     def _notifications_toggled(self, on: bool) -> None:
         self.notifier.set_enabled(on)
         self.settings.set_text("notifications", "on" if on else "off")
+        if not on:
+            self.notice_bar.hide()
+
+    def _show_notice_topic(self, topic: str) -> None:
+        """An in-window notification's *Show*: the failed jobs, the stuck claims or the workers."""
+        if topic == "offline":
+            self.tabs.setCurrentIndex(WORKERS)
+        else:
+            self._summary_filter(
+                JobFilter(state=JobState.FAILED) if topic == "failed" else JobFilter(stuck=True)
+            )
 
     def _apply_workspace_filter(self, flt: JobFilter) -> None:
         if self.session is not None:
@@ -347,14 +378,14 @@ class MainWindow(QMainWindow):
             self.settings.set_blob(f"{prefix}/jobTableHeader", self.table.header_state())
             self.settings.set_strings(f"{prefix}/jobTableHidden", self.table.hidden_columns())
 
-    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...]) -> None:
+    def _restore_columns(self, prefix: str, default_hidden: tuple[str, ...], order: tuple[str, ...]) -> None:
         if self.table.model() is None:
             return
         header = self.settings.blob(f"{prefix}/jobTableHeader")
         if header is not None:
             self.table.restore_header(header)
         else:
-            self.table.reset_columns()
+            self.table.reset_columns(order)
         hidden = self.settings.strings(f"{prefix}/jobTableHidden")
         self.table.set_hidden_columns(list(default_hidden) if hidden is None else hidden)
 
@@ -536,15 +567,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        # Below COMPACT_WIDTH the main toolbar shows icons only (each names itself in its
-        # tooltip), so the workspace switcher beside it stays whole down to 1024 px.
-        style = (
-            Qt.ToolButtonStyle.ToolButtonIconOnly
-            if self.width() < COMPACT_WIDTH
-            else Qt.ToolButtonStyle.ToolButtonTextBesideIcon
-        )
-        for bar in self.findChildren(QToolBar, "mainToolbar"):
-            bar.setToolButtonStyle(style)
+        self._toolbar_fit.fit(self.width(), self.findChild(QToolBar, "mainToolbar"), self.workspaces.toolbar)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if any(u.isLocalFile() and u.toLocalFile().endswith(SUFFIX) for u in event.mimeData().urls()):

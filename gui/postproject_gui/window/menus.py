@@ -36,6 +36,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+G", "Show the provenance of the selected job, artifact or node"),
     ("Ctrl+Shift+R", "Plan regeneration of the selected artifacts"),
     ("Ctrl+Shift+D", "Regenerate everything stale downstream of the selected representation"),
+    ("Ctrl+Shift+O", "Re-read the selected representations' files (record a re-delivered original)"),
     ("Ctrl+E", "Show or hide the event log"),
     ("Ctrl+Shift+T", "Switch theme (system, light, dark)"),
     ("Ctrl+W", "Close the production"),
@@ -193,6 +194,7 @@ def build(
         None,
         knowledge.plan,
         knowledge.downstream,
+        knowledge.reread,
         None,
         knowledge.save_image,
         knowledge.export,
@@ -262,6 +264,17 @@ def _toolbar(window: QMainWindow, a: WindowActions, jobs: JobActions, knowledge:
     ):
         bar.addSeparator() if action is None else bar.addAction(action)
     window.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+
+
+def add_workspaces(view_menu: QMenu, actions: list[QAction]) -> QMenu:
+    """The workspaces (the switcher's own actions, so both show one choice) atop the View menu."""
+    menu = QMenu("&Workspace", view_menu)
+    for action in actions:
+        menu.addAction(action)
+    first = view_menu.actions()[0]  # the View menu starts with the tabs
+    view_menu.insertMenu(first, menu)
+    view_menu.insertSeparator(first)
+    return menu
 
 
 def fill_recent(

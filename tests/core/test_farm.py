@@ -28,7 +28,7 @@ from postproject import (
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.workers import WorkerSession, WorkerState
 from tests.conftest import START
-from tests.core import work_model_workers as procs
+from tests.core import farm_processes as procs
 from tests.core.jobs_helpers import KIND, TOOL, Setup, at, make_setup, us
 from tests.races.test_races import CTX, Processes
 

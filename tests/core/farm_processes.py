@@ -1,4 +1,4 @@
-"""Process bodies for the work-model races (top-level functions: spawned processes import them)."""
+"""Process bodies for the farm's races (top-level functions: spawned processes import them)."""
 
 from __future__ import annotations
 
