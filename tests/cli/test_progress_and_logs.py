@@ -97,6 +97,7 @@ def test_job_log_shows_the_stored_tail_and_the_file(cli: Cli, scene: Scene) -> N
     scene.claim(job, "lease.token", "--lease", "10m")
     log_file = scene.dir / "attempt.log"
     log_file.write_bytes(b"line one\nbell \x07 here\n")
+    cli.json("media-root", "add", scene.path, "work", str(scene.dir))  # a log lives under a media root
     with Production.open(scene.path, clock=cli.clock) as production:
         lease = JobLease.import_token(production, scene.token())
         with production.edit() as tx:

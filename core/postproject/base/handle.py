@@ -141,6 +141,32 @@ class ProductionHandle:
             self._stored_roots[name] = Path(root.path) if root.path is not None else None
         return self._stored_roots[name]
 
+    def root_containing(self, path: str | os.PathLike[str]) -> str | None:
+        """The media root whose directory here holds ``path`` (the innermost when roots nest),
+        compared with symbolic links resolved; None when no root does."""
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        found: tuple[int, str] | None = None
+        for root in self.reads.media_roots():
+            base = self.root_path(root.name)
+            if base is None:
+                continue
+            real_base = Path(os.path.realpath(base))
+            if _inside(real, real_base) is not None and (found is None or len(real_base.parts) > found[0]):
+                found = (len(real_base.parts), root.name)
+        return found[1] if found is not None else None
+
+    def confined(self, root: str, relative: os.PathLike[str] | str) -> Path | None:
+        """``relative`` under media ``root``'s directory here, if it stays inside it once
+        symbolic links are resolved (None: the root has no directory here, or the path leaves
+        it)."""
+        base = self.root_path(root)
+        if base is None:
+            return None
+        candidate = base / relative
+        if _inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(base))) is None:
+            return None
+        return candidate
+
     def locate(
         self,
         path: str | os.PathLike[str],
