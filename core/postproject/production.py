@@ -408,10 +408,8 @@ class Production:
         return self._attempts.attempt_log(job_id, attempt)
 
     def log_file(self, log: AttemptLog) -> Path | None:
-        """The attempt's full log on this machine, confined to its media root: None when no
-        path was recorded, the path is under no media root, the root has no directory here, or
-        the path leaves it through a symbolic link. The file may be gone or on another machine;
-        read it with :func:`postproject.base.files.read_regular` (bounded, regular files only)."""
+        """The attempt's full log here, confined to its media root (None: no path, no root here, or
+        a path leaving it). Read it with :func:`postproject.base.files.read_regular` (bounded)."""
         return self._attempts.log_file(log)
 
     # --- the revision feed -------------------------------------------------------------

@@ -23,7 +23,19 @@ from postproject import config as settings_module
 from postproject import locations
 from postproject._version import __version__
 from postproject.base.leases import InputChangedError
-from postproject.cli import access, artifacts, completion, farm, feed, jobs, serve, settings, setup, tokens
+from postproject.cli import (
+    access,
+    artifacts,
+    completion,
+    db_roles,
+    farm,
+    feed,
+    jobs,
+    serve,
+    settings,
+    setup,
+    tokens,
+)
 from postproject.cli import executor as executor_commands
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
@@ -70,6 +82,7 @@ def build_parser() -> Parser:
     executor_commands.register(sub)
     farm.register_clock(sub)
     access.register(sub)
+    db_roles.register(sub)
     serve.register(sub)
     settings.register(sub)
     completion.register(sub)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from postproject.engine import Engine
 from postproject.model import clock
-from postproject.model.errors import PostProjectError
+from postproject.model.errors import InvalidArgumentError, PostProjectError
 from postproject.storage.postgresql import uri as postgres_uri
 from postproject.storage.postgresql.localserver import ROLE as LOCAL_SERVER_ROLE
 from postproject.storage.postgresql.localserver import LocalServer, interrupt_on_sigterm
@@ -112,6 +112,21 @@ def open_engine(location: str | os.PathLike[str], *, read_only: bool) -> Engine:
     from postproject.storage.sqlite.engine import SqliteEngine
 
     return SqliteEngine.open(Path(location), read_only=read_only)
+
+
+def database_roles(location: str | os.PathLike[str], *, apply: bool) -> str:
+    """The SQL that makes the database roles of the PostgreSQL production at ``location``
+    (pp_owner, pp_writer, pp_reader), run there too when ``apply``; ``invalid_argument`` for a
+    SQLite file (its access control is the file's permissions)."""
+    check_location(location)
+    if not is_location_uri(location):
+        raise InvalidArgumentError(
+            f"{display_location(location)} is a SQLite file: database roles are PostgreSQL's "
+            "(a file's access is its permissions); give a postgresql:// URI"
+        )
+    from postproject.storage.postgresql.engine import database_roles as make
+
+    return make(str(location), apply=apply)
 
 
 def remove(location: str | os.PathLike[str]) -> None:
