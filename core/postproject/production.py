@@ -4,16 +4,10 @@ A :class:`Production` reads committed state through its engine (:mod:`postprojec
 a ``*.pproj`` SQLite file or a PostgreSQL schema) and writes only through
 :meth:`Production.edit`. Several processes may open the same production.
 
-:class:`Production` is a facade: it holds the production's handle
-(:class:`postproject.base.handle.ProductionHandle`: engine, clock, cursors, roots, write
-lock) and its lifecycle, and delegates every read to one object per area, each built here
-with the handle: :mod:`~postproject.areas.setup` (assets, representations, media roots),
-:mod:`~postproject.areas.provenance` (activities), :mod:`~postproject.areas.metadata`
-(``production.metadata``), :mod:`~postproject.areas.job_reads` (jobs, failure groups,
-expiring claims, counts, history), :mod:`~postproject.areas.workers`, :mod:`~postproject.areas.pending`
-(given the workers area), :mod:`~postproject.areas.attempts` (progress signal, attempt logs),
-:mod:`~postproject.areas.feed`, :mod:`~postproject.areas.knowledge` and, offered as
-``production.access``, :mod:`~postproject.areas.access` (API tokens, recorded replies).
+:class:`Production` is a facade over its handle (:class:`postproject.base.handle.ProductionHandle`:
+engine, clock, cursors, roots, write lock): every read goes to one object per area of
+:mod:`postproject.areas` (setup, provenance, metadata, job_reads, workers, pending, attempts,
+feed, knowledge; ``production.access``: API tokens, recorded replies), each built here.
 """
 
 from __future__ import annotations
@@ -109,6 +103,7 @@ class Production:
         clock: clocks.Clock | None = None,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        allow_injected_clock: bool = False,
     ) -> Production:
         """Create a new, empty production (no revision yet) and open it for writing.
 
@@ -119,6 +114,7 @@ class Production:
             AlreadyExistsError: (already_exists) a file exists at ``path``.
             IoError: (io) the file cannot be created.
         """
+        locations.check_injected_clock(path, clock, allowed=allow_injected_clock)
         now = clocks.to_micros(sample(clock)) if clock is not None else None  # None: the engine's clock
         engine = locations.create_engine(path, ProductionId.new().bytes, now)
         return cls(engine, clock=clock, read_only=False, root_map=root_map, busy_timeout=busy_timeout)
@@ -132,14 +128,18 @@ class Production:
         read_only: bool = False,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        allow_injected_clock: bool = False,
     ) -> Production:
         """Open an existing production (migrating an older schema when writable).
+
+        On PostgreSQL a ``clock`` is refused unless ``allow_injected_clock`` (tests): time is the server's.
 
         Raises:
             NotFoundError: (not_found) nothing at ``path``.
             StorageError: (storage) the file is not a production or is corrupt.
             UnsupportedError: (unsupported) its schema is newer than this release.
         """
+        locations.check_injected_clock(path, clock, allowed=allow_injected_clock)
         engine = locations.open_engine(path, read_only=read_only)
         return cls(engine, clock=clock, read_only=read_only, root_map=root_map, busy_timeout=busy_timeout)
 

@@ -29,7 +29,7 @@ def logs(cli: Cli, scene: Scene) -> tuple[Path, str]:
     scene.claim(job, "lease.token", "--lease", "10m")
     log_file = root / "logs" / "attempt.log"
     log_file.write_text("encoding frame 1\n")
-    with Production.open(scene.path, clock=cli.clock) as production:
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         lease = JobLease.import_token(production, scene.token())
         with production.edit() as tx:
             tx.record_attempt_log(lease, path=log_file)  # an absolute path inside a root: located
@@ -47,7 +47,7 @@ def test_a_log_path_under_no_media_root_is_refused_when_recorded(
     scene.claim(job, "lease.token", "--lease", "10m")
     secret = tmp_path / ".pgpass"
     secret.write_text("db:5432:farm:render:hunter2\n")
-    with Production.open(scene.path, clock=cli.clock) as production:
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         lease = JobLease.import_token(production, scene.token())
         for path in ("/etc/passwd", "/dev/zero", secret):
             with pytest.raises(InvalidArgumentError) as raised, production.edit() as tx:
@@ -90,7 +90,7 @@ def test_a_path_recorded_before_the_rule_is_not_read(
     _, job = logs
     outside = tmp_path / "passwd"
     outside.write_text(SECRET_LINE)
-    with Production.open(scene.path, clock=cli.clock) as production:
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         execute_raw(production, "UPDATE job_attempt_logs SET root_name = NULL, path = ?", (str(outside),))
     outcome = cli("job", "log", scene.path, job)
     assert outcome.code == 0 and outcome.stdout == "the stored tail\n"

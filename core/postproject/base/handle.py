@@ -22,11 +22,19 @@ from postproject.engine import Engine, Reads, WriteSession
 from postproject.model import clock as clocks
 from postproject.model import names, paths
 from postproject.model.assets import Representation
-from postproject.model.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.errors import (
+    ConflictError,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+)
 from postproject.model.ids import ProductionId
 from postproject.model.pages import CursorCodec, Page
 
 T = TypeVar("T")
+FAR_AHEAD = 10 * 60 * 1_000_000  # micros: a mark this far ahead was raised by a wrong clock, not skew
 
 
 class ProductionHandle:
@@ -120,10 +128,42 @@ class ProductionHandle:
         if high_water is not None and now < high_water:
             raise ConflictError(
                 f"job authority clock moved backward: {clocks.from_micros(now).isoformat()} is before "
-                f"{clocks.from_micros(high_water).isoformat()}; retry when time catches up",
+                f"{clocks.from_micros(high_water).isoformat()}; "
+                + (
+                    self._raised_by(high_water)
+                    if high_water - now > FAR_AHEAD
+                    else "retry when time catches up"
+                ),
                 reason=Reason.CLOCK_REGRESSED,
             )
         return now
+
+    def _raised_by(self, mark: int) -> str:
+        """What raised a mark far ahead (the revision that first carried it: who and when), and
+        the way out: a process whose clock ran ahead, not this one, is wrong."""
+        try:
+            source = self.reads.mark_source(mark)
+        except PostProjectError:  # pragma: no cover - the message is still clear without it
+            source = None
+        if source is None:
+            who = "a guarded edit that failed (no revision names it)"
+        else:
+            parts = [f"origin {source.origin!r}" if source.origin else "no origin"]
+            parts += [
+                f"{label} {value!r}"
+                for label, value in (
+                    ("principal", source.principal),
+                    ("agent", source.agent),
+                    ("worker", source.worker),
+                )
+                if value
+            ]
+            when = clocks.from_micros(source.committed_at).isoformat()
+            who = f"revision {source.sequence} ({', '.join(parts)}), committed at {when} on its clock"
+        return (
+            f"the mark is far ahead of this clock: it was raised by {who}; fix that host's clock, then "
+            "'postproject clock reset' lowers the mark"
+        )
 
     def guarded_now(self) -> int:
         return self.sample_clock(self.reads.high_water())

@@ -50,7 +50,11 @@ class Context:
     def open(self, path: str, *, write: bool = False) -> Production:
         """Open the production at ``path`` (read-only unless ``write``)."""
         production = Production.open(
-            path, clock=self.clock, read_only=not write, root_map=self.root_map() or None
+            path,
+            clock=self.clock,
+            read_only=not write,
+            root_map=self.root_map() or None,
+            allow_injected_clock=True,  # only tests inject a clock (run(clock=...))
         )
         self.opened.append(production)
         if "://" not in path:

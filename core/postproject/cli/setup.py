@@ -32,7 +32,7 @@ from postproject.production import Production
 
 
 def init(ctx: Context) -> Result:
-    production = Production.create(ctx.args.production, clock=ctx.clock)
+    production = Production.create(ctx.args.production, clock=ctx.clock, allow_injected_clock=True)
     ctx.opened.append(production)
     where = production.location
     data = {

@@ -114,6 +114,17 @@ def open_engine(location: str | os.PathLike[str], *, read_only: bool) -> Engine:
     return SqliteEngine.open(Path(location), read_only=read_only)
 
 
+def check_injected_clock(location: str | os.PathLike[str], clock: object, *, allowed: bool) -> None:
+    """Refuse a caller's clock for a production in PostgreSQL unless ``allowed`` (tests): there
+    the job clock is the server's, and a clock ahead of it would raise the shared high-water
+    mark for every host (each then refused with ``clock_regressed`` until time catches up)."""
+    if clock is not None and not allowed and is_location_uri(location):
+        raise InvalidArgumentError(
+            "a production in PostgreSQL takes its time from the database server: clock= is refused "
+            "unless allow_injected_clock=True (tests)"
+        )
+
+
 def database_roles(location: str | os.PathLike[str], *, apply: bool) -> str:
     """The SQL that makes the database roles of the PostgreSQL production at ``location``
     (pp_owner, pp_writer, pp_reader), run there too when ``apply``; ``invalid_argument`` for a
