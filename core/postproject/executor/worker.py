@@ -333,6 +333,10 @@ class Worker:
         times = (production.clock.now(), production.clock.now())
         try:
             staging = jobs.Staging.create(task.directory)
+            for leftover in jobs.remove_unrecorded(production, task):
+                log.write(
+                    f"removed {leftover.name}: an earlier attempt of this job published it, nothing recorded it"
+                )
             staged = staging.path(task)
             started = production.clock.now()
             jobs.execute(
@@ -466,6 +470,7 @@ class Worker:
             patiently(publish, threading.Event(), "publishing")
         except ConflictError as exc:
             _remove(output)
+            jobs.forget_published(task)
             if exc.reason is Reason.INPUT_CHANGED:
                 self._release(
                     production, lease, task.label, f"input changed while working: {exc}", "released", log
@@ -475,12 +480,14 @@ class Worker:
             return
         except PostProjectError as exc:
             _remove(output)
+            jobs.forget_published(task)
             why = f"could not publish the output of {task.label}: {exc}"
             if exc.code in (ErrorCode.STORAGE, ErrorCode.IO):  # transient: let a later attempt redo it
                 self._release(production, lease, task.label, why, "released", log)
             else:
                 self._fail(production, lease, task.label, why, log)
             return
+        jobs.forget_published(task)
         self._emit("succeeded", job.id, task.label, fraction=1.0, detail=str(output))
 
     # --- ending a claim without output -------------------------------------------------
