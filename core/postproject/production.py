@@ -1,8 +1,7 @@
 """Productions: assets, representations, provenance, metadata and jobs in one store.
 
-A :class:`Production` reads committed state through its engine (:mod:`postproject.engine`:
-a ``*.pproj`` SQLite file or a PostgreSQL schema) and writes only through
-:meth:`Production.edit`. Several processes may open the same production.
+A :class:`Production` reads committed state through its engine (a ``*.pproj`` SQLite file or
+a PostgreSQL schema), writes only through :meth:`Production.edit`; many processes may open one.
 
 :class:`Production` is a facade over its handle (:class:`postproject.base.handle.ProductionHandle`:
 engine, clock, cursors, roots, write lock): every read goes to one object per area of
@@ -130,9 +129,8 @@ class Production:
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         allow_injected_clock: bool = False,
     ) -> Production:
-        """Open an existing production (migrating an older schema when writable).
-
-        On PostgreSQL a ``clock`` is refused unless ``allow_injected_clock`` (tests): time is the server's.
+        """Open an existing production (migrating an older schema when writable; on PostgreSQL a
+        ``clock`` needs ``allow_injected_clock``, for tests: time is the server's).
 
         Raises:
             NotFoundError: (not_found) nothing at ``path``.
@@ -187,10 +185,14 @@ class Production:
     def closed(self) -> bool:
         return self._handle.closed
 
+    @property
+    def possibly_stale(self) -> bool:
+        """A read-only view that may miss committed revisions (a SQLite WAL it cannot read)."""
+        return self._handle.engine.possibly_stale
+
     def __production_handle__(self) -> ProductionHandle:
-        """This production's internal handle, for the core code that receives a ``Production``
-        from a caller (``JobLease.import_token``, PROV export): see
-        :meth:`postproject.base.handle.ProductionHandle.of`. Not part of the public API."""
+        """The internal handle, for core code given a ``Production`` (``JobLease.import_token``,
+        PROV export; :meth:`postproject.base.handle.ProductionHandle.of`). Not public API."""
         return self._handle
 
     # --- writing -----------------------------------------------------------------------
@@ -203,8 +205,7 @@ class Production:
         Args:
             origin: the application making the change (e.g. ``postproject-cli 0.1.0``).
             message: a human note stored with the revision (1-4096 bytes).
-            principal: who the application acts for, when it authenticated them (the
-                service: the API token's name); stored with the revision.
+            principal: who it acts for, authenticated (the service: the API token's name).
         """
         self._handle.check_open()
         if self._handle.read_only:

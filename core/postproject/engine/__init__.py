@@ -540,6 +540,7 @@ class Engine(Protocol):
     """One open production on one database."""
 
     location: str  # what errors and titles show: a file path, or a URI without its password
+    possibly_stale: bool  # a read-only open that cannot read committed changes (SQLite's WAL)
 
     @property
     def reads(self) -> Reads: ...
@@ -559,9 +560,8 @@ class Engine(Protocol):
         ...
 
     def clock(self) -> Clock | None:
-        """The production's clock when the caller injected none: the database server's time
-        where there is a server (hosts with skewed clocks then agree); None for the local wall
-        clock. Reading it must not cost a round trip."""
+        """The production's clock when the caller injected none: a server's time (skewed hosts
+        then agree); None for the local wall clock. Reading it must not cost a round trip."""
         ...
 
     def close(self) -> None: ...

@@ -154,7 +154,9 @@ class ProductionService:
         production = self._readers[0].production
         assert production is not None
         head = await self._read(reads.head)
-        return ProductionInfo(production.id, self._location, head, production.location)
+        return ProductionInfo(
+            production.id, self._location, head, production.location, production.possibly_stale
+        )
 
     def _open_reader(self, worker: _Worker) -> None:
         worker.production = Production.open(

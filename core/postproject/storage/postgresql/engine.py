@@ -36,6 +36,7 @@ class PostgresEngine:
     def __init__(self, uri: PostgresUri, conn: Connection, *, read_only: bool) -> None:
         self.uri = uri
         self.location = uri.display
+        self.possibly_stale = False  # a server has no unreadable log
         self.read_only = read_only
         self.known = KnownIds()
         self.lock_timeouts: dict[int, int] = {}

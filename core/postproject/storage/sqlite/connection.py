@@ -103,29 +103,56 @@ def _put_in_place(building: Path, path: Path) -> None:
 
 def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
     """Open an existing production, checking that it is one and migrating a writable one."""
+    return open_checked(path, read_only=read_only)[0]
+
+
+def open_checked(path: Path, *, read_only: bool) -> tuple[sqlite3.Connection, bool]:
+    """:func:`open_file`, and whether the view may be behind the production (``possibly_stale``).
+
+    A read-only open where this process cannot create the WAL's side files (a read-only
+    mount, a directory it may not write) reads the WAL through the existing ``-shm`` when
+    there is one (SQLite reads a WAL with read-only side files); when there is a ``-wal`` but
+    no usable ``-shm`` (a copy of a live production without it), the file is read as
+    immutable, which ignores the WAL: that view may miss committed revisions, and says so.
+    """
     if not path.exists():
         raise NotFoundError(f"no production at {path}")
     if not path.is_file():
         raise StorageError(f"{path} is not a production file", reason=Reason.NOT_A_PRODUCTION)
+    modes = ["ro" if read_only else "rw"]
     if read_only and not _writable_beside(path):
-        # A read-only mount, or a directory we cannot write: SQLite cannot make the WAL's
-        # shared-memory file, so read the file as immutable (nobody can be writing it here).
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        has_wal = _size(wal) > 0
+        # without a WAL the immutable read is exact; with one, read it through its -shm if we can
+        modes = ["ro", "ro&immutable=1"] if has_wal and os.access(shm, os.R_OK) else ["ro&immutable=1"]
+    for mode in modes:
+        last = mode == modes[-1]
         with translated(path):
-            conn = _connect(path, "ro&immutable=1")
             try:
-                _check(conn, path, read_only=True)
+                conn = _connect(path, mode)
+            except sqlite3.Error:
+                if last:
+                    raise
+                continue
+            try:
+                _check(conn, path, read_only=read_only)
+            except sqlite3.Error:
+                conn.close()
+                if last:
+                    raise
+                continue
             except BaseException:
                 conn.close()
                 raise
-        return conn
-    with translated(path):
-        conn = _connect(path, "ro" if read_only else "rw")
-        try:
-            _check(conn, path, read_only=read_only)
-        except BaseException:
-            conn.close()
-            raise
-    return conn
+        return conn, mode.endswith("immutable=1") and _size(Path(f"{path}-wal")) > 0
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _writable_beside(path: Path) -> bool:

@@ -19,9 +19,10 @@ from postproject.storage.sqlite.writes import Head, WriteSession
 class SqliteEngine:
     """The engine interface (:class:`postproject.engine.Engine`) over one production file."""
 
-    def __init__(self, path: Path, reader: Reader) -> None:
+    def __init__(self, path: Path, reader: Reader, *, possibly_stale: bool = False) -> None:
         self.path = path
         self.location = str(path)
+        self.possibly_stale = possibly_stale
         self._key = str(path.resolve())  # one wake-up channel per file, however it was named
         self._reader = reader
         self._graph = Graph(reader)
@@ -36,7 +37,8 @@ class SqliteEngine:
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool) -> SqliteEngine:
-        return cls(path, Reader(connection.open_file(path, read_only=read_only), path))
+        conn, stale = connection.open_checked(path, read_only=read_only)
+        return cls(path, Reader(conn, path), possibly_stale=stale)
 
     @property
     def reads(self) -> Reader:
