@@ -16,7 +16,7 @@ from postproject.executor import jobs
 from postproject.model import clock as clocks
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
-from postproject.production import Production
+from postproject.production import DEFAULT_BUSY_TIMEOUT, Production
 
 
 def default_agent() -> AgentIdentity:
@@ -43,11 +43,16 @@ class WorkerConfig:
     renew_interval: float | None = None
     sweep: bool = True  # finalise lost work of crashed workers every few seconds
 
-    def open(self) -> Production:
-        """A new handle on the production (one per thread: a handle is not for concurrent edits)."""
+    def open(self, busy_timeout: float | None = None) -> Production:
+        """A new handle on the production (one per thread: a handle is not for concurrent edits);
+        ``busy_timeout``: how long its edits wait for a SQLite write lock (default: the library's)."""
         return Production.open(
-            self.path, clock=self.clock, root_map=dict(self.root_map) or None, allow_injected_clock=True
-        )  # (only tests give a worker a clock)
+            self.path,
+            clock=self.clock,
+            root_map=dict(self.root_map) or None,
+            allow_injected_clock=True,  # (only tests give a worker a clock)
+            busy_timeout=DEFAULT_BUSY_TIMEOUT if busy_timeout is None else busy_timeout,
+        )
 
 
 @dataclass(frozen=True, slots=True)

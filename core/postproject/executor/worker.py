@@ -31,6 +31,7 @@ seconds because an expired lease makes a job claimable without any revision).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -308,7 +309,8 @@ class Worker:
             self._emit("lease_lost", task.job.id, label, detail=f"{reason}; stopping without publishing")
 
         renewer = Renewer(
-            self.config.open,
+            # a renewal may wait for a SQLite write lock up to the lease (past half of it: a warning)
+            functools.partial(self.config.open, busy_timeout=self.config.lease.total_seconds()),
             lease.export_token(),
             self.config.lease,
             self._interval,

@@ -8,6 +8,7 @@ until a deadline; a lock not obtained in time is a ``storage`` error with reason
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import random
 import secrets
@@ -21,6 +22,7 @@ from postproject.storage.sqlite import schema
 from postproject.storage.sqlite.errors import is_busy, translate, translated
 
 APPLICATION_ID = 0x50505231  # "PPR1"
+log = logging.getLogger(__name__)
 Connection = sqlite3.Connection  # for the API layer, which never imports the driver itself
 READ_BUSY_TIMEOUT_MS = 5000
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint
@@ -30,6 +32,7 @@ TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint atte
 # hold) waiters back off to sleeps of up to 5 ms. With 50-500 µs, four local workers often
 # waited on a free lock: S4 (W=4 / W=1) went from 0.66x to 0.97x in paired drains (README).
 LOCK_RETRY_SLEEP = (0.00002, 0.0002)
+LOCK_WARNING_MIN = 1.0  # s: a wait for the lock is worth a warning past half of a timeout this long
 LOCK_RETRY_BACKOFF_AFTER = 300
 LOCK_RETRY_BACKOFF_SLEEP = 0.005
 # What os.link raises where a filesystem has no hard links (FAT, exFAT, some network shares).
@@ -199,8 +202,15 @@ def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
 
 
 def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> None:
-    """Take the write lock fairly: jittered retries until ``timeout`` seconds have passed."""
-    deadline = clock.monotonic() + timeout
+    """Take the write lock fairly: jittered retries until ``timeout`` seconds have passed.
+
+    Past half of ``timeout`` it logs a warning once: another program holds the lock that long
+    (a worker's renewals wait up to its lease: a lock held longer than the lease loses the
+    claim, and the warning comes while there is still time to see why).
+    """
+    start = clock.monotonic()
+    deadline = start + timeout
+    warn_at: float | None = start + timeout / 2
     waited = 0
     while True:
         try:
@@ -215,6 +225,16 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
                     reason=Reason.BUSY,
                 ) from exc
         waited += 1
+        now = clock.monotonic()
+        if warn_at is not None and now >= warn_at and timeout >= LOCK_WARNING_MIN:
+            warn_at = None
+            log.warning(
+                "waited %.1f s for the write lock of %s: another program holds it; this edit gives up after %g s",
+                now - start,
+                path,
+                timeout,
+                extra={"action": "lock_wait"},
+            )
         # Short random sleeps keep waiters fair and the lock busy; back off under long holds.
         low, high = LOCK_RETRY_SLEEP
         clock.sleep(
