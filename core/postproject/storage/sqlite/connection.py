@@ -27,6 +27,14 @@ Connection = sqlite3.Connection  # for the API layer, which never imports the dr
 READ_BUSY_TIMEOUT_MS = 5000
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint
 TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint attempts
+# The WAL's bound: every WAL_CHECK_EVERY commits the writer looks at the WAL's size (one
+# stat) and past WAL_BOUND checkpoints and truncates it, waiting up to CHECKPOINT_WAIT_MS for
+# the readers' current read transactions to end (polls are short; readers that start
+# meanwhile read the checkpointed file, not the WAL). With no wait it lost to any reader
+# mid-poll, and readers that overlap grew the WAL without bound (3.5 GB in 45 s).
+WAL_BOUND = 64 * 1024 * 1024
+WAL_CHECK_EVERY = 64
+CHECKPOINT_WAIT_MS = 40
 # Waiting for the write lock: jittered sleeps of 20-200 µs (the kernel's timer slack adds
 # ~50 µs), so a released lock is taken again within ~0.1 ms; after ~300 tries (~50 ms, a long
 # hold) waiters back off to sleeps of up to 5 ms. With 50-500 µs, four local workers often
@@ -242,12 +250,26 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
         )
 
 
-def truncate_wal(conn: sqlite3.Connection) -> None:
-    """Try to checkpoint the whole WAL and truncate it (best effort: readers may hold it)."""
+def truncate_wal(conn: sqlite3.Connection, *, wait_ms: int = 0) -> None:
+    """Try to checkpoint the whole WAL and truncate it, waiting up to ``wait_ms`` for readers
+    in a read transaction to end (best effort: a reader may hold one longer)."""
     try:
+        if wait_ms:
+            conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except sqlite3.Error:
         pass  # busy: the next attempt, or journal_size_limit after a reset, will do it
+    finally:
+        if wait_ms:
+            conn.execute("PRAGMA busy_timeout = 0")  # the writer's own busy handling again
+
+
+def wal_size(path: Path) -> int:
+    """The WAL's size in bytes (0 when there is none)."""
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except OSError:
+        return 0
 
 
 def set_writer_mode(conn: sqlite3.Connection) -> None:

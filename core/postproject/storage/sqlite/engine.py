@@ -81,8 +81,17 @@ class SqliteEngine:
     def notify_committed(self) -> None:
         signals.notify(self._key)
         self._commits += 1
-        if self._commits % connection.TRUNCATE_EVERY == 0 and self._write_conn is not None:
-            connection.truncate_wal(self._write_conn)  # keep the WAL bounded under sustained writes
+        if self._write_conn is None:
+            return
+        if (
+            self._commits % connection.WAL_CHECK_EVERY == 0
+            and connection.wal_size(self.path) > connection.WAL_BOUND
+        ):
+            connection.truncate_wal(
+                self._write_conn, wait_ms=connection.CHECKPOINT_WAIT_MS
+            )  # the WAL's bound
+        elif self._commits % connection.TRUNCATE_EVERY == 0:
+            connection.truncate_wal(self._write_conn)  # keep the WAL small under sustained writes
 
     # --- moving a production between engines -------------------------------------------------
 
