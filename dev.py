@@ -2,7 +2,8 @@
 """Set up and run PostProject Monitor from a fresh checkout (needs only Python 3.11+).
 
     python3 dev.py demo     set up, create a live demo production, open the monitor on it
-                            (--postgres: the same on a local PostgreSQL server in .pgdata/)
+                            (--postgres: the same on a local PostgreSQL server in .pgdata/;
+                            --service: the workers through a local service, not the database)
     python3 dev.py test     set up, then run the whole test suite offscreen (what CI runs)
     python3 dev.py bench    set up, then run the benchmarks and print their figures
 
@@ -209,7 +210,12 @@ def test(args: list[str]) -> int:
 
 def demo(args: list[str]) -> int:
     postgres = "--postgres" in args
-    setup("gui,postgresql" if postgres else "gui")
+    # --service (passed on to demo run): the workers through a local service.
+    setup(
+        ",".join(
+            ["gui", *(["postgresql"] if postgres else []), *(["service"] if "--service" in args else [])]
+        )
+    )
     ensure_system_packages(QT_LIBRARIES)
     if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         ensure_system_packages(QT_X11_LIBRARIES)

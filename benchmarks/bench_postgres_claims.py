@@ -26,8 +26,15 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ``pg_peers.py``.
   CPU      per job, client (the worker processes' getrusage) and server (the postmaster's
            processes in /proc, once the ended workers' backends are reaped), for every loop.
-  rounds   ``--rounds N`` runs every loop N times interleaved; the report holds medians (and
-           each round's rate), with the machine's load average before and after.
+  rounds   ``--rounds N`` runs every loop N times interleaved (within a round: raw, raw_proj,
+           ours, the floor, procrastinate, one after the other, so the machine's load hits all
+           alike); the report holds medians (and each round's rate), the machine's one-minute
+           load average before and after each run, and before and after the whole benchmark.
+  --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
+  --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
+           archive``) drains the same way in each round beside ours (``api_before``, its
+           processes started with that core first on their path), so before and after are
+           measured in one run against the same floor and procrastinate.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
@@ -43,6 +50,7 @@ import multiprocessing as mp
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,6 +58,7 @@ import traceback
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 
@@ -209,6 +218,34 @@ def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str
     }
 
 
+class _Served:
+    """The benchmark's server as a drain run by another core sees it (its URI and data folder)."""
+
+    def __init__(self, uri: str, data: str) -> None:
+        self.base, self.data = uri, Path(data)
+
+    def uri(self, dbname: str = "bench", *, production: str | None = None) -> str:
+        assert dbname == "bench"
+        return self.base if production is None else f"{self.base}?production={quote(production)}"
+
+
+def baseline_drain(server: LocalServer, n: int, workers: int, root: Path, core: Path) -> dict[str, Any]:
+    """:func:`api_drain` run by another checkout's core (``core`` first on the path of a child
+    process and of the workers it spawns), on this server."""
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join((str(core), str(Path(__file__).parent))),
+        "PP_BENCH_URI": server.uri("bench"),
+        "PP_BENCH_DATA": str(server.data),
+        "PP_BENCH_ROOT": str(root),
+    }
+    command = [sys.executable, __file__, "--drain", str(workers), "--jobs", str(n)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return got
+
+
 # --- raw baselines ------------------------------------------------------------------------
 
 
@@ -285,12 +322,13 @@ def raw_drain(server: LocalServer, n: int, workers: int, project: bool) -> dict[
 
 def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     """Round trips of one claim and one completion (the write connection's pipelines and
-    statements, and the reads in between): counted by wrapping the driver's connection."""
+    statements, and the reads in between), and the statements sent for each (``*_statements``,
+    BEGIN and COMMIT included): counted by wrapping the driver's connection."""
     location = server.uri("bench", production="trips")
     outputs = root / "trips"
     outputs.mkdir()
     seed(location, 3, outputs)
-    trips = {"n": 0}
+    trips = {"n": 0, "statements": 0}
     pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
@@ -298,6 +336,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        trips["statements"] += 1
         if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             trips["n"] += 1
         return execute(self, *args, **kwargs)
@@ -312,9 +351,11 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
                 tx.commit()
             figures["claim"], trips["n"] = trips["n"], 0
+            figures["claim_statements"], trips["statements"] = trips["statements"], 0
             assert lease is not None
             job = production.job(lease.job_id)
             figures["job_read"], trips["n"] = trips["n"], 0
+            figures["job_read_statements"], trips["statements"] = trips["statements"], 0
             with production.edit() as tx:
                 rep = tx.add_representation(
                     job.output_asset_id, job.output_representation_kind, outputs / f"{job.id}.out"
@@ -326,14 +367,17 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
                 tx.complete_job_lease(lease, rep, activity)
                 tx.commit()
             figures["completion"], trips["n"] = trips["n"], 0
+            figures["completion_statements"], trips["statements"] = trips["statements"], 0
             with production.edit() as tx:
                 session = tx.register_worker("bench", capacity=1)
                 tx.commit()
-            trips["n"] = 0
+            trips["n"] = trips["statements"] = 0
             with production.edit() as tx:
                 tx.claim_next_job_lease(TOOL, LEASE, worker=session)
                 tx.commit()
             figures["claim_by_registered_worker"] = trips["n"]
+            # on a warm connection (the first claim's count includes the session settings, sent once)
+            figures["claim_by_registered_worker_statements"] = trips["statements"]
         finally:
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
             psycopg.Cursor.execute = execute  # type: ignore[method-assign]
@@ -393,6 +437,7 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     if len(runs) > 1:
         merged["rounds"] = len(runs)
         merged["jobs_per_s_all"] = [r.get("jobs_per_s", r.get("ops")) for r in runs]
+        merged["load1_all"] = [r.get("load1_before") for r in runs]
     return merged
 
 
@@ -404,7 +449,7 @@ def load() -> dict[str, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small runs (1 and 4 workers)")
+    parser.add_argument("--quick", action="store_true", help="small runs (400 jobs, 200 requests)")
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--requests", type=int, default=None, help="S1 requests per run")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians reported)")
@@ -413,14 +458,19 @@ def main() -> int:
         "--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake, floor"
     )
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--baseline-core", type=Path, default=None, help="another checkout's core/")
+    parser.add_argument("--drain", type=int, default=None, help=argparse.SUPPRESS)  # baseline_drain's child
     args = parser.parse_args()
+    if args.drain is not None:
+        import postproject
+
+        served = _Served(os.environ["PP_BENCH_URI"], os.environ["PP_BENCH_DATA"])
+        got = api_drain(served, args.jobs, args.drain, Path(os.environ["PP_BENCH_ROOT"]))  # type: ignore[arg-type]
+        print(json.dumps(got | {"core": str(Path(postproject.__file__).parent)}, default=float))
+        return 0
     n = args.jobs or (400 if args.quick else 2000)
     requests = args.requests or (200 if args.quick else 1000)
-    counts = (
-        tuple(int(w) for w in args.workers.split(","))
-        if args.workers
-        else ((1, 4) if args.quick else (1, 4, 8))
-    )
+    counts = tuple(int(w) for w in args.workers.split(",")) if args.workers else (1, 4, 8)
     skip = set(filter(None, args.skip.split(",")))
     report: dict[str, Any] = {"jobs": n, "requests": requests, "rounds": args.rounds, "load_before": load()}
     with tempfile.TemporaryDirectory(prefix="pp-bench-pg-") as tmp, LocalServer(durable=True) as server:
@@ -448,7 +498,10 @@ def main() -> int:
                 ):
                     if name == "procrastinate" and "procrastinate" in skip:
                         continue
-                    s1.setdefault(name, []).append(run())
+                    load1 = os.getloadavg()[0]
+                    got = run()
+                    got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
+                    s1.setdefault(name, []).append(got)
             report["s1"] = {name: median_of(runs) for name, runs in s1.items()}
             for name, got in report["s1"].items():
                 print(f"S1 {name:13s}: {shown(got)}", flush=True)
@@ -459,6 +512,10 @@ def main() -> int:
                     ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
                     ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
                     ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    (
+                        "api_before",
+                        lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core),
+                    ),
                     ("floor", lambda w=workers: pg_floor.floor_drain(server, n, w, root, seed, server_cpu)),
                     (
                         "procrastinate",
@@ -467,7 +524,11 @@ def main() -> int:
                 ):
                     if name in ("procrastinate", "floor") and name in skip:
                         continue
+                    if name == "api_before" and args.baseline_core is None:
+                        continue
+                    load1 = os.getloadavg()[0]
                     got = run()
+                    got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
                     runs.setdefault(name, []).append(got)
                     print(f"{name:13s} W={workers}: {shown(got)}", flush=True)
             for name, got_runs in runs.items():
@@ -488,7 +549,15 @@ def main() -> int:
                 ratios["floor_vs_raw_proj"] = floor / proj
                 if peer:
                     ratios["floor_vs_procrastinate"] = floor / peer
+            before = report.get(f"api_before_w{workers}", {}).get("jobs_per_s")
+            if before:
+                ratios["api_vs_before"] = api / before
+                if floor:
+                    ratios["before_vs_floor"] = before / floor
+                if peer:
+                    ratios["before_vs_procrastinate"] = before / peer
             report[f"ratios_w{workers}"] = ratios
+            report[f"round_ratios_w{workers}"] = round_ratios(report, workers)
             print(
                 f"W={workers}: API {api:.0f} jobs/s: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
             )
@@ -501,6 +570,20 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
     return 0
+
+
+def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]:
+    """Ours (and the baseline core's) against the floor and procrastinate, round by round."""
+    rates = {
+        name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
+        for name in ("api", "api_before", "floor", "procrastinate")
+    }
+    found: dict[str, list[float]] = {}
+    for mine in ("api", "api_before"):
+        for other in ("floor", "procrastinate", "api_before"):
+            if mine != other and rates[mine] and rates[other]:
+                found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
+    return found
 
 
 def shown(got: dict[str, Any]) -> dict[str, Any]:

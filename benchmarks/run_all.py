@@ -29,6 +29,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
     ),
     ("bench_postgres_claims", [], ["--quick"]),
     ("bench_progress", [], ["--quick"]),
+    ("bench_service", [], ["--quick"]),
 ]
 
 

@@ -50,6 +50,7 @@ GUI_ON_BOTH_ENGINES = frozenset(
         "test_knowledge_window.py",
         "test_actions_and_dialogs.py",
         "test_monitor_postgresql.py",
+        "test_monitor_scale.py",
     }
 )
 _schemas = itertools.count(1)

@@ -191,8 +191,7 @@ class Production:
         return self._handle.engine.possibly_stale
 
     def __production_handle__(self) -> ProductionHandle:
-        """The internal handle, for core code given a ``Production`` (``JobLease.import_token``,
-        PROV export; :meth:`postproject.base.handle.ProductionHandle.of`). Not public API."""
+        """The internal handle, for core code given a ``Production`` (``ProductionHandle.of``); not public."""
         return self._handle
 
     # --- writing -----------------------------------------------------------------------
@@ -304,11 +303,12 @@ class Production:
         Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
         finds jobs over the whole store (indexed): each whitespace-separated term is a
         case-insensitive substring of the job's kind, output asset name, an agent or worker of
-        its attempts, or its failure diagnostic, or the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound
-        when it was requested or reached a final state (``*_after`` inclusive, ``*_before``
-        exclusive). ``sort`` is "requested", "kind", "state" or "priority" (ties by id);
-        ``descending`` (default ``newest_first``) reverses it. Cursors are bound to this
-        production and these options.
+        its attempts, its failure diagnostic or a string value of its parameters (a ticket), or
+        the tail (6+ hex digits) of its id. ``requested_*``/``finished_*`` bound when it was
+        requested or reached a final state (``*_after`` inclusive, ``*_before`` exclusive).
+        ``sort``: "requested", "kind", "state", "priority", "finished" (unfinished jobs first)
+        or "worker" (the claim's worker by name, the rest last), ties by id; ``descending``
+        (default ``newest_first``) reverses it. Cursors are bound to the production and options.
         """
         return self._jobs.jobs(
             limit,

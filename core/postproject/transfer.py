@@ -112,7 +112,9 @@ def _counted(dumps: Iterator[TableDump], rows: dict[str, int]) -> Iterator[Table
 def _materialised(engine: Engine) -> Iterator[TableDump]:
     for dump in engine.export_tables(derived=True):
         rows = [_neutral(r) for r in dump.rows]
-        if dump.name == "job_counts" and "count" in dump.columns:  # a zero count is no row
+        if (
+            dump.name in ("job_counts", "worker_outcomes") and "count" in dump.columns
+        ):  # a zero count is no row
             at = dump.columns.index("count")
             rows = [r for r in rows if r[at] != 0]
         yield TableDump(dump.name, dump.columns, rows)

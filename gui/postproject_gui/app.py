@@ -274,17 +274,31 @@ def collecting_on_the_gui_thread() -> Iterator[None]:
     connected to the application's signals, pyqtgraph's menus, cached pixmaps) would then be
     destroyed on that thread, while Qt objects must be destroyed on the thread they live in
     (widgets on the GUI thread), or Qt crashes. So automatic collection is switched off and the
-    GUI thread collects on a 1 s timer: pyqtgraph's ``GarbageCollector``, written for exactly
-    this. On leaving, the timer stops and automatic collection is as it was.
+    GUI thread collects on a 1 s timer, generation by generation as Python's thresholds say
+    (the scheme of pyqtgraph's ``GarbageCollector``, which is not imported for it: pyqtgraph
+    and numpy, ~50 MiB, load only when the Dashboard is first shown). On leaving, the timer
+    stops and automatic collection is as it was.
     """
-    from pyqtgraph.util.garbage_collector import GarbageCollector
+    from PySide6.QtCore import QTimer
 
     was_enabled = gc.isenabled()
-    collector = GarbageCollector(interval=1.0)
+    thresholds = gc.get_threshold()
+
+    def collect() -> None:
+        counts = gc.get_count()
+        for generation in range(3):
+            if counts[generation] <= thresholds[generation]:
+                break
+            gc.collect(generation)
+
+    timer = QTimer()
+    timer.timeout.connect(collect)
+    gc.disable()
+    timer.start(1000)
     try:
         yield
     finally:
-        collector.timer.stop()
+        timer.stop()
         if was_enabled:
             gc.enable()
 

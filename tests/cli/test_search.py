@@ -86,3 +86,24 @@ def test_a_copied_production_searches_alike(cli: Cli, scene: Scene, tmp_path: Pa
     for text in ("unsupported", "render-07", job[-8:]):
         found = cli.json("job", "list", copy_path, "--search", text)["items"]
         assert [j["id"] for j in found] == [job], text
+
+
+def test_search_by_a_parameter_value_and_sort_by_finished_time(
+    cli: Cli, scene: Scene, clock: FakeClock
+) -> None:
+    """Issue 26, items 6 and 7: a supervisor handed a ticket number finds its job; the most
+    recent failure is first when the list is sorted newest-finished first."""
+    ticket = '{"type": "string", "value": "TCK-054321"}'
+    found_by_ticket = scene.request("--param", "https://example.com/editorial", "ticket", ticket)
+    other = scene.request("--profile", "proxy-720p")
+    listed = cli.json("job", "list", scene.path, "--search", "tck-054321")
+    assert [j["id"] for j in listed["items"]] == [found_by_ticket]
+    assert [j["id"] for j in cli.json("job", "list", scene.path, "--search", "720p")["items"]] == [other]
+    clock.advance(timedelta(minutes=5))
+    _fail(cli, scene, found_by_ticket, "decoder crashed at frame 12", "t1")
+    clock.advance(timedelta(minutes=5))
+    _fail(cli, scene, other, "decoder crashed at frame 13", "t2")
+    newest = cli.json("job", "list", scene.path, "--sort", "finished", "--desc", "--state", "failed")
+    assert [j["id"] for j in newest["items"]] == [other, found_by_ticket]
+    by_worker = cli.json("job", "list", scene.path, "--sort", "worker")
+    assert len(by_worker["items"]) == 2

@@ -157,7 +157,7 @@ def test_failure_groups(production: Production, farm: dict[str, object]) -> None
     assert production.failure_groups(kind="org.example:proxy")[0].count == 1
 
 
-@pytest.mark.parametrize("sort", ["requested", "kind", "priority"])
+@pytest.mark.parametrize("sort", ["requested", "kind", "priority", "finished", "worker"])
 @pytest.mark.parametrize("descending", [False, True])
 def test_a_common_term_pages_the_same_through_the_window_walk_or_the_gather(
     production: Production, tmp_path: Path, sort: str, descending: bool
@@ -177,6 +177,8 @@ def test_a_common_term_pages_the_same_through_the_window_walk_or_the_gather(
         "requested": lambda j: j.id.bytes,
         "kind": lambda j: (j.kind, j.id.bytes),
         "priority": lambda j: (j.priority, j.id.bytes),
+        "finished": lambda j: j.id.bytes,  # none finished, none held by a worker: id order
+        "worker": lambda j: j.id.bytes,
     }[sort]
     matching = [j for j in every if "transcode" in j.kind]
     expected = [j.id for j in sorted(matching, key=key, reverse=descending)]  # type: ignore[arg-type]

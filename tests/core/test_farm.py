@@ -209,6 +209,32 @@ def test_without_a_sweep_an_expired_claim_stays_claimed(s: Setup) -> None:
     assert s.production.job(job).state is JobState.CLAIMED  # the spec's rule holds
 
 
+def test_an_expired_claim_that_used_the_last_attempt_is_not_claimed_again(s: Setup) -> None:
+    """max_attempts bounds claims: a lost claim that used the job's last attempt waits for the
+    loss sweep to fail it; no claim runs it once more (before, any claim took it again)."""
+    with s.production.edit() as tx:
+        spent = tx.request_job(
+            JobRequest(KIND, (s.original,), s.asset, RepresentationKind.PROXY, max_attempts=1)
+        )
+        spare = tx.request_job(
+            JobRequest(KIND, (s.original,), s.asset, RepresentationKind.PROXY, max_attempts=2)
+        )
+        tx.commit()
+    claimed = {claim_next(s.production, None, 100).job_id for _ in range(2)}  # type: ignore[union-attr]
+    assert claimed == {spent, spare}
+    at(s.clock, 100)  # both leases expired
+    again = claim_next(s.production, None, 100)
+    assert again is not None and again.job_id == spare  # its second attempt
+    assert claim_next(s.production, None, 100) is None
+    with pytest.raises(ConflictError), s.production.edit() as tx:
+        tx.claim_job_lease(spent, TOOL, us(100))
+    assert len(s.production.job(spent).attempts) == 1
+    with s.production.edit() as tx:
+        assert tx.finalize_lost() == 1
+        tx.commit()
+    assert s.production.job(spent).state is JobState.FAILED
+
+
 def test_two_sweepers_racing_a_reclaim(
     production_factory: Callable[..., Production], tmp_path: Path, clock: FakeClock
 ) -> None:

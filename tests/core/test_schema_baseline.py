@@ -68,8 +68,8 @@ def test_a_new_production_is_made_from_the_baseline_and_the_migrations_after_it(
     assert [(number, name) for number, name, _ in schema.MIGRATIONS.files] == [
         (7, "0007_baseline.sql"),
         (8, "0008_service.sql"),
-        (9, "0009_placeholder_faults.sql"),
-        (10, "0010_placeholder_faults.sql"),
+        (9, "0009_job_path.sql"),
+        (10, "0010_monitor_scale.sql"),
         (11, "0011_roles.sql"),
     ]
     assert (versions.BASELINE, schema.LATEST) == (7, 11)

@@ -31,11 +31,12 @@ def _by_worker(production: Production, completion: object) -> bool:
     return activity.agent is not None and activity.agent.name.startswith("demo-worker-")
 
 
-def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through", [(), ("--service",)], ids=["database", "service"])
+def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path, through: tuple[str, ...]) -> None:
     production = tmp_path / "demo.pproj"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", POSTPROJECT_DEMO_PRODUCTION=str(production))
     demo = subprocess.Popen(
-        [sys.executable, str(ROOT / "dev.py"), "demo"],
+        [sys.executable, str(ROOT / "dev.py"), "demo", *through],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -62,3 +63,11 @@ def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path) -> None:
             if job.claim is not None and job.claim.expires_at > now
         ]
     assert live == []
+    if through:  # the workers went through the service, which stopped with the demo
+        logs = tmp_path / "demo-media" / "logs"
+        assert "http://127.0.0.1:" in stderr.decode(errors="replace")
+        assert (logs / "worker.token").stat().st_mode & 0o077 == 0
+        service_log = (logs / "service.log").read_text()
+        claims = [line for line in service_log.splitlines() if '/claims" 200' in line]
+        assert claims and all("principal=demo-workers-" in line for line in claims), service_log[-2000:]
+        assert "postproject.service: stopped" in service_log

@@ -99,8 +99,9 @@ def ready(window: Any, revision: int = 1) -> bool:
     return s is not None and s.applied_revision >= revision and not s.busy and s.live
 
 
-def wait_for(qtbot: Any, condition: Callable[[], object], timeout: int = 5000) -> None:
-    """qtbot.waitUntil with a boolean condition."""
+def wait_for(qtbot: Any, condition: Callable[[], object], timeout: int = 15_000) -> None:
+    """qtbot.waitUntil with a boolean condition. The bound is generous: a loaded CI machine can
+    take seconds for one step, and a passing test does not wait for it."""
     qtbot.waitUntil(lambda: bool(condition()), timeout=timeout)
 
 

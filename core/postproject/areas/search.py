@@ -151,14 +151,18 @@ def _params(q: JobQuery) -> tuple[str, ...]:
 
 
 def _key(q: JobQuery, job: Job) -> tuple[str, str]:
+    """The cursor's fields of a page's last row: its sort value ("" when it has none) and id."""
+    value = ""
     if q.sort == "kind":
         value = job.kind.encode().hex()
     elif q.sort == "state":
         value = str(job.state.code)
     elif q.sort == "priority":
         value = str(job.priority)
-    else:
-        value = ""
+    elif q.sort == "finished" and job.finished_at is not None:
+        value = str(clocks.to_micros(job.finished_at))
+    elif q.sort == "worker" and job.claim is not None and job.claim.worker is not None:
+        value = job.claim.worker.encode().hex()
     return value, job.id.bytes.hex()
 
 
@@ -166,13 +170,13 @@ def _position(q: JobQuery, fields: Sequence[str]) -> JobKey:
     value_text, id_text = fields
     try:
         job_id = bytes.fromhex(id_text)
-        value: str | int | None
-        if q.sort == "kind":
+        value: str | int | None = None
+        if q.sort in ("kind", "worker") and value_text:
             value = bytes.fromhex(value_text).decode()
-        elif q.sort in ("state", "priority"):
+        elif q.sort in ("state", "priority", "finished") and value_text:
             value = int(value_text)
-        else:
-            value = None
+        elif q.sort in ("kind", "state", "priority"):
+            raise ValueError("a value is required")
     except ValueError:
         raise InvalidArgumentError("query cursor does not match this query and its parameters") from None
     return value, job_id

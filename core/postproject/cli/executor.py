@@ -32,13 +32,15 @@ from postproject import humanize, locations
 from postproject.cli import farm
 from postproject.cli.durations import parse_lease
 from postproject.executor import jobs
+from postproject.executor.access import is_service_url, read_token
 from postproject.executor.console import JobBars, executor_logging, stderr_console
 from postproject.executor.demo import create_demo, demo_exists
 from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
 from postproject.locations import is_location_uri
-from postproject.model.errors import InvalidArgumentError
+from postproject.logs import redact
+from postproject.model.errors import InvalidArgumentError, PostProjectError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 
 Handler = Callable[[argparse.Namespace], int]
@@ -72,7 +74,16 @@ def _worker_run_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "the media with PyAV and publish it. Stops when nothing is claimable (or, with --watch, on Ctrl-C).",
     )
     run.set_defaults(handler=worker_run)
-    run.add_argument("production", metavar="PRODUCTION", help="the production file (.pproj)")
+    run.add_argument(
+        "production",
+        metavar="PRODUCTION",
+        help="the production (.pproj file or postgresql:// URI), or a service's http(s)://HOST:PORT URL",
+    )
+    run.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="the API token (worker role) for a service URL (else POSTPROJECT_API_TOKEN)",
+    )
     run.add_argument(
         "--kind",
         action="append",
@@ -143,6 +154,12 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
         _json_option(parser)
     run.add_argument("--fresh", action="store_true", help="delete the demo production and its media first")
     run.add_argument("--workers", default="2", metavar="N", help="worker processes, 1-8 (2)")
+    run.add_argument(
+        "--service",
+        action="store_true",
+        help="the workers through a local service (postproject serve, started and stopped here) "
+        "instead of the database",
+    )
 
 
 # --- handlers -----------------------------------------------------------------------------
@@ -164,8 +181,12 @@ def worker_run(args: Any) -> int:
     config = _settings(args, flags, [*(getattr(ns, "root_map", None) or []), *ns.command_root_map])
     tool_name = config["worker.tool_name"]
     agent_name = config["worker.agent_name"]
+    remote = is_service_url(ns.production)
+    if ns.token_file is not None and not remote:
+        raise InvalidArgumentError("--token-file is for a service URL (http:// or https://)")
+    token = read_token(ns.token_file) if remote else None
     worker_config = WorkerConfig(
-        ns.production if is_location_uri(ns.production) else Path(ns.production),
+        ns.production if remote or is_location_uri(ns.production) else Path(ns.production),
         kinds=_kinds(list(config["worker.kinds"])),
         lease=parse_lease(config["worker.lease"]),
         root_map=config.root_map,
@@ -177,6 +198,7 @@ def worker_run(args: Any) -> int:
         agent=AgentIdentity(agent_name) if agent_name else default_agent(),
         proxy_format=config["worker.proxy_format"],
         thumbnail_format=config["worker.thumbnail_format"],
+        token=token,
     )
     log_format = config["worker.log_format"]
     console = stderr_console()
@@ -185,7 +207,12 @@ def worker_run(args: Any) -> int:
     with logs, JobBars(console, enabled=log_format == "text") as bars:
         worker = Worker(worker_config, bars)
         with _stop_on_signals(worker.stop) as received:
-            worker.run()
+            try:
+                worker.run()
+            except PostProjectError as exc:
+                if log_format != "json":
+                    raise
+                return _json_failure(exc, getattr(ns, "json", False))
     code = 128 + received[0] if received else 0
     if getattr(ns, "json", False):
         _emit_json(
@@ -200,6 +227,18 @@ def worker_run(args: Any) -> int:
             }
         )
     return code
+
+
+def _json_failure(error: PostProjectError, json_document: bool) -> int:
+    """With ``--log-format json`` the final error is one more JSON log line (not the CLI's
+    plain ``postproject: error:`` line), and with ``--json`` the error document on stdout."""
+    message = humanize.printable(" ".join(error.message.split()))
+    fields = {"action": "exit", "detail": error.code.value}
+    logging.getLogger("postproject.executor").error("%s (%s)", message, error.code.value, extra=fields)
+    if json_document:
+        detail = {"reason": error.reason.value} if error.reason is not None else {}
+        _emit_json({"error": {"code": error.code.value, "message": redact(message), **detail}})
+    return EXIT_CODES.get(error.code.value, 9)
 
 
 OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "cancelled", "requeued", "lease_lost")
@@ -243,6 +282,7 @@ def demo_run(args: Any) -> int:
         seed=_int("--seed", ns.seed, 0, 2**32),
         workers=_int("--workers", ns.workers, 1, 8),
         media=_media(ns),
+        service=bool(ns.service),
     )
     recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
     path = _demo_location(ns.production)
@@ -391,8 +431,6 @@ def _overall_bar(console: Any) -> Iterator[Callable[[str, int, int], None]]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m postproject.executor``: these commands without the rest of the CLI."""
-    from postproject.model.errors import PostProjectError
-
     parser = argparse.ArgumentParser(prog="python -m postproject.executor")
     register(parser.add_subparsers(dest="group", metavar="GROUP", required=True))
     args = parser.parse_args(argv)

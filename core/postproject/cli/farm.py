@@ -11,14 +11,18 @@ import re
 from typing import Any
 
 from postproject import views
+from postproject.cli import remote
 from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
+from postproject.executor.access import is_service_url
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError
 from postproject.model.ids import JobId
 from postproject.production import Production
 
 
 def job_retry(ctx: Context) -> Result:
+    if is_service_url(ctx.args.production):
+        return remote.job_retry(ctx)
     job_id = parse_id(JobId, ctx.args.job)
     production = ctx.open(ctx.args.production, write=True)
     with edit(production, "Request job again") as tx:
@@ -142,6 +146,7 @@ def register_clock(sub: argparse._SubParsersAction[Parser]) -> None:
 def register_job_commands(jobs: argparse._SubParsersAction[Parser]) -> None:
     p = command(jobs, "retry", "request a failed or cancelled job again (a new, linked job)", job_retry)
     p.add_argument("job", metavar="JOB", help="job id")
+    remote.token_option(p)
     p = command(jobs, "requeue", "return a claimed job to requested (fences its lease)", job_requeue)
     p.add_argument("job", metavar="JOB", help="job id")
     p = command(jobs, "sweep", "finalize lost work: end expired, unrenewed claims", job_sweep)

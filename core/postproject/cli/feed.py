@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from postproject import views
+from postproject.cli import remote
 from postproject.cli.common import Context, Parser, command, group, parse_int
 from postproject.cli.durations import parse_timeout
 from postproject.cli.output import Result
+from postproject.executor.access import is_service_url
+from postproject.executor.recovery import Outage, retrying
+from postproject.model.revisions import Changes
+from postproject.production import Production
 
 FOLLOW_WAIT_SECONDS = 60.0
+T = TypeVar("T")
 
 
 def revisions_latest(ctx: Context) -> Result:
@@ -48,27 +58,48 @@ def revisions_wait(ctx: Context) -> Result:
 
 
 def revisions_follow(ctx: Context) -> None:
-    """Stream one line per revision until interrupted (Ctrl-C or a closed pipe exit 0)."""
+    """Stream one line per revision until interrupted (Ctrl-C or a closed pipe exit 0).
+
+    A database (or service) that goes away is waited out under the executor's recovery
+    policy: "database unreachable, retrying" once on stderr, once more when it answers, and
+    the feed resumes after the last revision printed (no gap, no duplicate)."""
     args = ctx.args
     start = parse_int("--from", args.start) if args.start is not None else None
-    production = ctx.open(args.production)
-    if start is None:
-        latest = production.latest_revision()
-        start = latest.sequence if latest else 0
     kinds = args.kind or None
-    production.changes_since(start, 1, kinds)  # validates the kinds before waiting
     try:
+        if is_service_url(args.production):
+            remote.follow(ctx, start, kinds)
+            return
+        outage = Outage("database", say=lambda level, text, action: ctx.out.note(f"postproject: {text}"))
+        driver = logging.getLogger("psycopg")  # its per-attempt warnings repeat the line above
+        driver.setLevel(max(driver.getEffectiveLevel(), logging.ERROR))
+        production = _patiently(outage, lambda: ctx.open(args.production))
+        if start is None:
+            start = _patiently(outage, production.latest_sequence)
+        after = start
+        _patiently(outage, lambda: production.changes_since(after, 1, kinds))  # validates the kinds first
         while True:
-            changes = production.wait_for_changes(start, FOLLOW_WAIT_SECONDS, kinds=kinds)
+            changes = _patiently(outage, functools.partial(_wait, production, after, kinds))
             for revision in changes:
                 ctx.out.line(Result(views.revision_view(revision), "revision"))
-            start = max(start, changes.through_sequence)
+            after = max(after, changes.through_sequence)
     except KeyboardInterrupt:
         return
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
+
+
+def _wait(production: Production, after: int, kinds: list[str] | None) -> Changes:
+    return production.wait_for_changes(after, FOLLOW_WAIT_SECONDS, kinds=kinds)
+
+
+def _patiently(outage: Outage, action: Callable[[], T]) -> T:
+    """``action``'s result, waiting out an unreachable or busy database without limit."""
+    result = retrying(action, outage)
+    assert result is not None  # no stop event: only a result or an error ends the retries
+    return result
 
 
 def register(sub: argparse._SubParsersAction[Parser]) -> None:
@@ -88,6 +119,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.add_argument("--limit", default="100", metavar="N", help="at most N revisions, 1-1000 (default 100)")
     p = command(revs, "follow", "stream one line per new revision until interrupted", revisions_follow)
+    remote.token_option(p)
     p.add_argument(
         "--from", dest="start", metavar="SEQ", help="start after this sequence (default: the newest)"
     )

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from postproject import views
 from postproject.areas import search as job_search
-from postproject.cli import artifacts, farm, job_leases, job_logs
+from postproject.cli import artifacts, farm, job_leases, job_logs, remote
 from postproject.cli.common import (
     Context,
     Parser,
@@ -22,6 +22,7 @@ from postproject.cli.common import (
 )
 from postproject.cli.output import Result
 from postproject.cli.setup import parse_value
+from postproject.executor.access import is_service_url
 from postproject.humanize import parse_duration
 from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
@@ -62,6 +63,9 @@ def parse_when(field: str, text: str, now: datetime) -> datetime:
 
 def job_request(ctx: Context) -> Result:
     args = ctx.args
+    if is_service_url(args.production):
+        now = (ctx.clock or clocks.SystemClock()).now()
+        return remote.job_request(ctx, lambda field, text: parse_when(field, text, now))
     bound = [JobOutput(parse_id(JobId, j)) for j in dict.fromkeys(args.input_from)]
     request = JobRequest(
         args.kind,
@@ -90,6 +94,8 @@ def job_request(ctx: Context) -> Result:
 
 
 def job_show(ctx: Context) -> Result:
+    if is_service_url(ctx.args.production):
+        return remote.job_show(ctx)
     job_id = parse_id(JobId, ctx.args.job)
     return Result(views.job_view(ctx.open(ctx.args.production).job(job_id)), "job")
 
@@ -114,6 +120,8 @@ def job_list(ctx: Context) -> Result:
         )
     }
     sort = choice("--sort", args.sort, job_search.SORTS)
+    if is_service_url(args.production):
+        return remote.job_list(ctx, state.value if state is not None else None, limit, times, sort)
     page = ctx.open(args.production).jobs(
         limit=limit,
         cursor=args.cursor,
@@ -146,6 +154,8 @@ def job_counts(ctx: Context) -> Result:
 
 def job_cancel(ctx: Context) -> Result:
     job_ids = list(dict.fromkeys(parse_id(JobId, j) for j in ctx.args.job))
+    if is_service_url(ctx.args.production):
+        return remote.job_cancel(ctx, job_ids)
     production = ctx.open(ctx.args.production, write=True)
     with edit(production, "Cancel job" if len(job_ids) == 1 else "Cancel jobs") as tx:
         for job_id in job_ids:
@@ -160,6 +170,7 @@ def job_cancel(ctx: Context) -> Result:
 def register(sub: argparse._SubParsersAction[Parser]) -> None:
     jobs = group(sub, "job", "request, claim, complete and inspect jobs")
     p = command(jobs, "request", "request work; prints the new job", job_request)
+    remote.token_option(p)
     p.add_argument("kind", metavar="KIND", help="namespaced job kind, e.g. org.example:generate-proxy")
     p.add_argument("output_asset", metavar="OUTPUT_ASSET", help="asset the output will represent")
     p.add_argument("output_kind", metavar="OUTPUT_KIND", help="original, proxy, optimized or derived")
@@ -205,6 +216,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
         help="an input bound to this job's output, resolved when the new job is claimed (repeatable; implies --after)",
     )
     p = command(jobs, "show", "show one job", job_show)
+    remote.token_option(p)
     p.add_argument("job", metavar="JOB", help="job id")
     p = command(
         jobs,
@@ -214,6 +226,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     p.add_argument("job", metavar="JOB", help="job id")
     p = command(jobs, "list", "list jobs in request order, optionally filtered", job_list)
+    remote.token_option(p)
     p.add_argument("--state", metavar="S", help=f"only jobs in this state ({', '.join(STATES)})")
     p.add_argument("--kind", metavar="K", help="only jobs of this kind")
     p.add_argument(
@@ -241,6 +254,7 @@ def register(sub: argparse._SubParsersAction[Parser]) -> None:
     p.add_argument("--kind", metavar="K", help="only jobs of this kind")
     job_leases.register(jobs)
     p = command(jobs, "cancel", "cancel requested or claimed jobs (no lease token needed)", job_cancel)
+    remote.token_option(p)
     p.add_argument("job", metavar="JOB", nargs="+", help="job id (several are cancelled in one transaction)")
     farm.register_job_commands(jobs)
     job_logs.register(jobs)

@@ -135,11 +135,11 @@ class JobQuery:
     ``finished_at``, set by the transition that ended them). Every term must match (AND); a
     term matches a job when it is a case-insensitive substring (any length >= 1; ASCII case
     folding is enough) of the job's kind, its output asset's name, the agent name or the
-    registered worker name of any of its attempts, or its failure diagnostic; or when,
-    without a leading "…" and dashes, it is 6+ hex digits that end the job id's hex (32:
-    the whole id). Adapters index each of these (a job transition must not pay a full-text
-    write: only failures and asset creation do). ``sort`` is one of :data:`JOB_SORTS`; ties
-    break by job id in the same direction.
+    registered worker name of any of its attempts, its failure diagnostic, or a string value
+    of its parameters (the first 256 characters); or when, without a leading "…" and dashes,
+    it is 6+ hex digits that end the job id's hex (32: the whole id). Adapters index each of
+    these (a job transition must not pay a full-text write: only failures, asset creation and
+    a request's parameters do). ``sort`` is one of :data:`JOB_SORTS`; ties break by job id.
     """
 
     state: int | None = None
@@ -153,12 +153,11 @@ class JobQuery:
     descending: bool = False
 
 
-# The sort keys of JobQuery and the column each orders by (then by id): "requested" orders by
-# id alone (ids are time-ordered UUIDv7, so this is request order).
+# JobQuery's sorts and the column each orders by, then by id ("requested": id alone, UUIDv7 request
+# order; "finished": unfinished jobs first; "worker": the claim's worker by name, the rest last).
 JOB_SORTS: dict[str, str] = {"requested": "id", "kind": "kind", "state": "state", "priority": "priority"}
-
-JobKey = tuple[str | int | None, bytes]  # (sort column value, job id); None value for "requested"
-
+JOB_SORTS |= {"finished": "finished_at", "worker": "claim_worker_id"}  # two phases each (storage.job_pages)
+JobKey = tuple[str | int | None, bytes]  # (sort value, job id); None: "requested", or a job without one
 
 RegisteredWorker = tuple[bytes, str, str | None, int, int, int, tuple[str, ...] | None]
 RevisionHead = tuple[int, bytes, int, str | None, str | None, dict[str, int], bytes | None, str | None]
@@ -213,7 +212,8 @@ class Reads(ProgressReads, OffersServiceReads, Protocol):
     ) -> list[Job]:
         """Up to ``limit`` jobs matching ``query``, ordered by (sort column, id), ascending or
         (``query.descending``) descending, strictly after the keyset position ``after`` (the
-        last row of the previous page, ``(value, id)``; the value is ignored for "requested").
+        last row of the previous page, ``(value, id)``; the value is ignored for "requested";
+        see :data:`JOB_SORTS` for where jobs without a value go).
         Never capped: a page is found through indexes (trigram full-text for ``terms``), not
         by reading a bounded window of jobs. With ``window``, only the first ``window`` jobs
         in that order that pass the other filters are tested against the terms (a bounded

@@ -10,13 +10,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from postproject import humanize
+from postproject import humanize, locations
 from postproject.executor import jobs
 from postproject.model import clock as clocks
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
-from postproject.production import DEFAULT_BUSY_TIMEOUT, Production
+from postproject.production import Production
+
+if TYPE_CHECKING:
+    from postproject.executor.backend import WorkerBackend
 
 
 def default_agent() -> AgentIdentity:
@@ -28,7 +32,7 @@ def default_agent() -> AgentIdentity:
 class WorkerConfig:
     """How a worker runs. ``renew_interval`` defaults to a third of ``lease``."""
 
-    path: str | Path  # a production file, or a postgresql:// URI
+    path: str | Path  # a production file, a postgresql:// URI, or a service's http(s):// URL
     kinds: tuple[str, ...] = jobs.KINDS
     lease: timedelta = timedelta(seconds=60)
     root_map: Mapping[str, str | os.PathLike[str]] = field(default_factory=dict)
@@ -42,17 +46,33 @@ class WorkerConfig:
     thumbnail_format: str = "jpg"
     renew_interval: float | None = None
     sweep: bool = True  # finalise lost work of crashed workers every few seconds
+    token: str | None = field(default=None, repr=False)  # the service's API token (http(s):// only)
 
-    def open(self, busy_timeout: float | None = None) -> Production:
-        """A new handle on the production (one per thread: a handle is not for concurrent edits);
-        ``busy_timeout``: how long its edits wait for a SQLite write lock (default: the library's)."""
+    def open(self) -> Production:
+        """A new handle on the production (one per thread: a handle is not for concurrent edits)."""
         return Production.open(
-            self.path,
-            clock=self.clock,
-            root_map=dict(self.root_map) or None,
-            allow_injected_clock=True,  # (only tests give a worker a clock)
-            busy_timeout=DEFAULT_BUSY_TIMEOUT if busy_timeout is None else busy_timeout,
-        )
+            self.path, clock=self.clock, root_map=dict(self.root_map) or None, allow_injected_clock=True
+        )  # (only tests give a worker a clock)
+
+    @property
+    def remote(self) -> bool:
+        """Whether the worker reaches the production through a service (``http(s)://``)."""
+        return isinstance(self.path, str) and self.path.lower().startswith(("http://", "https://"))
+
+    def backend(self) -> WorkerBackend:
+        """The transport for :attr:`path`: the service's Worker API for a URL (httpx, imported
+        only then), the production itself otherwise."""
+        from postproject.executor.backend import DirectBackend
+
+        if not self.remote:
+            return DirectBackend(self.open, locations.display_location(self.path))
+        from postproject.executor.access import connect, read_token
+
+        token = self.token if self.token is not None else read_token(None)
+        client = connect(str(self.path), token, max_connections=max(8, 2 * self.concurrency + 4))
+        from postproject.executor.http_backend import HttpBackend
+
+        return HttpBackend(client, self.root_map, self.clock)
 
 
 @dataclass(frozen=True, slots=True)

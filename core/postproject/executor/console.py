@@ -27,6 +27,9 @@ from postproject.logs import JsonFormatter, secret_free
 from postproject.model.ids import JobId
 
 LOGGER = "postproject.executor"
+# The database driver's own loggers: their warnings (one per reconnection attempt of the pool)
+# repeat what the recovery policy says once, so only their errors show, in the same format.
+DRIVER_LOGGERS = ("psycopg",)
 _PLAIN_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 
@@ -63,7 +66,8 @@ def executor_logging(
     worker: str | None = None,
 ) -> Iterator[None]:
     """Route ``postproject.executor`` log lines of ``level`` and up to ``console`` (rich),
-    plain stderr lines, or (``log_format="json"``) JSON lines on stderr."""
+    plain stderr lines, or (``log_format="json"``) JSON lines on stderr; the database driver's
+    errors (``psycopg``) go the same way, so a JSON log stays all JSON during an outage."""
     handler: logging.Handler
     if log_format == "json":
         handler = logging.StreamHandler(sys.stderr)
@@ -77,17 +81,23 @@ def executor_logging(
     secret_free(handler)
     if worker is not None:
         handler.addFilter(_Worker(worker))
-    logger = logging.getLogger(LOGGER)
-    previous = (logger.level, logger.propagate)
-    logger.addHandler(handler)
-    logger.setLevel(level)
-    logger.propagate = False
+    routed = [(logging.getLogger(LOGGER), level)]
+    routed += [
+        (logging.getLogger(name), level if level <= logging.DEBUG else logging.ERROR)
+        for name in DRIVER_LOGGERS
+    ]
+    previous = [(logger, logger.level, logger.propagate) for logger, _ in routed]
+    for logger, wanted in routed:
+        logger.addHandler(handler)
+        logger.setLevel(wanted)
+        logger.propagate = False
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(previous[0])
-        logger.propagate = previous[1]
+        for logger, old_level, old_propagate in previous:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+            logger.propagate = old_propagate
 
 
 class JobBars:

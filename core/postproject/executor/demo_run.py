@@ -8,6 +8,12 @@ and then runs the monitor. When the monitor closes (or on Ctrl-C) the producer s
 each worker receives SIGTERM: it stops its transcode, releases its claim and exits; a worker
 still running after ``grace`` seconds is killed (its claim then expires by itself).
 
+With ``service`` (``demo run --service``, ``python3 dev.py demo --service``) the workers go
+through a local service instead of the database: the demo makes a worker token (its file in
+the logs folder, readable by its owner only), starts ``postproject serve`` on a free local
+port (``--no-sweep`` too, logging to ``logs/service.log``) and runs the workers as
+``worker run http://127.0.0.1:PORT --token-file FILE``; the service stops after the workers.
+
 The monitor is, in order of preference: the ``monitor`` argument (tests pass a stand-in);
 the command in ``POSTPROJECT_DEMO_MONITOR_CMD`` (run with the production path appended); the
 PySide6 monitor (``postproject_gui.app.main``) in its own process when the ``gui`` extra is
@@ -23,9 +29,12 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +43,8 @@ from postproject import locations
 from postproject.executor import jobs
 from postproject.executor.demo import STORY, DemoLocation, Report, create_demo, demo_exists, media_folder
 from postproject.executor.recipe import Recipe
+from postproject.model import clock as clocks
+from postproject.model.access import ApiRole
 from postproject.model.assets import RepresentationKind
 from postproject.model.errors import ConflictError, PostProjectError, Reason, StorageError
 from postproject.model.ids import AssetId, RepresentationId
@@ -76,6 +87,7 @@ class DemoRunOptions:
     producer_cap: int = 60
     grace: float = 10.0
     media: Path | None = None  # where clips and worker logs go (default: demo.media_folder)
+    service: bool = False  # the workers through a local service (see the module docstring)
 
 
 def run_demo(
@@ -101,18 +113,88 @@ def run_demo(
         )
     show, attached = _choose_monitor(monitor, say)
     producer = Producer(path, recipe, options.producer_interval, options.producer_cap)
-    procs = _start_workers(path, options, attached)
-    producer.start()
-    with _interrupt_once() as shield:
-        try:
-            code = show(path)
-        except KeyboardInterrupt:
-            code = 130
-        finally:
-            shield()  # the shutdown below is never cut short by a second Ctrl-C
-            producer.stop()
-            exit_codes = stop_workers(procs, options.grace)
+    with contextlib.ExitStack() as stack:
+        service = stack.enter_context(_local_service(path, options, say)) if options.service else None
+        procs = _start_workers(path, options, attached, service)
+        producer.start()
+        with _interrupt_once() as shield:
+            try:
+                code = show(path)
+            except KeyboardInterrupt:
+                code = 130
+            finally:
+                shield()  # the shutdown below is never cut short by a second Ctrl-C
+                producer.stop()
+                exit_codes = stop_workers(procs, options.grace)
     return DemoRunResult(code, tuple(p.pid for p in procs), exit_codes, producer.requested)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalService:
+    """The demo's service: its URL and the worker token's file."""
+
+    url: str
+    token_file: Path
+
+
+@contextlib.contextmanager
+def _local_service(path: DemoLocation, options: DemoRunOptions, say: Say) -> Iterator[LocalService]:
+    """``postproject serve`` over the demo production on a free local port, with a new worker
+    token, until the block ends (then SIGTERM: it drains and exits)."""
+    folder = media_folder(path, options.media) / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    with Production.open(path) as production, production.edit(origin="demo") as tx:
+        secret = tx.create_api_token(
+            f"demo-workers-{os.getpid()}-{uuid.uuid4().hex[:8]}", ApiRole.WORKER
+        ).secret
+        tx.commit()
+    token_file = folder / "worker.token"
+    token_file.unlink(missing_ok=True)
+    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secret + "\n")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable,
+        "-m",
+        "postproject",
+        "serve",
+        str(path),
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--no-sweep",
+    ]
+    with open(folder / "service.log", "ab") as out:
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+    try:
+        _wait_for_health(proc, url, folder / "service.log")
+        say(f"the workers go through a local service at {url} (its log: {folder / 'service.log'})")
+        yield LocalService(url, token_file)
+    finally:
+        stop_workers([proc], options.grace)
+
+
+def _wait_for_health(proc: subprocess.Popen[bytes], url: str, log: Path, timeout: float = 60.0) -> None:
+    deadline = clocks.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        if proc.poll() is not None:
+            raise StorageError(
+                f"the demo's service exited ({proc.returncode}); see {log}", reason=Reason.SERVER_FAILED
+            )
+        try:
+            with urllib.request.urlopen(f"{url}/v1/health", timeout=1.0) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if clocks.monotonic() > deadline:
+            raise StorageError(f"the demo's service did not answer within {timeout:.0f} s; see {log}",
+                               reason=Reason.SERVER_FAILED)  # fmt: skip
+        pause.wait(0.1)
 
 
 def remove_demo(path: DemoLocation, media: Path | None = None) -> None:
@@ -140,18 +222,22 @@ def is_demo(path: DemoLocation) -> bool:
         return False
 
 
-def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
-    """The command line of demo worker ``number``. The demo workers never sweep lost work
-    (``--no-sweep``): the story's dead render node keeps its expired claim stuck until a
-    supervisor finalises it (the monitor's *Finalize lost work*), so a newcomer sees one;
-    with the sweep the first worker ended it within seconds."""
+def worker_command(
+    path: DemoLocation, number: int, lease: str, service: LocalService | None = None
+) -> list[str]:
+    """The command line of demo worker ``number`` (through ``service`` when given). The demo
+    workers never sweep lost work (``--no-sweep``): the story's dead render node keeps its
+    expired claim stuck until a supervisor finalises it (the monitor's *Finalize lost work*),
+    so a newcomer sees one; with the sweep the first worker ended it within seconds."""
+    through = ["--token-file", str(service.token_file)] if service is not None else []
     return [
         sys.executable,
         "-m",
         "postproject",
         "worker",
         "run",
-        str(path),
+        service.url if service is not None else str(path),
+        *through,
         "--watch",
         "--no-sweep",
         "--lease",
@@ -162,7 +248,7 @@ def worker_command(path: DemoLocation, number: int, lease: str) -> list[str]:
 
 
 def _start_workers(
-    path: DemoLocation, options: DemoRunOptions, to_files: bool
+    path: DemoLocation, options: DemoRunOptions, to_files: bool, service: LocalService | None = None
 ) -> list[subprocess.Popen[bytes]]:
     """Start the worker processes; ``to_files`` sends each one's output to its own log file."""
     procs = []
@@ -171,7 +257,7 @@ def _start_workers(
     shown, extra = locations.for_child_process(path)
     env = {**os.environ, **extra}
     for number in range(1, options.workers + 1):
-        command = worker_command(shown, number, options.lease)
+        command = worker_command(shown, number, options.lease, service)
         if not to_files:
             procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, env=env))
             continue

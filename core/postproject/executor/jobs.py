@@ -39,6 +39,7 @@ from typing import Final
 import av
 
 from postproject._version import __version__
+from postproject.executor.backend import Claim, ClaimedJob
 from postproject.executor.media import (
     PROXY_PROFILES,
     THUMBNAIL_PROFILES,
@@ -49,13 +50,11 @@ from postproject.executor.media import (
 )
 from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
-from postproject.model.errors import NotFoundError, UnsupportedError
+from postproject.model.errors import UnsupportedError
 from postproject.model.identity import ToolIdentity
-from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES, Job
+from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES
 from postproject.model.metadata import EXECUTOR_VOCABULARY, Property
-from postproject.model.refs import JobRef
 from postproject.model.values import StringValue
-from postproject.production import Production
 
 try:
     import fcntl
@@ -87,7 +86,7 @@ class NotHere(Exception):
 class Task:
     """A checked job: what to read, what to make, and where to put it."""
 
-    job: Job
+    job: ClaimedJob
     profile: str
     source: Path
     directory: Path  # where the output goes
@@ -105,11 +104,11 @@ def short_kind(kind: str) -> str:
     return kind.partition(":")[2] or kind
 
 
-def label_of(production: Production, job: Job) -> str:
+def label_of(claim: Claim) -> str:
     """``generate-thumbnail thumbnail-4k``: the short kind and the requested profile, if any."""
-    values = [a.value for a in production.metadata[JobRef(job.id)] if a.property == PROFILE]
+    values = [value for prop, value in claim.parameters if prop == PROFILE]
     shown = [v.value[:40] for v in values if isinstance(v, StringValue)]
-    return " ".join([short_kind(job.kind), *shown[:1]])
+    return " ".join([short_kind(claim.job.kind), *shown[:1]])
 
 
 def check_tools(kinds: tuple[str, ...]) -> None:
@@ -122,58 +121,59 @@ def check_tools(kinds: tuple[str, ...]) -> None:
         raise UnsupportedError(f"PyAV has no libx264 encoder, so proxies cannot be made: {exc}") from exc
 
 
-def plan(production: Production, job: Job, *, proxy_format: str, thumbnail_format: str) -> Task:
-    """Check a claimed job and decide its output.
+def plan(claim: Claim, *, proxy_format: str, thumbnail_format: str) -> Task:
+    """Check a claimed job (with what its claim says about it) and decide its output.
 
     Raises:
         JobDefect: the request is unusable (fail the job with the message).
         NotHere: the input or the target root is not reachable here (release the job).
     """
+    job = claim.job
     if job.kind not in _PROFILES:
         raise JobDefect(f"the reference executor does not run {job.kind!r} jobs (it runs {', '.join(KINDS)})")
-    profile = _profile(production, job)
+    profile = _profile(claim)
     wanted = _OUTPUT_KINDS[job.kind]
-    if job.output_representation_kind is not wanted:
+    if job.output_kind is not wanted:
         raise JobDefect(
             f"{short_kind(job.kind)} makes a {wanted.value} representation; "
-            f"the job requests a {job.output_representation_kind.value}"
+            f"the job requests a {job.output_kind.value}"
         )
-    source = _source(production, job)
-    directory = _directory(production, job, source)
-    asset = production.asset(job.output_asset_id)
+    source = _source(claim)
+    directory = _directory(claim, source)
     suffix = proxy_format if job.kind == PROXY_KIND else thumbnail_format
-    stem = f"{safe_name(asset.name or str(asset.id))}_{profile}"
+    stem = f"{safe_name(claim.output_asset_name or str(job.output_asset_id))}_{profile}"
     return Task(job, profile, source, directory, stem, f".{suffix}", job.target_root)
 
 
-def _profile(production: Production, job: Job) -> str:
-    values = [a.value for a in production.metadata[JobRef(job.id)] if a.property == PROFILE]
+def _profile(claim: Claim) -> str:
+    values = [value for prop, value in claim.parameters if prop == PROFILE]
     where = f"property 'profile' of {EXECUTOR_VOCABULARY}"
     if len(values) != 1:
         raise JobDefect(f"the job needs exactly one {where}; it has {len(values)}")
     value = values[0]
     if not isinstance(value, StringValue):
         raise JobDefect(f"the job's {where} must be a string; it is a {type(value).__name__}")
-    supported = _PROFILES[job.kind]
+    supported = _PROFILES[claim.job.kind]
     if value.value not in supported:
         raise JobDefect(
-            f"unsupported profile {value.value[:100]!r} for {short_kind(job.kind)} "
+            f"unsupported profile {value.value[:100]!r} for {short_kind(claim.job.kind)} "
             f"(supported: {', '.join(supported)})"
         )
     return value.value
 
 
-def _source(production: Production, job: Job) -> Path:
-    if len(job.inputs) != 1:
+def _source(claim: Claim) -> Path:
+    job = claim.job
+    if len(job.inputs) != 1 or len(claim.inputs) != 1:
         raise JobDefect(
             f"{short_kind(job.kind)} needs exactly one input representation; the job has {len(job.inputs)}"
         )
-    rep = production.representation(job.inputs[0])
+    rep = claim.inputs[0]
     if rep.asset_id != job.output_asset_id:
         raise JobDefect(
             f"input {rep.id} belongs to asset {rep.asset_id}, not to the output asset {job.output_asset_id}"
         )
-    path = production.resolve(rep)
+    path = rep.file
     if path is None:
         raise NotHere(f"input {rep.id} lives under media root {rep.root!r}, which is not mapped here")
     if not path.is_file():
@@ -181,17 +181,16 @@ def _source(production: Production, job: Job) -> Path:
     return path
 
 
-def _directory(production: Production, job: Job, source: Path) -> Path:
-    if job.target_root is None:
+def _directory(claim: Claim, source: Path) -> Path:
+    target = claim.job.target_root
+    if target is None:
         return source.parent
-    try:
-        directory = production.root_path(job.target_root)
-    except NotFoundError as exc:
-        raise JobDefect(str(exc)) from None
+    if target not in claim.roots:
+        raise JobDefect(f"media root {target!r} does not exist")
+    directory = claim.roots[target]
     if directory is None:
         raise NotHere(
-            f"target root {job.target_root!r} has no directory on this machine "
-            f"(pass --root-map {job.target_root}=PATH)"
+            f"target root {target!r} has no directory on this machine (pass --root-map {target}=PATH)"
         )
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -306,23 +305,26 @@ def _record(task: Task) -> Path:
     return task.directory / STAGING / f"published-{task.job.id}"
 
 
-def remove_unrecorded(production: Production, task: Task) -> list[Path]:
+def remove_unrecorded(task: Task) -> list[Path]:
     """Before an attempt writes: remove the files earlier attempts of this job published under
     its output names that no representation records (a worker killed between publishing and
-    committing), so the redo keeps the clean name; the paths removed. Only files this job's
-    attempts published (the record beside the attempt folders names each, with its identity)
-    and still the same file; never another job's."""
+    committing), so the redo keeps the clean name; the paths removed.
+
+    Only files this job's attempts published (the record beside the attempt folders names
+    each, with its identity) and still the same file; never another job's. A record never
+    names a recorded file an attempt could meet: it goes once the commit that records the file
+    succeeds, and a succeeded job is never claimed again.
+    """
     record = _record(task)
     try:
         lines = record.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
-    recorded = _recorded_paths(production, task)
     removed: list[Path] = []
     for line in lines:
         name, _, identity = line.partition("\t")
         path = task.directory / name
-        if "/" in name or not name or path in recorded:
+        if "/" in name or not name:
             continue
         with contextlib.suppress(OSError):
             info = path.stat()
@@ -335,27 +337,11 @@ def remove_unrecorded(production: Production, task: Task) -> list[Path]:
 
 
 def forget_published(task: Task) -> None:
-    """The job's output is recorded (its commit succeeded): its record of published names goes."""
+    """The job's output is recorded (its commit succeeded) or discarded: its record goes."""
     with contextlib.suppress(OSError):
         _record(task).unlink()
     with contextlib.suppress(OSError):
         (task.directory / STAGING).rmdir()  # only when empty
-
-
-def _recorded_paths(production: Production, task: Task) -> set[Path]:
-    """Where the output asset's representations of the job's output kind are, here."""
-    job = task.job
-    found: set[Path] = set()
-    cursor: str | None = None
-    while True:
-        page = production.representations(job.output_asset_id, job.output_representation_kind, 100, cursor)
-        for rep in page.items:
-            path = production.resolve(rep)
-            if path is not None:
-                found.add(path)
-        cursor = page.next_cursor
-        if cursor is None:
-            return found
 
 
 def sweep(directory: Path) -> int:

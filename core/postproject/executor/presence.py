@@ -1,55 +1,36 @@
-"""A worker's presence on the farm: registration, heartbeats, the loss sweep, and patience
-with a busy database.
+"""A worker's presence on the farm: registration, heartbeats and the loss sweep.
 
 :class:`Presence` registers the worker (a stable name, this process's session, its capacity
-and kinds), then heartbeats every 10 s and, unless disabled, finalises lost work every few
-seconds (the roadmap's hosted sweep), each in its own short edit. :func:`patiently` runs a
-write until it goes through: a database busy because another process holds the write lock
-makes it wait with backoff ("waiting for the database"), never give up.
+and kinds), then heartbeats every 10 s and, when the worker sweeps (the direct transport;
+the service sweeps for its workers), finalises lost work every few seconds (the roadmap's
+hosted sweep), each in its own short call. All of it is idle work under the recovery policy
+(:mod:`postproject.executor.recovery`): a busy, restarting or unreachable peer is waited
+out without limit, said once in the log.
+
+The session is kept while the peer knows it: after an outage the worker heartbeats with the
+same session, so its claims in flight stay its own. It registers again only when the peer
+no longer knows the worker (``not_found``). A fenced session (``worker_session_replaced``)
+means another process registered under this name since: the worker stops (``on_fenced``)
+rather than fence it back. An error that retrying cannot cure (a refused token or
+credentials, a missing production) stops the worker too (``on_fatal``).
 """
 
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 from collections.abc import Callable
-from typing import TypeVar
 
+from postproject.executor.backend import WorkerBackend
+from postproject.executor.recovery import Outage, retrying
 from postproject.model import clock as clocks
-from postproject.model.errors import ConflictError, PostProjectError, Reason, StorageError
-from postproject.model.workers import HEARTBEAT_INTERVAL, WorkerSession
-from postproject.production import Production
+from postproject.model.errors import ConflictError, NotFoundError, PostProjectError, Reason
+from postproject.model.workers import HEARTBEAT_INTERVAL
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 SWEEP_INTERVAL = 5.0  # seconds between loss sweeps
 SWEEP_BATCH = 100
-MAX_BACKOFF = 2.0
-
-
-def patiently(action: Callable[[], T], stop: threading.Event, what: str) -> T | None:
-    """Run ``action`` until it is not refused as busy (None if ``stop`` is set meanwhile)."""
-    delay, waiting = 0.05, False
-    while True:
-        try:
-            result = action()
-        except StorageError as exc:
-            if exc.reason is not Reason.BUSY:
-                raise
-            if not waiting:
-                log.warning(
-                    "waiting for the database (%s): %s", what, exc.message, extra={"action": "db_busy"}
-                )
-                waiting = True
-            if stop.wait(delay):
-                return None
-            delay = min(delay * 2, MAX_BACKOFF)
-            continue
-        if waiting:
-            log.info("the database answered again (%s)", what, extra={"action": "db_ready"})
-        return result
 
 
 class Presence:
@@ -57,40 +38,41 @@ class Presence:
 
     def __init__(
         self,
-        open_production: Callable[[], Production],
+        backend: WorkerBackend,
         name: str,
         capacity: int,
         kinds: tuple[str, ...],
+        host: str,
         *,
-        origin: str,
+        outage: Outage,
         sweep: bool,
         on_fenced: Callable[[str], None],
+        on_fatal: Callable[[PostProjectError], None],
     ) -> None:
-        self._open = open_production
+        self._backend = backend
         self._name = name
         self._capacity = capacity
         self._kinds = kinds
-        self._origin = origin
-        self._sweep = sweep
+        self._host = host
+        self._outage = outage
+        self._sweep = sweep and backend.sweeps
         self._on_fenced = on_fenced
+        self._on_fatal = on_fatal
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._run, name="worker-presence", daemon=True)
-        self.session: WorkerSession | None = None
+        self.session: object | None = None
         self.swept = 0
 
-    def register(self, production: Production) -> WorkerSession:
-        """Register now (before any claim); waits while the database is busy."""
+    def register(self, stop: threading.Event) -> object | None:
+        """Register now (before any claim), waiting out an unreachable peer; None if ``stop``
+        is set meanwhile."""
 
-        def attempt() -> WorkerSession:
-            with production.edit(origin=self._origin, message=f"Register worker {self._name}") as tx:
-                session = tx.register_worker(
-                    self._name, capacity=self._capacity, kinds=list(self._kinds), host=socket.gethostname()
-                )
-                tx.commit()
-            return session
+        def attempt() -> object:
+            return self._backend.register(self._name, self._capacity, self._kinds, self._host)
 
-        session = patiently(attempt, self._halt, "registering")
-        assert session is not None  # only stop() interrupts, and it is not running yet
+        session = retrying(attempt, self._outage, stop=stop)
+        if session is None:
+            return None
         self.session = session
         log.info(
             "registered as worker %s (capacity %d)",
@@ -109,35 +91,25 @@ class Presence:
         if self._thread.is_alive():
             self._thread.join()
 
-    def heartbeat(self, production: Production) -> bool:
-        """One heartbeat; False (and ``on_fenced``) when the name registered again elsewhere."""
+    def heartbeat(self) -> bool:
+        """One heartbeat (registering again if the peer forgot the worker); False when fenced."""
         session = self.session
         assert session is not None
-
-        def beat() -> None:
-            with production.edit(origin=self._origin) as tx:
-                tx.heartbeat(session)
-                tx.commit()
-
         try:
-            patiently(beat, self._halt, "heartbeat")
+            retrying(lambda: self._backend.heartbeat(session), self._outage, stop=self._halt)
         except ConflictError as exc:
             if exc.reason is Reason.WORKER_SESSION_REPLACED:
                 self._on_fenced(str(exc))
                 return False
             raise
+        except NotFoundError:
+            log.warning("the worker is not known any more; registering again", extra={"action": "reregister"})
+            return self.register(self._halt) is not None or self._halt.is_set()
         return True
 
-    def sweep(self, production: Production) -> int:
+    def sweep(self) -> int:
         """Finalise lost work once (a bounded batch)."""
-
-        def once() -> int:
-            with production.edit(origin=self._origin, message="Finalize lost work") as tx:
-                count = tx.finalize_lost(SWEEP_BATCH)
-                tx.commit()
-            return count
-
-        count = patiently(once, self._halt, "loss sweep") or 0
+        count = retrying(lambda: self._backend.finalize_lost(SWEEP_BATCH), self._outage, stop=self._halt) or 0
         if count:
             log.warning(
                 "finalized %d lost claim(s) of crashed or stalled workers",
@@ -152,17 +124,18 @@ class Presence:
         next_beat = clocks.monotonic() + beat_every
         next_sweep = clocks.monotonic()
         try:
-            with self._open() as production:
+            with self._backend.attached():
                 while not self._halt.is_set():
                     now = clocks.monotonic()
                     if now >= next_beat:
-                        if not self.heartbeat(production):
+                        if not self.heartbeat():
                             return
-                        next_beat = now + beat_every
+                        next_beat = clocks.monotonic() + beat_every
                     if self._sweep and now >= next_sweep:
-                        self.sweep(production)
-                        next_sweep = now + SWEEP_INTERVAL
+                        self.sweep()
+                        next_sweep = clocks.monotonic() + SWEEP_INTERVAL
                     wake = min(next_beat, next_sweep if self._sweep else next_beat)
                     self._halt.wait(max(0.05, wake - clocks.monotonic()))
-        except PostProjectError as exc:
+        except PostProjectError as exc:  # nothing retrying can cure: the worker stops
             log.error("worker presence stopped: %s", exc, extra={"action": "presence_error"})
+            self._on_fatal(exc)

@@ -1,18 +1,23 @@
 """Keeping a claim alive while the work runs: renewals, progress, and noticing a stop.
 
-A :class:`Renewer` thread works on its own :class:`Production` handle (a handle is not for
-concurrent edits from several threads) and its own lease object, imported from the
-worker's exported token: the token stays in memory and is never logged. It
+A :class:`Renewer` thread works through the worker's backend on a connection of its own
+(:meth:`~postproject.executor.backend.WorkerBackend.attached`), with the claim's lease token
+(kept in memory, never logged). It
 
-- follows the revision feed for its own job, so a ``cancel_job`` or ``requeue_job`` (or a
-  re-claim after the lease was lost) is noticed within tens of milliseconds, not at the
-  next renewal: it sets :attr:`Renewer.stop_requested` (or :attr:`Renewer.lost`), which
-  the work's ``should_stop`` observes;
-- publishes the latest progress the work reported (:meth:`Renewer.progress`) at most
-  twice a second, each report a short edit of stored state (no revision), fenced by the
-  lease: a refused report is a second way to learn that the claim is gone;
+- on the direct transport, follows the revision feed for its own job, so a ``cancel_job``
+  or ``requeue_job`` (or a re-claim after the lease was lost) is noticed within tens of
+  milliseconds; it sets :attr:`Renewer.stop_requested` (or :attr:`Renewer.lost`), which the
+  work's ``should_stop`` observes;
+- publishes the latest progress the work reported (:meth:`Renewer.progress`) at most twice a
+  second, and, where the backend asks for it (the service, where a cancel arrives only with
+  a renewal's or report's answer), at least once a second (:attr:`report_every`); each
+  report is fenced by the lease, and its answer says when a supervisor stopped the job;
 - renews the lease every ``interval`` (a third of its duration), in the same call as a
   progress report when one is due.
+
+A renewal or report that fails because the peer is unreachable is retried with backoff
+until the lease would have expired (:attr:`Renewer.deadline`, a monotonic time); then the
+claim counts as lost (the work stops and publishes nothing; the loss sweep returns the job).
 """
 
 from __future__ import annotations
@@ -22,19 +27,15 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
-from postproject.base.leases import JobLease
+from postproject.executor.backend import LOST_REASONS, ClaimedJob, WorkerBackend
+from postproject.executor.recovery import Backoff, Outage, transient
 from postproject.model import clock as clocks
-from postproject.model.errors import ConflictError, NotFoundError, PostProjectError, Reason
-from postproject.model.lifecycle import JobState
+from postproject.model.errors import ConflictError, NotFoundError, PostProjectError
 from postproject.model.progress import MAX_PROGRESS_TEXT_BYTES
-from postproject.production import Production
 
 log = logging.getLogger(__name__)
 
-LOST_REASONS = frozenset({Reason.LEASE_LOST, Reason.LEASE_EXPIRED, Reason.LEASE_NOT_ACTIVE})
 PROGRESS_EVERY = 0.5  # seconds between progress reports (at most twice a second)
-# Events that end our claim from outside: a cancel, a requeue, a re-claim or the loss sweep.
-STOP_EVENTS = ("job_cancelled", "job_requeued", "job_claimed", "job_lost", "job_failed")
 
 Fields = tuple[float | None, str | None, str | None]
 
@@ -44,22 +45,24 @@ class Renewer:
 
     def __init__(
         self,
-        open_production: Callable[[], Production],
+        backend: WorkerBackend,
         token: str,
+        job: ClaimedJob,
         duration: timedelta,
         interval: float,
         on_lost: Callable[[str], None],
         *,
-        origin: str,
-        since: int | None = None,
+        outage: Outage,
+        deadline: float,
     ) -> None:
-        self._open = open_production
-        self._since = since  # the claim's revision: later events of the job are followed
+        self._backend = backend
         self._token = token
+        self._job = job
         self._duration = duration
         self._interval = interval
         self._on_lost = on_lost
-        self._origin = origin
+        self._outage = outage
+        self.deadline = deadline  # monotonic: when the lease expires as far as this process knows
         self._halt = threading.Event()
         self._wake = threading.Event()  # halt, or progress to publish
         self._lost = threading.Event()
@@ -91,17 +94,12 @@ class Renewer:
         """Remember the latest progress (published within half a second; never blocks)."""
         with self._pending_lock:
             old = self._pending
-            merged = old or (None, None, None)
-            self._pending = (
-                fraction if fraction is not None else merged[0],
-                stage if stage is not None else merged[1],
-                message if message is not None else merged[2],
-            )
+            self._pending = _merged(old, (fraction, stage, message))
         if old is None:
             self._wake.set()
 
     def stop(self) -> None:
-        """Stop (publishing the last progress first) and wait for an edit in flight to end."""
+        """Stop (publishing the last progress first) and wait for a call in flight to end."""
         self._halt.set()
         self._wake.set()
         if self._thread.is_alive():
@@ -111,11 +109,9 @@ class Renewer:
 
     def _run(self) -> None:
         try:
-            with self._open() as production:
-                lease = JobLease.import_token(production, self._token)
-                head = self._since if self._since is not None else production.latest_sequence()
+            with self._backend.attached():
                 self._started.set()
-                self._loop(production, lease, head)
+                self._loop()
         except (ConflictError, NotFoundError) as exc:
             self._mark_lost(str(exc))
         except PostProjectError as exc:
@@ -123,41 +119,99 @@ class Renewer:
         finally:
             self._started.set()
 
-    def _loop(self, production: Production, lease: JobLease, head: int) -> None:
-        job = str(lease.job_id)
-        next_renewal = clocks.monotonic() + self._interval
-        next_report = clocks.monotonic()
+    def _loop(self) -> None:
+        backend, every = self._backend, self._backend.report_every
+        head = self._job.since or 0
+        now = clocks.monotonic()
+        next_renewal, next_report, last_contact = now + self._interval, now, now
+        backoff = Backoff()
         while True:
             self._wake.clear()
             now = clocks.monotonic()
             due = next_renewal
             if self._pending is not None:
                 due = min(due, next_report)
-            changes = production.wait_for_changes(
-                head, min(max(0.0, due - now), 60.0), kinds=STOP_EVENTS, stop=self._wake
-            )
-            head = max(head, changes.through_sequence)
-            for revision in changes:
-                for event in revision.events:
-                    if event.kind in STOP_EVENTS and event.payload.get("job_id") == job:
-                        self._ended_elsewhere(event.kind)
-                        return
+            if every is not None:
+                due = min(due, last_contact + every)
+            try:
+                head, kind = backend.watch(self._job, head, max(0.0, due - now), self._wake)
+            except PostProjectError as exc:  # the feed is unreachable: renewals say more
+                if not transient(exc):
+                    raise
+                kind = None
+                self._wake.wait(min(backoff.next(), max(0.05, due - clocks.monotonic())))
+            if kind is not None:
+                self._ended_elsewhere(kind)
+                return
             now = clocks.monotonic()
             if self._halt.is_set():
                 if self._pending is not None:
-                    self._report(production, lease, renew=False)
+                    self._call(renew=False, report=True, retry=False)
                 return
-            if self._pending is not None and now >= next_report:
-                renew = now >= next_renewal - PROGRESS_EVERY
-                if not self._report(production, lease, renew=renew):
-                    return
+            if now >= self.deadline:
+                self._mark_lost(
+                    f"the lease expired before it could be renewed (the {backend.peer} did not answer)"
+                )
+                return
+            report = (self._pending is not None and now >= next_report) or (
+                every is not None and now >= last_contact + every
+            )
+            renew = now >= next_renewal - (PROGRESS_EVERY if report else 0.0)
+            if not (report or renew):
+                continue
+            outcome = self._call(renew=renew, report=report, retry=True)
+            if outcome is None:
+                return  # the claim ended
+            now = clocks.monotonic()
+            if outcome:
+                backoff.reset()
+                last_contact = now
                 next_report = now + PROGRESS_EVERY
                 if renew:
                     next_renewal = now + self._interval
-            elif now >= next_renewal:
-                if not self._renew(production, lease):
-                    return
-                next_renewal = now + self._interval
+            else:  # the peer did not answer: try again soon (until the deadline)
+                delay = backoff.next()
+                next_report = now + delay
+                if renew:
+                    next_renewal = now + delay
+
+    def _call(self, *, renew: bool, report: bool, retry: bool) -> bool | None:
+        """One renewal or report: True when it went through, False when the peer did not
+        answer (the progress is kept for the next try), None once the claim is gone."""
+        with self._pending_lock:
+            fields, self._pending = (self._pending, None) if report else (None, self._pending)
+        sent = clocks.monotonic()
+        try:
+            if report:
+                got = fields or (None, None, None)
+                status = self._backend.progress(
+                    self._token, got[0], _text(got[1]), _text(got[2]), self._duration if renew else None
+                )
+            else:
+                status = self._backend.renew(self._token, self._duration)
+        except ConflictError as exc:
+            if exc.reason in LOST_REASONS:
+                self._mark_lost(str(exc))
+                return None
+            log.warning("renewal of job %s skipped: %s", self._job.id, exc, extra={"action": "renew_error"})
+            return True
+        except PostProjectError as exc:
+            if fields is not None and retry:
+                with self._pending_lock:
+                    self._pending = _merged(fields, self._pending)
+            if transient(exc):
+                self._outage.failed(exc)
+                return False
+            log.warning("renewal of job %s failed: %s", self._job.id, exc, extra={"action": "renew_error"})
+            return True
+        self._outage.answered()
+        if renew:
+            self.deadline = sent + self._duration.total_seconds()
+            log.debug("renewed the lease on job %s", self._job.id, extra={"action": "renewed"})
+        if status.stop is not None:
+            self._ended_elsewhere("job_cancelled" if status.stop == "cancelled" else "job_requeued")
+            return None
+        return True
 
     def _ended_elsewhere(self, kind: str) -> None:
         if kind == "job_cancelled":
@@ -171,64 +225,22 @@ class Renewer:
         else:
             self._mark_lost(f"the claim ended elsewhere ({kind.replace('_', ' ')})")
 
-    def _report(self, production: Production, lease: JobLease, *, renew: bool) -> bool:
-        """Publish the pending progress (renewing too when ``renew``); False once the claim is gone."""
-        with self._pending_lock:
-            fields, self._pending = self._pending, None
-        if fields is None:
-            return True
-        fraction, stage, message = fields[0], _text(fields[1]), _text(fields[2])
-        try:
-            with production.edit(origin=self._origin, message="Renew job claim") as tx:
-                tx.report_progress(
-                    lease,
-                    fraction=fraction,
-                    stage=stage,
-                    message=message,
-                    renew=self._duration if renew else None,
-                )
-                tx.commit()
-        except ConflictError as exc:
-            if exc.reason in LOST_REASONS:
-                self._claim_gone(production, lease, str(exc))
-                return False
-            log.warning("progress of job %s skipped: %s", lease.job_id, exc, extra={"action": "renew_error"})
-        except PostProjectError as exc:  # busy database, I/O: try again next time
-            log.warning("progress of job %s failed: %s", lease.job_id, exc, extra={"action": "renew_error"})
-        return True
-
-    def _renew(self, production: Production, lease: JobLease) -> bool:
-        """One renewal; False once the claim is gone."""
-        try:
-            with production.edit(origin=self._origin, message="Renew job claim") as tx:
-                tx.renew_job_lease(lease, self._duration)
-                tx.commit()
-            log.debug("renewed the lease on job %s", lease.job_id, extra={"action": "renewed"})
-        except ConflictError as exc:
-            if exc.reason in LOST_REASONS:
-                self._claim_gone(production, lease, str(exc))
-                return False
-            log.warning("renewal of job %s skipped: %s", lease.job_id, exc, extra={"action": "renew_error"})
-        except PostProjectError as exc:  # busy database, I/O: try again next time
-            log.warning("renewal of job %s failed: %s", lease.job_id, exc, extra={"action": "renew_error"})
-        return True
-
-    def _claim_gone(self, production: Production, lease: JobLease, reason: str) -> None:
-        """A refused renewal or report: a cancel or requeue asks for a stop, anything else is a loss."""
-        try:
-            job = production.job(lease.job_id)
-        except PostProjectError:
-            job = None
-        if job is not None and job.stopping is not None:
-            self._ended_elsewhere("job_cancelled" if job.state is JobState.CANCELLED else "job_requeued")
-        else:
-            self._mark_lost(reason)
-
     def _mark_lost(self, reason: str) -> None:
         if not self._halt.is_set():
             self.why = reason
             self._lost.set()
             self._on_lost(reason)
+
+
+def _merged(old: Fields | None, new: Fields | None) -> Fields | None:
+    """``new`` over ``old`` field by field (None keeps the older value)."""
+    if old is None or new is None:
+        return new if old is None else old
+    return (
+        new[0] if new[0] is not None else old[0],
+        new[1] if new[1] is not None else old[1],
+        new[2] if new[2] is not None else old[2],
+    )
 
 
 def _text(value: str | None) -> str | None:

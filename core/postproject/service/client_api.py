@@ -52,7 +52,7 @@ async def known_query(request: Request) -> None:
     """Refuse a query parameter the endpoint does not take, or one given twice that takes one
     value (a typo must not pass unnoticed): read once from the app's OpenAPI document."""
     route = request.scope.get("route")
-    path = getattr(route, "path", None)
+    path = getattr(route, "path_format", None) or getattr(route, "path", None)  # "{name:path}" -> "{name}"
     if path is None:
         return
     state = request.app.state
@@ -260,10 +260,35 @@ async def list_jobs(
     search: Annotated[str | None, Query(min_length=1, max_length=1024)] = None,
     limit: Limit = 100,
     cursor: Cursor = None,
+    sort: Annotated[models.JobSort, Query(description="the column to order by (ties by id)")] = "requested",
+    descending: Annotated[bool, Query(description="descending order")] = False,
+    requested_after_unix_micros: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    requested_before_unix_micros: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    finished_after_unix_micros: Annotated[int | None, Query(ge=0, le=2**62)] = None,
+    finished_before_unix_micros: Annotated[int | None, Query(ge=0, le=2**62)] = None,
 ) -> JSONResponse:
-    """A keyset page of jobs in request order (``job list``)."""
+    """A keyset page of jobs (``job list``): in request order unless ``sort`` says otherwise."""
     wanted = JobState(state) if state is not None else None
-    page = await pool.run(lambda p: p.jobs(limit, cursor, wanted, kind, search=search), principal=principal)
+
+    def when(micros: int | None) -> Any:
+        return clocks.from_micros(micros) if micros is not None else None
+
+    def work(production: Production) -> Any:
+        return production.jobs(
+            limit,
+            cursor,
+            wanted,
+            kind,
+            search=search,
+            sort=sort,
+            descending=descending,
+            requested_after=when(requested_after_unix_micros),
+            requested_before=when(requested_before_unix_micros),
+            finished_after=when(finished_after_unix_micros),
+            finished_before=when(finished_before_unix_micros),
+        )
+
+    page = await pool.run(work, principal=principal)
     return json_response(views.paged(page, views.job_view))
 
 

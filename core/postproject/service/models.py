@@ -18,6 +18,7 @@ Uuid = Annotated[str, Field(pattern=UUID_PATTERN, examples=["01a237ce-4f1c-765d-
 Kind = Annotated[str, Field(pattern=KIND_PATTERN, max_length=128, examples=["org.example:render"])]
 OutputKind = Literal["original", "proxy", "optimized", "derived"]
 State = Literal["requested", "claimed", "succeeded", "failed", "cancelled"]
+JobSort = Literal["requested", "kind", "state", "priority", "finished", "worker"]  # engine.JOB_SORTS
 Micros = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 LeaseSeconds = Annotated[int, Field(ge=1, le=86_400)]
 Text1K = Annotated[str, Field(min_length=1, max_length=1024)]
@@ -97,6 +98,9 @@ class ClaimBody(Body):
     lease_seconds: LeaseSeconds = 60
     tool: ToolBody | None = None  # the claim's tool (default: the service's identity)
     agent: AgentBody | None = None  # who claims (default: the worker's name)
+    skip: Annotated[list[Uuid], Field(max_length=1000)] = Field(
+        default=[], description="jobs this worker gave back because it cannot do them here: not claimed again"
+    )
 
 
 LeaseToken = Annotated[str, Field(min_length=1, max_length=200, description="the claim's ppl1: token")]
@@ -324,10 +328,45 @@ class Registration(Document):
     offline_after_seconds: int
 
 
+class ClaimInput(Document):
+    """An input representation of a claimed job (``representation``'s JSON)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    asset_id: str
+    root: str | None
+    path: str
+
+
+class ClaimAsset(Document):
+    id: str
+    name: str | None
+    created_at_unix_micros: int | None
+
+
+class ClaimRoot(Document):
+    name: str
+    path: str | None
+
+
+class ClaimParameter(Document):
+    vocabulary: str
+    property: str
+    value: dict[str, Any]
+
+
 class Claim(Document):
+    """A claim, with what its work reads: the job's parameters, its input representations
+    (the first 1000), its output asset, and the media roots the job names (their stored
+    paths: a worker maps them with its own ``--root-map``)."""
+
     job: JobView
     lease_token: str
     expires_at_unix_micros: int
+    parameters: list[ClaimParameter]
+    inputs: list[ClaimInput]
+    output_asset: ClaimAsset
+    media_roots: list[ClaimRoot]
 
 
 class LeaseState(Document):

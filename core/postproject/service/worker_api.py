@@ -20,6 +20,7 @@ import hashlib
 import json
 import threading
 import uuid
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -33,13 +34,20 @@ from postproject.model import clock as clocks
 from postproject.model.access import ApiRole
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
-from postproject.model.errors import ConflictError, InvalidArgumentError, PostProjectError, Reason
+from postproject.model.errors import (
+    ConflictError,
+    InvalidArgumentError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+    StorageError,
+)
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.ids import ActivityId, RepresentationId
-from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES
+from postproject.model.ids import ActivityId, JobId, RepresentationId
+from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES, Job
 from postproject.model.lifecycle import JobState
 from postproject.model.metadata import Property
-from postproject.model.refs import ActivityRef
+from postproject.model.refs import ActivityRef, JobRef
 from postproject.model.values import MetadataValue
 from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER, WorkerSession
 from postproject.production import Production
@@ -52,6 +60,7 @@ from postproject.service.client_api import (
     json_response,
     known_query,
     parameters,
+    parse_id,
     replayed,
 )
 from postproject.service.problems import Problem
@@ -127,7 +136,7 @@ def _micros(when: Any) -> int | None:
 # --- registration, heartbeats, claims -----------------------------------------------------
 
 
-@router.put("/workers/{name}", response_model=models.Registration, summary="Register a worker")
+@router.put("/workers/{name:path}", response_model=models.Registration, summary="Register a worker")
 async def register(
     name: Name, body: models.RegistrationBody, principal: Worker, pool: Pool, known: Known
 ) -> JSONResponse:
@@ -153,7 +162,7 @@ async def register(
     )
 
 
-@router.post("/workers/{name}/heartbeat", status_code=204, summary="Heartbeat")
+@router.post("/workers/{name:path}/heartbeat", status_code=204, summary="Heartbeat")
 async def heartbeat(
     name: Name, body: models.SessionBody, principal: Worker, pool: Pool, known: Known
 ) -> Response:
@@ -168,7 +177,7 @@ async def heartbeat(
 
 
 @router.post(
-    "/workers/{name}/claims",
+    "/workers/{name:path}/claims",
     response_model=models.Claim,
     summary="Claim the next job",
     responses={
@@ -197,18 +206,29 @@ async def claim(
     hub = request.app.state.hub
     deadline = clocks.monotonic() + wait_seconds
 
+    skip = frozenset(parse_id(JobId, text, f"skip[{i}]") for i, text in enumerate(body.skip))
+
     def work(production: Production) -> dict[str, Any] | None:
         session = known.find(production, name, body.session)
         with edit(production, principal, "Claim job") as tx:
-            lease = tx.claim_next_job_lease(tool, duration, agent=agent, worker=session)
+            if skip:
+                lease = _claim_skipping(production, tx, session, skip, tool, duration, agent)
+            else:
+                lease = tx.claim_next_job_lease(tool, duration, agent=agent, worker=session)
             tx.commit()
         if lease is None:
             return None
-        return {
-            "job": views.job_view(production.job(lease.job_id)),
-            "lease_token": lease.export_token(),
-            "expires_at_unix_micros": _micros(lease.expires_at),
-        }
+        try:
+            return {
+                **_context(production, production.job(lease.job_id)),
+                "lease_token": lease.export_token(),
+                "expires_at_unix_micros": _micros(lease.expires_at),
+            }
+        except StorageError as exc:  # committed, but its answer cannot be made: never repeat it
+            raise StorageError(
+                f"the claim committed but its answer could not be read: {exc.message}",
+                reason=Reason.CONNECTION_LOST,
+            ) from None
 
     while True:
         seen = hub.head
@@ -216,9 +236,66 @@ async def claim(
         if claimed is not None:
             return json_response(claimed)
         remaining = deadline - clocks.monotonic()
-        if remaining <= 0 or request.app.state.draining:
+        if remaining <= 0 or request.app.state.draining or await request.is_disconnected():
             return Response(status_code=204, headers={"Retry-After": "1"})
         await hub.wait(seen, min(remaining, RECHECK))
+
+
+MAX_CONTEXT_INPUTS = 1000
+
+
+def _context(production: Production, job: Job) -> dict[str, Any]:
+    """A claimed job with what its work reads (``Claim``): parameters, inputs, output asset and
+    the media roots it names (as stored: the worker maps them)."""
+    reps = [production.representation(rep_id) for rep_id in job.inputs[:MAX_CONTEXT_INPUTS]]
+    names = sorted(n for n in {job.target_root, *(rep.root for rep in reps)} if n is not None)
+    stored = {root.name: root for root in production.media_roots()} if names else {}
+    return {
+        "job": views.job_view(job),
+        "parameters": [views.assertion_view(a) for a in production.metadata[JobRef(job.id)]],
+        "inputs": [views.representation_view(rep) for rep in reps],
+        "output_asset": views.asset_view(production.asset(job.output_asset_id)),
+        "media_roots": [views.media_root_view(stored[name]) for name in names if name in stored],
+    }
+
+
+def _claim_skipping(
+    production: Production,
+    tx: Transaction,
+    session: WorkerSession,
+    skip: frozenset[JobId],
+    tool: ToolIdentity,
+    duration: timedelta,
+    agent: AgentIdentity,
+) -> JobLease | None:
+    """The first claimable job of the worker's kinds that is not in ``skip`` (oldest first per
+    kind, then expired claims): claimed by id, as a direct worker that skipped jobs does."""
+    for job in _candidates(production, session.kinds, skip):
+        try:
+            return tx.claim_job_lease(job.id, tool, duration, agent=agent, worker=session)
+        except ConflictError as exc:  # taken meanwhile; the edit stays usable
+            if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
+                if exc.reason is Reason.WORKER_AT_CAPACITY:
+                    return None
+                raise
+        except NotFoundError:
+            continue
+    return None
+
+
+def _candidates(
+    production: Production, kinds: tuple[str, ...] | None, skip: frozenset[JobId]
+) -> Iterator[Job]:
+    for kind in kinds if kinds is not None else (None,):
+        cursor: str | None = None
+        while True:
+            page = production.jobs(limit=100, cursor=cursor, state=JobState.REQUESTED, kind=kind)
+            yield from (job for job in page.items if job.id not in skip)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+    expired = production.claims_expiring().items
+    yield from (j for j in expired if (kinds is None or j.kind in kinds) and j.id not in skip)
 
 
 # --- leases -------------------------------------------------------------------------------

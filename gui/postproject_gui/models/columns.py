@@ -2,9 +2,11 @@
 store sort a header click asks for.
 
 The store pages jobs by a keyset over indexes: by id (ids are UUIDv7, time-ordered, so the
-Age, Requested and Job ID columns sort newest-first or oldest-first), and by kind, state or
-priority (ties by id). Other columns do not sort; sorting a partly loaded million-row table
-client-side would lie.
+Age, Requested and Job ID columns sort newest-first or oldest-first), and by kind, state,
+priority, finished time or the worker holding the claim (ties by id; jobs not finished, or
+held by no worker, come as one block: see ``postproject.storage.job_pages``). Other columns
+(progress among them) do not sort; sorting a partly loaded million-row table client-side
+would lie.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ class Column:
     tip: Callable[[JobRow, datetime], str] | None = None
     visible: bool = True  # shown by default
     sorts_by_id: bool = False  # clicking it toggles newest-first/oldest-first
-    sort: str | None = None  # the store sort (kind, state, priority) a click asks for
+    sort: str | None = None  # the store sort (kind, state, priority, finished, worker) a click asks for
     ascending_is_newest: bool = False  # for sorts_by_id: what an ascending click means
     time_dependent: bool = False  # its text changes as time passes
     mono: bool = False
@@ -171,6 +173,7 @@ COLUMNS: tuple[Column, ...] = (
         _claimed_by,
         _claimed_by_tip,
         states=CLAIMED,
+        sort="worker",
         description="Worker (or agent) and tool holding the claim",
     ),
     Column(
@@ -260,6 +263,7 @@ COLUMNS: tuple[Column, ...] = (
         140,
         lambda r, n: timefmt.stamp(r.job.finished_at) if r.job.finished_at else "",
         visible=False,
+        sort="finished",
         description="When it succeeded, failed or was cancelled",
     ),
 )

@@ -3,13 +3,15 @@
 Every figure comes from job events in the feed (``job_requested``, ``job_claimed``,
 ``job_claim_released``, ``job_succeeded``, ``job_failed``, ``job_cancelled``, and the farm's
 ``job_requeued``, ``job_retry_scheduled`` and ``job_lost``, which return a claim to the
-backlog), stamped with
-their revision's commit time, plus two store facts the window already keeps current: the
-number of requested jobs (the maintained counts) and when the oldest of them was requested.
+backlog), stamped with their revision's commit time and summed per minute
+(:class:`~postproject_gui.services.dashboard_reads.DayTotals`: a day is at most 1,441 minutes,
+however many jobs it saw), plus two store facts the window already keeps current: the number
+of requested jobs (the maintained counts) and when the oldest of them was requested.
 
-- When a production opens, the service reads the last day of the feed once
+- When the Dashboard is first shown, the service reads the last day of the feed once
   (:func:`~postproject_gui.services.dashboard_reads.read_history`).
-- Afterwards, new revisions are added as the feed delivers them (:meth:`DashboardData.add`).
+- Afterwards, new revisions are added as the feed delivers them (:meth:`DashboardData.add`):
+  each costs the events it holds, and each drawing a day's minutes, never the number of jobs.
 
 Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
 
@@ -18,7 +20,8 @@ Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
 - ``backlog``: requested jobs at each bucket's end, walked back from the current count
   through the events (a claim or cancel of a job whose earlier state falls outside the day
   read counts as leaving the backlog), and ``backlog_age``: seconds since the oldest of them
-  was requested, from the jobs that left the backlog later and the oldest still waiting;
+  was requested, from the jobs that left the backlog later (their request time is read from
+  their UUIDv7 ids, to the millisecond) and the oldest still waiting;
 - ``utilisation``: worker utilisation, the share of the online workers' capacity their
   claims use (in %), time-weighted per bucket from samples the window takes whenever it reads
   the registered workers (:class:`~postproject_gui.session.worker_watch.WorkerWatch`); heartbeats are
@@ -27,15 +30,15 @@ Series, per bucket (1 minute over the last hour, 15 minutes over the last day):
 
 from __future__ import annotations
 
-import heapq
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from postproject import JobId
-from postproject_gui.services.dashboard_reads import DAY, RETURNED, History, JobEvent, JobFacts
+from postproject_gui.services.dashboard_reads import DAY, DayTotals, History, JobEvent, minute_of
 
 MAX_SAMPLES = 20_000
 INSTANT = 1e-6  # the weight (seconds) of a sample taken at the very end of the series
@@ -69,15 +72,16 @@ class Series:
 
 @dataclass
 class DashboardData:
-    """Job events of the last day, the jobs' facts, and the backlog as the store counts it."""
+    """The last day's job events summed per minute, and the backlog as the store counts it."""
 
-    events: list[JobEvent] = field(default_factory=list)
-    facts: dict[JobId, JobFacts] = field(default_factory=dict)
+    totals: DayTotals = field(default_factory=DayTotals)
     backlog_now: int = 0
     oldest_waiting: datetime | None = None
     complete: bool = True
     loaded: bool = False
+    through: int = 0  # the revision the sums include everything up to (at load)
     samples: list[tuple[datetime, int, int]] = field(default_factory=list)  # (at, used, capacity)
+    early: list[JobEvent] = field(default_factory=list)  # live events that arrived during the day's read
 
     def sample(self, at: datetime, used: int, capacity: int) -> None:
         """Worker utilisation at ``at`` (kept only when it changed; the last day)."""
@@ -88,44 +92,55 @@ class DashboardData:
             del self.samples[: len(self.samples) - MAX_SAMPLES]
 
     def load(self, history: History) -> None:
-        """Take the day read at open; live events that arrived meanwhile and are newer stay."""
-        self.events = [*history.events, *(e for e in self.events if e.sequence > history.through)]
-        self.facts.update(history.facts)
+        """Take the day read; live events that arrived meanwhile and are newer are added to it."""
+        self.totals = history.totals
+        self.through = history.through
         self.complete = history.complete
         self.loaded = True
+        early, self.early = self.early, []
+        self.add(e for e in early if e.sequence > history.through)
 
     def add(self, events: Iterable[JobEvent]) -> None:
-        self.events.extend(events)
-        self.events.sort(key=lambda e: e.at)
+        """New job events (before the day is read, they wait for it)."""
+        if not self.loaded:
+            self.early.extend(events)
+            return
+        self.totals.add(e for e in events if e.sequence > self.through)
 
     def missing_facts(self) -> set[JobId]:
-        return {e.job_id for e in self.events if e.job_id not in self.facts}
+        """The jobs whose kinds are needed (they just succeeded)."""
+        return self.totals.missing_kinds()
+
+    def add_kinds(self, kinds: Mapping[JobId, str]) -> None:
+        self.totals.add_kinds(kinds)
 
     def forget_before(self, when: datetime) -> None:
-        if self.events and self.events[0].at < when:
-            self.events = [e for e in self.events if e.at >= when]
+        self.totals.forget_before(when)
         keep = next((i for i, s in enumerate(self.samples) if s[0] >= when), len(self.samples))
         if keep > 1:  # the last sample before ``when`` still says what held at ``when``
             del self.samples[: keep - 1]
+
+    def failed_since(self, when: datetime) -> int:
+        first = minute_of(when)
+        return sum(m.failed for i, m in self.totals.minutes.items() if i >= first)
 
     def series(self, now: datetime, span: str = "hour") -> Series:
         length, bucket = SPANS[span]
         count = int(length / bucket)
         origin = _floor(now, bucket) - bucket * (count - 1)
         starts = tuple(origin + bucket * i for i in range(count))
+        per_bucket = int(bucket.total_seconds() // 60)
+        first = minute_of(origin)
         throughput: dict[str, list[int]] = {}
         done = [Counter[str]() for _ in range(count)]
-        for event in self.events:
-            index = int((event.at - origin) / bucket) if event.at >= origin else -1
-            if not 0 <= index < count:
+        for index, minute in self.totals.minutes.items():
+            slot = (index - first) // per_bucket if index >= first else -1
+            if not 0 <= slot < count:
                 continue
-            if event.event == "job_succeeded":
-                facts = self.facts.get(event.job_id)
-                kind = facts.kind if facts else "(unknown kind)"
-                throughput.setdefault(kind, [0] * count)[index] += 1
-                done[index]["succeeded"] += 1
-            elif event.event == "job_failed":
-                done[index]["failed"] += 1
+            for kind, succeeded in minute.succeeded.items():
+                throughput.setdefault(kind, [0] * count)[slot] += succeeded
+                done[slot]["succeeded"] += succeeded
+            done[slot]["failed"] += minute.failed
         failure_rate = [
             c["failed"] / (c["failed"] + c["succeeded"]) if c["failed"] + c["succeeded"] else None
             for c in done
@@ -137,8 +152,8 @@ class DashboardData:
             starts,
             dict(sorted(throughput.items())),
             failure_rate,
-            self._backlog(ends),
-            self._backlog_age(ends),
+            self._backlog(ends, now),
+            self._backlog_age(ends, now),
             self._utilisation(starts, bucket, now),
         )
 
@@ -170,58 +185,50 @@ class DashboardData:
                 low, slot = high, slot + 1
         return [100.0 * b / c if c else None for b, c in zip(busy, covered, strict=True)]
 
-    def _backlog(self, ends: list[datetime]) -> list[int]:
-        """Requested jobs at each instant of ``ends`` (ascending), walked back from now."""
-        deltas = _backlog_deltas(self.events)
+    def _backlog(self, ends: list[datetime], now: datetime) -> list[int]:
+        """Requested jobs at each instant of ``ends`` (ascending), walked back from now: the
+        minutes after an end are undone (an end falls on a minute's start, or is now)."""
+        minutes = sorted(self.totals.minutes.items(), reverse=True)
         size = self.backlog_now
         result = [0] * len(ends)
-        position = len(deltas) - 1
+        position = 0
         for index in range(len(ends) - 1, -1, -1):
-            while position >= 0 and deltas[position][0] > ends[index]:
-                size -= deltas[position][1]
-                position -= 1
+            last = _closed_by(ends[index], now)
+            while position < len(minutes) and minutes[position][0] > last:
+                size -= minutes[position][1].backlog
+                position += 1
             result[index] = max(0, size)
         return result
 
-    def _backlog_age(self, ends: list[datetime]) -> list[float | None]:
-        """Age of the oldest requested job at each instant of ``ends`` (ascending)."""
-        spells = []  # (requested at, left the backlog at) of jobs that left it in the window
-        for event in self.events:
-            if event.event in ("job_claimed", "job_cancelled"):
-                facts = self.facts.get(event.job_id)
-                if facts is not None:
-                    spells.append((facts.requested_at, event.at))
-        spells.sort()
-        heap: list[tuple[datetime, datetime]] = []
+    def _backlog_age(self, ends: list[datetime], now: datetime) -> list[float | None]:
+        """Age of the oldest requested job at each instant of ``ends`` (ascending): the oldest
+        of those still waiting, and of those that left the backlog after it (requested by then)."""
+        later: dict[int, datetime] = {}  # minute -> earliest request among jobs leaving then or later
+        earliest: datetime | None = None
+        for index, minute in sorted(self.totals.minutes.items(), reverse=True):
+            if minute.left_oldest is not None and (earliest is None or minute.left_oldest < earliest):
+                earliest = minute.left_oldest
+            if earliest is not None:
+                later[index] = earliest
+        starts = sorted(later)
         result: list[float | None] = []
-        position = 0
         for end in ends:
-            while position < len(spells) and spells[position][0] <= end:
-                heapq.heappush(heap, spells[position])
-                position += 1
-            while heap and heap[0][1] <= end:
-                heapq.heappop(heap)
-            candidates = [heap[0][0]] if heap else []
+            candidates = []
+            # The jobs that left after ``end`` (from the minute after it) were waiting at it.
+            at = bisect_left(starts, _closed_by(end, now) + 1)
+            after = later[starts[at]] if at < len(starts) else None
+            if after is not None and after <= end:
+                candidates.append(after)
             if self.oldest_waiting is not None and self.oldest_waiting <= end:
                 candidates.append(self.oldest_waiting)
             result.append((end - min(candidates)).total_seconds() if candidates else None)
         return result
 
 
-def _backlog_deltas(events: list[JobEvent]) -> list[tuple[datetime, int]]:
-    """How each event changed the number of requested jobs (+1 in, -1 out, 0 neither)."""
-    state: dict[JobId, str] = {}
-    deltas = []
-    for event in events:
-        before = state.get(event.job_id)
-        change = 0
-        if event.event == "job_requested" or event.event in RETURNED:
-            change = 1
-        elif event.event == "job_claimed" or event.event == "job_cancelled":
-            change = 0 if before == "job_claimed" else -1
-        state[event.job_id] = event.event
-        deltas.append((event.at, change))
-    return deltas
+def _closed_by(end: datetime, now: datetime) -> int:
+    """The last minute whose events happened by ``end``: the one before it when ``end`` is a
+    minute's start (a bucket's end), its own when ``end`` is now (nothing happened after)."""
+    return minute_of(end) if end >= now else minute_of(end - timedelta(microseconds=1))
 
 
 def _floor(when: datetime, bucket: timedelta) -> datetime:

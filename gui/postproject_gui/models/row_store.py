@@ -39,13 +39,25 @@ class _Reversed:
         return hash(self.text)
 
 
-def _column(row: JobRow, sort: str) -> int | str:
+def _column(row: JobRow, sort: str) -> Key:
+    """The row's sort value in ascending store order, led by its phase for the sorts read in
+    two (``postproject.storage.job_pages``): not finished yet before any finish time; held by
+    a registered worker (by its name) before the jobs no worker holds."""
     job = row.job
     if sort == "kind":
-        return job.kind  # code-point order is the store's (UTF-8 byte) order
+        return (job.kind,)  # code-point order is the store's (UTF-8 byte) order
     if sort == "state":
-        return job.state.code
-    return job.priority
+        return (job.state.code,)
+    if sort == "finished":
+        return (0, 0) if job.finished_at is None else (1, to_micros(job.finished_at))
+    if sort == "worker":
+        worker = job.claim.worker if job.claim is not None else None
+        return (0, worker) if worker is not None else (1, "")
+    return (job.priority,)
+
+
+def _down(value: Any) -> Any:
+    return _Reversed(value) if isinstance(value, str) else -value
 
 
 def sort_key(flt: JobFilter) -> Callable[[JobRow], Key]:
@@ -57,14 +69,13 @@ def sort_key(flt: JobFilter) -> Callable[[JobRow], Key]:
         if descending:
             return lambda row: (-row.job.id.int,)
         return lambda row: (row.job.id.int,)
-    if descending:
+    if descending:  # exactly the reverse of the ascending order
 
         def down(row: JobRow) -> Key:
-            value = _column(row, sort)
-            return (_Reversed(value) if isinstance(value, str) else -value, -row.job.id.int)
+            return (*map(_down, _column(row, sort)), -row.job.id.int)
 
         return down
-    return lambda row: (_column(row, sort), row.job.id.int)
+    return lambda row: (*_column(row, sort), row.job.id.int)
 
 
 def _expiry_key(row: JobRow) -> Key:

@@ -3,9 +3,10 @@ sort (no Qt).
 
 Everything but "stuck" goes to the store query: state, kind, the text search (the store's
 indexes over every job: kinds, output asset names, agents and workers, diagnostics, id
-tails), "requested/finished within" ranges and the sort column, read as keyset pages
+tails, the string values of typed parameters), "requested/finished within" ranges and the sort column, read as keyset pages
 over indexes. Nothing is filtered client-side from the pages, so a search never stops at a
-window of jobs. Live changes are matched here (``matches``) against the same fields.
+window of jobs. Live changes are matched here (``matches``) against the same fields (a
+changed row is read with its parameters' texts while a search is listed).
 
 "Stuck claims" lists claimed jobs whose lease expired or is expiring (less than a third of
 that lease's duration left), soonest first, from the store's expiry index
@@ -32,7 +33,7 @@ class JobFilter:
     text: str = ""
     stuck: bool = False
     newest_first: bool = True  # descending (for "requested": newest first)
-    sort: str = "requested"  # requested, kind, state or priority (the store's sorts)
+    sort: str = "requested"  # one of SORTS (the store's sorts)
     requested_within: str = ""  # "", or a key of WITHIN: requested in the last ...
     finished_within: str = ""  # "", or a key of WITHIN: finished in the last ...
 
@@ -153,7 +154,7 @@ class JobFilter:
         return flt
 
 
-SORTS = ("requested", "kind", "state", "priority")
+SORTS = ("requested", "kind", "state", "priority", "finished", "worker")
 WITHIN: dict[str, timedelta] = {
     "1h": timedelta(hours=1),
     "24h": timedelta(hours=24),
@@ -178,4 +179,5 @@ def haystack(row: JobRow) -> str:
         parts.append(job.failure.diagnostic)
     if job.target_root:
         parts.append(job.target_root)
-    return "\n".join(parts).lower()
+    text = "\n".join(parts).lower()
+    return text if row.parameters is None else f"{text}\n{row.parameters}"

@@ -21,6 +21,7 @@ from postproject import Job, Production
 from postproject_gui.services import reads
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import JobRow
+from postproject_gui.text import progress_text
 
 PAGE = 1000
 FIELDS = (
@@ -43,7 +44,29 @@ FIELDS = (
     "claimed_by_worker",
     "priority",
     "attempts",
+    "finished_at",
+    "progress",
 )
+# The fields that carry each of the job table's columns (every column a table can show is
+# exported; a test holds this to ``columns.COLUMNS``).
+COLUMN_FIELDS: dict[str, tuple[str, ...]] = {
+    "state": ("state", "claim_health"),
+    "id": ("id",),
+    "kind": ("kind",),
+    "output": ("output_asset_id", "output_name", "output_kind"),
+    "claimed_by": ("claimed_by_worker", "claimed_by_agent", "claimed_by_tool"),
+    "lease": ("claimed_at", "lease_expires_at"),
+    "progress": ("progress",),
+    "age": ("requested_at",),
+    "diagnostic": ("diagnostic",),
+    "inputs": ("inputs",),
+    "requested": ("requested_at",),
+    "target_root": ("target_root",),
+    "revision": ("updated_sequence",),
+    "job_id": ("id",),
+    "priority": ("priority",),
+    "finished": ("finished_at",),
+}
 
 
 class ExportFormat(enum.Enum):
@@ -80,6 +103,8 @@ def record(row: JobRow, now: datetime) -> dict[str, Any]:
         "claimed_by_worker": claim.worker if claim else None,
         "priority": job.priority,
         "attempts": len(job.attempts),
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "progress": progress_text.progress_text(job, now) or None,
     }
 
 

@@ -68,7 +68,18 @@ from postproject_gui.services.types import (
 from postproject_gui.text import location as production_location
 
 T = TypeVar("T")
-PAGE_SIZE = 200
+PAGE_SIZE = 200  # the first page of a list (what people wait for)
+OPEN_COST = 2  # reads waiting on the open readers before another reader opens
+MAX_PAGE = 1000  # the pages after it grow with the list, up to this many rows
+
+
+def page_size(loaded: int) -> int:
+    """How many rows to read after ``loaded`` rows: the first page, then as many as are loaded
+    (up to :data:`MAX_PAGE`). A long scroll then costs a few large pages, each inserted and
+    painted once, instead of a hundred small ones (20,000 rows: 23 pages instead of 100)."""
+    return min(MAX_PAGE, max(PAGE_SIZE, loaded))
+
+
 ARTIFACT_PAGE = 200
 OUTLOOK_SPAN = LONGEST_LEAD  # a lease can turn expiring this long before it ends
 WRITE_BUSY_SECONDS = 2.0  # a write waits this long for another program's lock, then says "busy"
@@ -82,6 +93,7 @@ class _Worker:
         self.production: Production | None = None
         self.names = reads.NameCache()
         self.pending = 0
+        self.used = False  # given a read (its production is open, or opens before that read)
 
 
 class ProductionService:
@@ -149,23 +161,28 @@ class ProductionService:
         return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
-        """Open a read-only production on every reader thread; the production's facts."""
-        await asyncio.gather(*(self._run(w, self._open_reader, w) for w in self._readers))
-        production = self._readers[0].production
-        assert production is not None
-        head = await self._read(reads.head)
+        """Open the production read-only on the first reader thread; the production's facts.
+        The other readers open on their thread when first given a read (:meth:`_pick`), so
+        that the first page, asked for meanwhile, goes to the first reader and does not wait
+        for (nor share the processor with) every reader's opening."""
+        first = self._readers[0]
+        first.used = True
+        production, head = await self._run(first, self._on_reader, first, _with_head, ())
         return ProductionInfo(
             production.id, self._location, head, production.location, production.possibly_stale
         )
 
-    def _open_reader(self, worker: _Worker) -> None:
-        worker.production = Production.open(
-            self._location,
-            read_only=True,
-            clock=self._clock,
-            root_map=self._root_map,
-            allow_injected_clock=True,  # (only tests give the monitor a clock)
-        )
+    def _opened(self, worker: _Worker) -> Production:
+        """The reader's production, opened on its own thread if it is not open yet."""
+        if worker.production is None:
+            worker.production = Production.open(
+                self._location,
+                read_only=True,
+                clock=self._clock,
+                root_map=self._root_map,
+                allow_injected_clock=True,  # (only tests give the monitor a clock)
+            )
+        return worker.production
 
     def close(self) -> None:
         """Close every production on its own thread and stop the threads (idempotent).
@@ -192,9 +209,10 @@ class ProductionService:
     ) -> JobPage:
         return await self._read_named(reads.jobs_page, query, cursor, limit)
 
-    async def jobs(self, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:
-        """The current rows of these jobs (None for a job that does not exist)."""
-        return await self._read_named(reads.jobs_by_id, tuple(ids))
+    async def jobs(self, ids: Iterable[JobId], *, parameters: bool = False) -> dict[JobId, JobRow | None]:
+        """The current rows of these jobs (None for a job that does not exist); ``parameters``:
+        with their parameters' texts, for a text search to match them as the store does."""
+        return await self._read_named(reads.jobs_by_id, tuple(ids), parameters)
 
     async def job_detail(self, job_id: JobId) -> JobDetail:
         return await self._read_named(reads.job_detail, job_id)
@@ -286,12 +304,13 @@ class ProductionService:
         return await self._isolated(job_export.export, flt, self.now(), path, fmt)
 
     async def dashboard_history(self, now: datetime, head: int) -> dashboard_reads.History:
-        """The job events of the day before ``now`` (on a thread of its own: it can be long)."""
+        """The job events of the day before ``now``, summed per minute (on a thread of its own:
+        a busy day takes a while)."""
         return await self._isolated(dashboard_reads.read_history, now, head)
 
     async def dashboard_facts(
         self, ids: Iterable[JobId]
-    ) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
+    ) -> tuple[JobCounts, datetime | None, dict[JobId, str]]:
         """What the dashboard needs from the store after new job events: the counts of every
         kind, when the oldest waiting job was requested, and the kinds of these jobs."""
         return await self._read(_dashboard_facts, tuple(ids))
@@ -365,18 +384,29 @@ class ProductionService:
             worker.pending -= 1
 
     def _pick(self) -> _Worker:
+        """The reader with the fewest reads waiting, in turn; a reader not used yet (its
+        production not open) only when the others have :data:`OPEN_COST` reads waiting."""
         turn = next(self._turn)
-        return min(
-            self._readers, key=lambda w: (w.pending, (self._readers.index(w) - turn) % len(self._readers))
+        picked = min(
+            self._readers,
+            key=lambda w: (
+                w.pending + (0 if w.used else OPEN_COST),
+                (self._readers.index(w) - turn) % len(self._readers),
+            ),
         )
+        picked.used = True
+        return picked
 
     async def _read(self, fn: Callable[..., T], *args: object) -> T:
         worker = self._pick()
-        return await self._run(worker, _on_production, worker, fn, args)
+        return await self._run(worker, self._on_reader, worker, fn, args)
 
     async def _read_named(self, fn: Callable[..., T], *args: object) -> T:
         worker = self._pick()
-        return await self._run(worker, _on_production, worker, fn, (worker.names, *args))
+        return await self._run(worker, self._on_reader, worker, fn, (worker.names, *args))
+
+    def _on_reader(self, worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
+        return fn(self._opened(worker), *args)
 
     async def _write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._run(self._writer, self._on_writer, fn, args)
@@ -396,18 +426,17 @@ class ProductionService:
         return fn(worker.production, *args)
 
 
-def _on_production(worker: _Worker, fn: Callable[..., T], args: tuple[object, ...]) -> T:
-    assert worker.production is not None, "reader used before open()"
-    return fn(worker.production, *args)
+def _with_head(production: Production) -> tuple[Production, int]:
+    return production, reads.head(production)
 
 
 def _dashboard_facts(
     production: Production, ids: tuple[JobId, ...]
-) -> tuple[JobCounts, datetime | None, dict[JobId, dashboard_reads.JobFacts]]:
+) -> tuple[JobCounts, datetime | None, dict[JobId, str]]:
     return (
         reads.counts(production, None),
         dashboard_reads.oldest_requested(production),
-        dashboard_reads.facts_of(production, ids, {}),
+        dashboard_reads.kinds_of(production, ids),
     )
 
 

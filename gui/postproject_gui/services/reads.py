@@ -4,7 +4,8 @@ are easy to test without threads. Nothing here runs on the GUI thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from postproject import (
@@ -14,11 +15,17 @@ from postproject import (
     JobId,
     JobRef,
     JobState,
+    LangStringValue,
+    ListValue,
+    MetadataValue,
     NotFoundError,
     PostProjectError,
     Production,
     RepresentationId,
     RevisionSummary,
+    StringValue,
+    StructValue,
+    UriValue,
 )
 from postproject.base.files import read_regular
 from postproject_gui.look.states import expiring_at
@@ -45,6 +52,8 @@ MAX_DETAIL_INPUTS = 200
 MAX_CHOICES = 1000
 OUTLOOK_LIMIT = 1000
 MAX_COMMITS = 100_000  # revision commit times kept per reader
+MAX_PARAMETERS = 10_000  # jobs' parameter texts kept per reader
+PARAMETER_CHARS = 256  # of each value, as the store's search indexes it
 WORKER_ATTEMPTS = 200
 RUNNING_JOBS = 500  # running jobs read with the workers (for their progress)
 LOG_READ_BYTES = 64 * 1024  # the end of an attempt's log file the detail shows
@@ -58,6 +67,7 @@ class NameCache:
         self._assets: dict[AssetId, str | None] = {}
         self._files: dict[RepresentationId, str | None] = {}
         self._commits: dict[int, datetime | None] = {}
+        self._parameters: dict[JobId, str] = {}
 
     def committed_at(self, production: Production, sequence: int) -> datetime | None:
         if sequence not in self._commits:
@@ -68,6 +78,16 @@ class NameCache:
                 found[0].committed_at if found and found[0].sequence == sequence else None
             )
         return self._commits[sequence]
+
+    def parameters(self, production: Production, job_id: JobId) -> str:
+        """The string values of a job's typed parameters, lower-cased, one a line (what the
+        store's search finds a job by; parameters never change after the request)."""
+        if job_id not in self._parameters:
+            if len(self._parameters) > MAX_PARAMETERS:
+                self._parameters.clear()
+            values = (v for a in production.metadata[JobRef(job_id)] for v in string_values(a.value))
+            self._parameters[job_id] = "\n".join(v[:PARAMETER_CHARS] for v in values).lower()
+        return self._parameters[job_id]
 
     def asset(self, production: Production, asset_id: AssetId) -> str | None:
         if asset_id not in self._assets:
@@ -84,6 +104,20 @@ class NameCache:
             except NotFoundError:
                 self._files[rep_id] = None
         return self._files[rep_id]
+
+
+def string_values(value: MetadataValue) -> Iterator[str]:
+    """The texts in a parameter value (strings, language-tagged strings and URIs, also inside
+    lists and structures), as the store's parameter search indexes them."""
+    if isinstance(value, StringValue | LangStringValue | UriValue):
+        if value.value:
+            yield value.value
+    elif isinstance(value, ListValue):
+        for item in value.values:
+            yield from string_values(item)
+    elif isinstance(value, StructValue):
+        for _name, item in value.fields:
+            yield from string_values(item)
 
 
 def row(production: Production, names: NameCache, job: Job) -> JobRow:
@@ -132,13 +166,21 @@ def failure_groups(production: Production, kind: str | None) -> tuple[FailureGro
     return production.failure_groups(kind, limit=200)
 
 
-def jobs_by_id(production: Production, names: NameCache, ids: Iterable[JobId]) -> dict[JobId, JobRow | None]:
+def jobs_by_id(
+    production: Production, names: NameCache, ids: Iterable[JobId], parameters: bool = False
+) -> dict[JobId, JobRow | None]:
+    """The current rows of these jobs (None: no such job); ``parameters``: with their
+    parameters' texts (for a text search to match them as the store does)."""
     found: dict[JobId, JobRow | None] = {}
     for job_id in ids:
         try:
-            found[job_id] = row(production, names, production.job(job_id))
+            shown = row(production, names, production.job(job_id))
         except NotFoundError:
             found[job_id] = None
+            continue
+        if parameters:
+            shown = dataclasses.replace(shown, parameters=names.parameters(production, job_id))
+        found[job_id] = shown
     return found
 
 

@@ -51,6 +51,9 @@ class JobRow:
     output_name: str | None = None  # the output asset's name
     first_input: str | None = None  # file name of the first input representation
     lease_start: datetime | None = None  # a claimed job: when its lease's current term began
+    parameters: str | None = (
+        None  # its parameters' texts, lower-cased (read for a live change under a search)
+    )
 
     @property
     def id(self) -> JobId:

@@ -27,7 +27,7 @@ from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
 from postproject_gui.models.job_table_model import JobTableModel
 from postproject_gui.services.feed_watcher import FeedWatcher
 from postproject_gui.services.filters import JobFilter
-from postproject_gui.services.production_service import ProductionService
+from postproject_gui.services.production_service import ProductionService, page_size
 from postproject_gui.services.tasks import TaskRunner
 from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
 from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
@@ -202,14 +202,19 @@ class MonitorSession(QObject):
         self.spawn(self._open(), f"Opening {production_location.name(self.service.location)}")
 
     async def _open(self) -> None:
+        # The first page first, asked for as the readers open (it is what people wait for): it
+        # runs on a reader as soon as that reader's production is open, with no turn of the
+        # GUI thread in between.
+        self.table.set_loader(self._load_page)
+        self.table.reset(self._filter)
         try:
             info = await self.service.open()
         except PostProjectError as exc:
+            self.table.set_loader(None)
             self._presenter.present(exc, f"Opening {production_location.name(self.service.location)}")
             self.open_failed.emit(self.service.shown)
             return
         self.info = info
-        self.table.set_loader(self._load_page)
         self._feed_head = info.head
         watcher = self.service.watcher(after=info.head)
         watcher.setParent(self)
@@ -222,9 +227,9 @@ class MonitorSession(QObject):
         watcher.start()
         self._liveness.start()
         self.opened.emit(info)
+        await self._reload_all(info.head, table=False)  # the counts, the kinds, the outlook
         self.knowledge.start()
         self.workers.start()
-        await self._reload_all(info.head)
         self.events.add(await self.service.revisions(SEED_REVISIONS))
         self.events.set_loader(self._load_older)
 
@@ -305,25 +310,28 @@ class MonitorSession(QObject):
 
     async def _fetch_page(self, generation: int, query: StoreQuery, cursor: str | None) -> None:
         try:
-            page = await self.service.jobs_page(query, cursor)
-        except BaseException:
+            page = await self.service.jobs_page(query, cursor, page_size(self.table.rowCount()))
+        except BaseException as exc:
             self.table.page_failed(generation)
             self._notify_idle()
+            if self.info is None and isinstance(exc, PostProjectError):
+                return  # the first page, asked for while opening: the opening says what failed
             raise
         self.table.page_loaded(generation, page)
         self._notify_idle()
 
-    async def _reload_all(self, head: int) -> None:
+    async def _reload_all(self, head: int, *, table: bool = True) -> None:
         self._updating = True
         try:
-            await self._reload_everything(head)
+            await self._reload_everything(head, table=table)
         finally:
             self._updating = False
             self._notify_idle()
         self._kick()  # changes that arrived meanwhile
 
-    async def _reload_everything(self, head: int) -> None:
-        self.table.reset(self._filter)  # the first page first: it is what people wait for
+    async def _reload_everything(self, head: int, *, table: bool = True) -> None:
+        if table:  # (asked for already when the production opened)
+            self.table.reset(self._filter)  # the first page first: it is what people wait for
         await asyncio.gather(self._reload_kinds(), self._reload_counts())
         await self._until_table_idle()
         if self._detail_id is not None:
@@ -426,7 +434,7 @@ class MonitorSession(QObject):
                 self._progress_again = False
                 ids = self.running_ids()
                 if ids:
-                    rows = await self.service.jobs(ids)
+                    rows = await self.service.jobs(ids, parameters=self._searching)
                     if self._held:
                         return
                     self.table.apply_changes(
@@ -473,8 +481,14 @@ class MonitorSession(QObject):
             self._updating = False
             self._notify_idle()
 
+    @property
+    def _searching(self) -> bool:
+        """Whether the table lists a text search: changed rows are then read with their
+        parameters' texts, which the search matches (the store's search finds them there)."""
+        return bool(self._filter.needle)
+
     async def _apply(self, ids: set[JobId]) -> None:
-        rows = await self.service.jobs(ids)
+        rows = await self.service.jobs(ids, parameters=self._searching)
         self.table.apply_changes(rows)
         if any(row is not None and row.job.kind not in self._kinds for row in rows.values()):
             await self._reload_kinds()
@@ -519,4 +533,4 @@ class MonitorSession(QObject):
             self.spawn(self._bring_in(due), "Updating stuck claims")
 
     async def _bring_in(self, ids: set[JobId]) -> None:
-        self.table.apply_changes(await self.service.jobs(ids))
+        self.table.apply_changes(await self.service.jobs(ids, parameters=self._searching))

@@ -4,10 +4,13 @@ the last hour or day, drawn with pyqtgraph from the revision feed (see
 workers' capacity in use, sampled each time the window reads the registered workers (every
 few seconds while this tab or the Workers tab is shown, and when jobs are claimed or finish).
 
-Data: the day before the window opened is read once, on a thread of its own; then each
-batch of revisions the feed delivers adds its job events, and one coalesced read brings the
-counts, the oldest waiting job and the kinds of jobs not seen before. A 30 s clock moves the
-buckets along (ages grow with time alone); nothing polls the store.
+Data: nothing is read, and no chart built (nor pyqtgraph loaded), until the tab is first
+shown: then the last day is read once, on a thread of its own, summed per minute; each batch
+of revisions the feed delivers afterwards adds its job events, and one coalesced read brings
+the counts, the oldest waiting job and the kinds of the jobs that just succeeded. A 30 s
+clock moves the buckets along (ages grow with time alone); nothing polls the store. What a
+commit costs is what it holds, and what a drawing costs is a day's minutes, however many
+jobs the production has.
 
 The same series are a table too (*Show as table*), for screen readers and copying.
 """
@@ -15,10 +18,10 @@ The same series are a table too (*Show as table*), for screen readers and copyin
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QButtonGroup,
     QFrame,
@@ -42,6 +45,9 @@ from postproject_gui.services.dashboard_reads import DAY, job_events
 from postproject_gui.services.types import JobCounts, WorkerList, liveness, used
 from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.text import timefmt
+
+if TYPE_CHECKING:
+    import pyqtgraph as pg
 
 CLOCK_MS = 30_000
 UTILISATION_TITLE = "Worker utilisation (% of online capacity in use)"
@@ -128,6 +134,9 @@ class DashboardTab(QWidget):
         self.series: Series | None = None
         self._reading = False  # a store read is in flight
         self._again = False  # feed events arrived during it: read again after
+        self._started = False  # the day was asked for (the tab was shown with a production open)
+        self._seen = 0  # the newest revision the feed delivered (the day is read up to it)
+        self.plots: dict[str, pg.PlotWidget] = {}  # built when the tab is first shown
         self._clock = QTimer(self)
         self._clock.setInterval(CLOCK_MS)
         self._clock.timeout.connect(self.redraw)
@@ -185,12 +194,27 @@ class DashboardTab(QWidget):
         layout.addLayout(head)
         self.stack: QStackedWidget = QStackedWidget(self)
         self.as_table.toggled.connect(lambda on: self.stack.setCurrentIndex(1 if on else 0))
-        charts = QFrame(self)
-        charts.setObjectName("dashboardCharts")
+        self.charts = QFrame(self)
+        self.charts.setObjectName("dashboardCharts")
+        self.stack.addWidget(self.charts)
+        self.table = QTableView(self)
+        self.table.setObjectName("dashboardTable")
+        self.table.setAccessibleName("Dashboard series")
+        self.table.setModel(self.model)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.stack.addWidget(self.table)
+        layout.addWidget(self.stack, 1)
+
+    def _build_charts(self) -> None:
+        """The four charts (pyqtgraph, and numpy with it, are loaded here: ~50 MiB the window
+        does not need until the Dashboard is shown)."""
+        import pyqtgraph as pg
+
+        charts = self.charts
         grid = QGridLayout(charts)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(6)
-        self.plots: dict[str, pg.PlotWidget] = {}
         for (key, title), (row, col) in zip(
             (
                 ("throughput", "Throughput: succeeded per kind"),
@@ -214,21 +238,14 @@ class DashboardTab(QWidget):
         self.legend = self.plots["throughput"].addLegend(offset=(8, 4), labelTextSize="8pt")
         self.placeholder = pg.TextItem("No registered workers online yet", anchor=(0.5, 0.5))
         self.plots["utilisation"].addItem(self.placeholder)
-        self.stack.addWidget(charts)
-        self.table = QTableView(self)
-        self.table.setObjectName("dashboardTable")
-        self.table.setAccessibleName("Dashboard series")
-        self.table.setModel(self.model)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.stack.addWidget(self.table)
-        layout.addWidget(self.stack, 1)
+        self._theme_charts()
 
     # --- session -------------------------------------------------------------------------
 
     def connect_session(self, session: MonitorSession) -> None:
         self._session = session
         self.data = DashboardData()
+        self._started, self._seen = False, 0
         session.opened.connect(self._opened)
         session.revisions_arrived.connect(self._revisions)
         session.workers.changed.connect(self._workers)
@@ -239,6 +256,7 @@ class DashboardTab(QWidget):
         self._clock.stop()
         self._session = None
         self.data = DashboardData()
+        self._started = False
         self.redraw()
 
     @property
@@ -246,10 +264,26 @@ class DashboardTab(QWidget):
         """The day is read and no read is in flight (what a snapshot waits for)."""
         return self.data.loaded and not self._reading
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self.plots:
+            self._build_charts()
+        self.start()
+        self.redraw()
+
     def _opened(self, info: Any) -> None:
+        self._seen = max(self._seen, info.head)
+        if self.isVisible():
+            self.start()
+
+    def start(self) -> None:
+        """Read the day (once per production, when the tab is first shown with it open)."""
         session = self._session
-        if session is not None:
-            session.spawn(self._read_day(session, info.head), "Reading the dashboard's day")
+        if session is None or session.info is None or self._started:
+            return
+        self._started = True
+        head = max(self._seen, session.info.head)
+        session.spawn(self._read_day(session, head), "Reading the dashboard's day")
 
     async def _read_day(self, session: MonitorSession, head: int) -> None:
         self._reading = True
@@ -272,6 +306,10 @@ class DashboardTab(QWidget):
             self.redraw()
 
     def _revisions(self, revisions: list[Revision]) -> None:
+        if revisions:
+            self._seen = max(self._seen, revisions[-1].sequence)
+        if not self._started:
+            return  # the day, read when the tab is first shown, will hold them
         events = job_events(revisions)
         if not events:
             return
@@ -306,7 +344,7 @@ class DashboardTab(QWidget):
             return
         self._set_counts(counts)
         self.data.oldest_waiting = oldest
-        self.data.facts.update(facts)
+        self.data.add_kinds(facts)
 
     def _set_counts(self, counts: JobCounts) -> None:
         self.data.backlog_now = counts.by_state.get(JobState.REQUESTED, 0)
@@ -327,7 +365,8 @@ class DashboardTab(QWidget):
         if now is None or not self.data.loaded:
             self.series = None
             for plot in ("throughput", "failure_rate", "backlog"):
-                self.plots[plot].getPlotItem().clear()
+                if plot in self.plots:
+                    self.plots[plot].getPlotItem().clear()
             for label in self.figures.values():
                 label.setText("–")
             self.note.setText("Reading the day's revisions…" if self._session is not None else "")
@@ -336,10 +375,13 @@ class DashboardTab(QWidget):
         series = self.data.series(now, self.span)
         self.series = series
         self.model.set_series(series)
-        self._draw(series)
+        if self.plots and self.isVisible():  # hidden charts are drawn when shown again
+            self._draw(series)
         self._figures(series)
 
     def _draw(self, series: Series) -> None:
+        import pyqtgraph as pg
+
         ui, states = self._theme.ui, self._theme.states
         xs = [s.timestamp() for s in series.starts]
         width = series.bucket.total_seconds() * 0.8
@@ -413,7 +455,7 @@ class DashboardTab(QWidget):
 
     def _figures(self, series: Series) -> None:
         succeeded = sum(sum(v) for v in series.throughput.values())
-        failed = sum(1 for e in self.data.events if e.event == "job_failed" and e.at >= series.starts[0])
+        failed = self.data.failed_since(series.starts[0])
         total = succeeded + failed
         self.figures["succeeded"].setText(f"{succeeded:,}")
         self.figures["failed"].setText(f"{failed:,}")
@@ -429,7 +471,14 @@ class DashboardTab(QWidget):
 
     def set_theme(self, theme: Theme) -> None:
         self._theme = theme
-        ui = theme.ui
+        if self.plots:
+            self._theme_charts()
+        self.redraw()
+
+    def _theme_charts(self) -> None:
+        import pyqtgraph as pg
+
+        ui = self._theme.ui
         for plot in self.plots.values():
             plot.setBackground(ui.base)
             item = plot.getPlotItem()
@@ -441,4 +490,3 @@ class DashboardTab(QWidget):
                 axis.setTextPen(pg.mkPen(ui.muted))
             item.showGrid(x=False, y=True, alpha=0.15)
         self.legend.setLabelTextColor(ui.text)
-        self.redraw()

@@ -158,9 +158,16 @@ class JobTableView(QTableView):
         self.selectionModel().selectionChanged.connect(
             lambda *_: self.selection_changed_rows.emit(len(self.selected_rows()))
         )
-        model.status_changed.connect(self.viewport().update)
+        model.status_changed.connect(self._status_changed)
         model.reset_done.connect(lambda: self.current_job_changed.emit(""))
         self.show_order(model.filter.newest_first, model.filter.stuck, model.filter.sort)
+
+    def _status_changed(self) -> None:
+        """Loading or exhausted: only the empty list's note ("Loading…") shows it, so only an
+        empty list repaints (a page that lands below the rows shown repaints nothing)."""
+        model = self.model()
+        if model is not None and model.rowCount() == 0:
+            self.viewport().update()
 
     def table_model(self) -> JobTableModel:
         model = self.model()
@@ -168,8 +175,13 @@ class JobTableView(QTableView):
         return model
 
     def set_empty_text(self, text: str, muted: str) -> None:
-        self._empty_text, self._muted = text, QColor(muted)
-        self.viewport().update()
+        """The note an empty list shows (repainted only when it is shown and changed: this is
+        said after every page, and a repaint of the rows costs more than the page)."""
+        colour = QColor(muted)
+        if (text, colour) == (self._empty_text, self._muted):
+            return
+        self._empty_text, self._muted = text, colour
+        self._status_changed()
 
     def default_width(self, index: int) -> int:
         """A column's width at the default size: its declared width, or more when its title

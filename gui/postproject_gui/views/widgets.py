@@ -87,10 +87,25 @@ class ElidedLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
+        self._text = ""
 
     def setText(self, text: str) -> None:
-        super().setText(text)
+        """A new caption. One that fits the room the label has ("2,200 of 200,000 shown ·
+        loading…" after "2,000 of 200,000 shown · scroll for more") is only repainted: QLabel
+        would ask for a new layout, and that repaints the tables beside it (a job table at
+        every page it loads). A wider one asks for the room it needs."""
+        if text == self._text:
+            return
+        self._text = text
+        if super().text() and self.fontMetrics().horizontalAdvance(text) <= self.contentsRect().width():
+            self.setAccessibleName(text)
+            self.update()
+        else:
+            super().setText(text)
         self._update_tip()
+
+    def text(self) -> str:
+        return self._text
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()

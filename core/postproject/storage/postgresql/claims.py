@@ -19,6 +19,7 @@ REQUESTED = leases.REQUESTED
 SET_CLAIM = DIALECT.sql(leases.SET_CLAIM)
 _READY = DIALECT.sql(leases.READY)
 CLAIMABLE = DIALECT.sql(leases.CLAIMABLE)
+_EXPIRED = DIALECT.sql(leases.EXPIRED)
 RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
 
 
@@ -55,11 +56,11 @@ def claim_next_sql(by_kind: bool, *, wait: bool, gated: bool = False) -> str:
         )
     expired = (
         "SELECT id, priority AS p, claim_expires_at AS a FROM jobs "
-        f"WHERE state = {CLAIMED} AND claim_expires_at <= %(now)s{kind}{allowed} ORDER BY claim_expires_at, id LIMIT 1"
+        f"WHERE {_EXPIRED}{kind}{allowed} ORDER BY claim_expires_at, id LIMIT 1"
     )
     held = (
         f"EXISTS (SELECT 1 FROM jobs WHERE state = {REQUESTED} AND waiting = 0{kind} AND {_READY}) "
-        f"OR EXISTS (SELECT 1 FROM jobs WHERE state = {CLAIMED} AND claim_expires_at <= %(now)s{kind})"
+        f"OR EXISTS (SELECT 1 FROM jobs WHERE {_EXPIRED}{kind})"
     )
     facts = ", f.session, f.last_seen, f.capacity, f.kinds, f.active" if gated else ""
     return (

@@ -18,7 +18,8 @@ from postproject.model.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.types import Id
 
-DERIVED = frozenset({"job_counts", "job_agents"})  # maintained by triggers from the jobs and attempts rows
+# Maintained by triggers from the jobs, attempts and metadata rows (rebuilt as those are imported).
+DERIVED = frozenset({"job_counts", "job_agents", "worker_outcomes", "job_parameters"})
 # Search indexes (and SQLite's FTS5 shadow tables): never copied, rebuilt from the rows
 # (asset_search by its trigger on assets, job_diagnostics after the import).
 SEARCH_INDEXES = ("asset_search", "job_diagnostics")
@@ -50,6 +51,8 @@ TABLES = (
     "job_agents",
     "api_tokens",
     "recorded_replies",
+    "worker_outcomes",
+    "job_parameters",
 )
 BATCH = 1000
 

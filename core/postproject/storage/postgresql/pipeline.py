@@ -10,10 +10,22 @@ A savepoint is sent only when a round trip happens inside its operation: until t
 operation's statements are still queued here, and undoing them is forgetting them (most
 operations queue their writes and end without a round trip: no SAVEPOINT, no RELEASE, no
 subtransaction on the server).
+
+Rows written with their final number: when inserts of new rows are still queued at commit
+(they cannot wait for a row lock another edit holds, so they may run under the
+revision-numbering lock), the commit sends the other queued statements first (each may go
+ahead of them: a lease transition refers to them only through foreign keys checked at commit),
+then ``pp_number`` (the lock and the next number), then the inserts, writing the revision's
+number through ``pp_sequence()`` instead of the provisional one (:func:`finalised`): nothing
+of theirs is left for ``pp_publish`` to renumber. A read that does not see the queued inserts
+(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -49,6 +61,59 @@ GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 # never compiles a statement with JIT, which that setting's cost penalty would otherwise start:
 # tens of milliseconds to compile statements that run in microseconds).
 INDEX_PLANS = ("SET enable_seqscan = off", "SET jit = off")
+
+
+# How a statement sent after pp_number writes the revision's number (0009_job_path.sql).
+SEQUENCE = "pp_sequence()"
+# A statement's flags: its cursor is kept (``KEEP``); it inserts new rows only, so a read that
+# does not look at them may be sent ahead of it, and at commit it follows pp_number
+# (``INDEPENDENT``: it cannot wait for a row lock another edit holds); it may be sent ahead of
+# the inserts queued before it, at commit before pp_number (``EARLY``: it refers to them only
+# through foreign keys checked at commit); it follows pp_number at commit (``LATE``).
+KEEP, INDEPENDENT, EARLY, LATE = 1, 2, 4, 8
+_PLACEHOLDER = re.compile(r"%%|%(?:\((\w+)\))?[sbt]")
+
+
+def finalised(sql: str, params: Params | None) -> tuple[str, Params | None]:
+    """``sql`` and ``params`` writing the revision's number where they wrote the provisional one:
+    each placeholder bound to :data:`PROVISIONAL` becomes ``pp_sequence()``."""
+    if params is None:
+        return sql, params
+    if isinstance(params, dict):
+        names = tuple(sorted(k for k, v in params.items() if type(v) is int and v == PROVISIONAL))
+        return (_named(sql, names), params) if names else (sql, params)
+    slots = tuple(i for i, v in enumerate(params) if type(v) is int and v == PROVISIONAL)
+    if not slots:
+        return sql, params
+    return _positional(sql, slots), [v for i, v in enumerate(params) if i not in slots]
+
+
+@functools.lru_cache(maxsize=256)
+def _named(sql: str, names: tuple[str, ...]) -> str:
+    return _PLACEHOLDER.sub(lambda m: SEQUENCE if m.group(1) in names else m.group(0), sql)
+
+
+@functools.lru_cache(maxsize=256)
+def _positional(sql: str, slots: tuple[int, ...]) -> str:
+    counted = itertools.count()
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "%%":
+            return match.group(0)
+        return SEQUENCE if next(counted) in slots else match.group(0)
+
+    return _PLACEHOLDER.sub(replace, sql)
+
+
+class Entry:
+    """A queued statement: its SQL and parameters, flags, the SQL to send after ``pp_number``
+    when not derived by :func:`finalised`, and the rows it writes (``(table, key)``)."""
+
+    __slots__ = ("flags", "keys", "late", "params", "sql")
+
+    def __init__(self, sql: str, params: Params | None, flags: int, late: str | None) -> None:
+        self.sql, self.params, self.flags, self.late = sql, params, flags, late
+        self.keys: list[tuple[str, Any]] = []
 
 
 class Known(Protocol):
@@ -93,65 +158,134 @@ class Pipeline:
         self.uri = host.uri
         self.busy_timeout = busy_timeout
         self.begun = False
-        self._queue: list[tuple[str, Params | None]] = []
-        self._keep: set[int] = set()  # positions in _queue whose cursors the next send keeps
-        self.kept: list[psycopg.Cursor[Any]] = []  # their cursors, after that send
+        self._queue: list[Entry] = []
+        self.kept: list[psycopg.Cursor[Any]] = []  # cursors of KEEP statements, after the last send
         self.failed: PostProjectError | None = None  # the transaction is aborted
         self._unsent: dict[str, int] = {}  # savepoints not yet sent -> their place in _queue
+        self.last: Entry | None = None  # the statement just queued (nothing sent or taken since)
+        self.early: set[tuple[str, Any]] = set()  # rows written with the provisional number
 
-    def queue(self, sql: str, params: Params | None = None, *, keep: bool = False) -> None:
+    def queue(
+        self,
+        sql: str,
+        params: Params | None = None,
+        *,
+        keep: bool = False,
+        flags: int = 0,
+        late: str | None = None,
+    ) -> None:
         """Send a statement with the next round trip (its errors surface there); ``keep``: its
-        cursor is in :attr:`kept` after that round trip."""
+        cursor is in :attr:`kept` after that round trip; ``flags``, ``late``: see :class:`Entry`."""
         self.check()
-        if keep:
-            self._keep.add(len(self._queue))
-        self._queue.append((sql, params))
+        entry = Entry(sql, params, flags | (KEEP if keep else 0), late)
+        self._queue.append(entry)
+        self.last = entry
 
-    def queue_expecting(self, sql: str, params: dict[str, Any], count: int, state: str, message: str) -> None:
+    def queue_expecting(
+        self,
+        sql: str,
+        params: dict[str, Any],
+        count: int,
+        state: str,
+        message: str,
+        *,
+        flags: int = 0,
+        late: str | None = None,
+    ) -> None:
         """Queue a data-modifying statement (``sql`` is ``WITH w AS (...) ``) that must touch ``count`` rows."""
-        self.queue(sql + " SELECT pp_expect(count(*), %(expected)s, %(state)s, %(message)s) FROM w",
-                   {**params, "expected": count, "state": state, "message": message})  # fmt: skip
+        expect = " SELECT pp_expect(count(*), %(expected)s, %(state)s, %(message)s) FROM w"
+        self.queue(sql + expect, {**params, "expected": count, "state": state, "message": message},
+                   flags=flags, late=late + expect if late is not None else None)  # fmt: skip
+
+    def wrote(self, table: str, key: Any) -> None:
+        """The edit wrote ``key`` of ``table``: by the statement just queued (it writes the final
+        number if sent after ``pp_number``), else by one already sent (the provisional number)."""
+        if self.last is not None:
+            self.last.keys.append((table, key))
+        else:
+            self.early.add((table, key))
+
+    def early_at_commit(self) -> set[tuple[str, Any]]:
+        """The rows written with the provisional number once a commit that numbers first is sent:
+        those already sent, and those of the ``EARLY`` statements it sends before ``pp_number``."""
+        return self.early.union(*(entry.keys for entry in self._queue if entry.flags & EARLY))
+
+    def numbering_at_commit(self) -> bool:
+        """Should the commit number first: are inserts of new rows queued, and may every other
+        queued statement be sent before them (or after pp_number)?"""
+        return (
+            not self._unsent
+            and any(entry.flags & INDEPENDENT for entry in self._queue)
+            and all(entry.flags & (INDEPENDENT | EARLY | LATE) for entry in self._queue)
+        )
 
     def send(
-        self, sql: str | None = None, params: Params | None = None, *, then: str | None = None
+        self,
+        sql: str | None = None,
+        params: Params | None = None,
+        *,
+        then: str | None = None,
+        number: str | None = None,
+        overtake: bool = False,
     ) -> psycopg.Cursor[Any] | None:
-        """Send the queued statements, ``sql`` and ``then`` in one round trip; ``sql``'s cursor."""
+        """Send the queued statements, ``sql`` and ``then`` in one round trip; ``sql``'s cursor.
+
+        ``number`` (:meth:`numbering_at_commit`): the ``EARLY`` statements go first, then
+        ``number``, then the others, writing the revision's number (:func:`finalised`); its
+        cursor is the first of :attr:`kept`. ``overtake``: ``sql`` does not
+        read what the queued inserts of new rows write, so when every queued statement is one
+        of those, they stay queued and ``sql`` goes alone."""
         self.check()
-        statements, keep = self._queue, self._keep
-        self._queue, self._keep, self.kept = [], set(), []
+        self.last = None
+        held = overtake and not self._unsent and all(entry.flags & INDEPENDENT for entry in self._queue)
+        entries = [] if held else self._queue
+        if not held:
+            self._queue = []
+        statements: list[tuple[str, Params | None, bool]] = []
+        late: list[tuple[str, Params | None, bool]] = []
+        for entry in entries:
+            query, values = entry.sql, entry.params
+            if number is not None and not entry.flags & EARLY:
+                query, values = finalised(entry.late or query, values)
+                late.append((query, values, bool(entry.flags & KEEP)))
+                continue
+            self.early.update(entry.keys)
+            statements.append((query, values, bool(entry.flags & KEEP)))
         for inserted, (name, place) in enumerate(self._unsent.items()):  # outermost first
-            at = place + inserted  # the open savepoints reach the server, each where it was taken
-            statements.insert(at, (f"SAVEPOINT {name}", None))
-            keep = {position + (position >= at) for position in keep}
+            statements.insert(place + inserted, (f"SAVEPOINT {name}", None, False))  # where it was taken
         self._unsent.clear()
+        if number is not None:
+            statements += [(number, None, True), *late]
         if not self.begun:
-            begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None)]
+            begin = [("BEGIN ISOLATION LEVEL READ COMMITTED", None, False)]
             timeout = max(1, int(self.busy_timeout * 1000))
             if self.host.lock_timeouts.get(id(self.conn)) != timeout:  # a session setting: once per value
                 settings = (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}")
-                begin[:0] = [(setting, None) for setting in settings]
+                begin[:0] = [(setting, None, False) for setting in settings]
                 self.host.lock_timeouts[id(self.conn)] = timeout
             statements[:0] = begin
-            keep = {position + len(begin) for position in keep}
             self.begun = True
+        self.kept = []
         cursor = None
         try:
             with self.conn.pipeline():
-                for position, (statement, values) in enumerate(statements):
-                    sent = self.conn.execute(statement, values, binary=True)
-                    if position in keep:
-                        self.kept.append(sent)
+                sink = self.conn.cursor(binary=True)  # one cursor for every result nobody reads
+                for statement, values, keep in statements:
+                    if keep:
+                        self.kept.append(self.conn.execute(statement, values, binary=True))
+                    else:
+                        sink.execute(statement, values)
                 if sql is not None:
                     cursor = self.conn.execute(sql, params, binary=True)
                 if then is not None:
-                    self.conn.execute(then)
+                    sink.execute(then)
         except psycopg.Error as exc:
             self.failed = self._translate(exc)
             raise self.failed from exc
         return cursor
 
-    def one(self, sql: str, params: Params | None = None) -> Any:
-        cursor = self.send(sql, params)
+    def one(self, sql: str, params: Params | None = None, *, overtake: bool = False) -> Any:
+        cursor = self.send(sql, params, overtake=overtake)
         assert cursor is not None
         return cursor.fetchone()
 
@@ -187,33 +321,40 @@ class Pipeline:
         """Take savepoint ``name`` where the queue is now (sent with the next round trip)."""
         self.check()
         self._unsent[name] = len(self._queue)
+        self.last = None
 
     def release(self, name: str) -> None:
         if self._unsent.pop(name, None) is None:
             self.queue(f"RELEASE {name}")
+        self.last = None
 
     def rollback_to(self, name: str) -> None:
         """Undo the statements since savepoint ``name`` (and release it)."""
+        self.last = None
         place = self._unsent.pop(name, None)
         if place is not None:  # never sent: nothing since it reached the server either
             del self._queue[place:]
-            self._keep = {position for position in self._keep if position < place}
             return
         if self.failed is None:
             self.queue(f"ROLLBACK TO {name}")
             self.queue(f"RELEASE {name}")
+            self.last = None
             return
         failed, self.failed = self.failed, None
         try:  # the transaction is aborted: only rolling back to the savepoint can revive it
-            self._queue, self._keep = [(f"ROLLBACK TO {name}", None), (f"RELEASE {name}", None)], set()
+            self._queue = [
+                Entry(f"ROLLBACK TO {name}", None, 0, None),
+                Entry(f"RELEASE {name}", None, 0, None),
+            ]
             self.send()
         except PostProjectError:
             self.failed = failed
 
     def ended(self) -> None:
         """The transaction ended (committed or rolled back): nothing queued, nothing failed."""
-        self._queue, self._keep, self.failed, self.begun = [], set(), None, False
+        self._queue, self.failed, self.begun, self.last = [], None, False, None
         self._unsent.clear()
+        self.early.clear()
 
     def end(self, statements: list[tuple[str, Params | None]]) -> None:
         """Send ``statements`` (a rollback and what follows it) in one pipeline, outside the edit."""

@@ -134,16 +134,22 @@ class Reader(SqlReads):
     def search_jobs(
         self, query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
     ) -> list[Job]:
-        sql, params = search.job_search(query, after, limit, JOBS_WITH_ATTEMPTS, window)
+        statements = search.job_search(query, after, limit, JOBS_WITH_ATTEMPTS, window)
         if window is not None and query.terms:
             guard, values = search.may_be_common(query.terms)
             if not self.one(guard, values)[0]:
                 return []  # no term can be common: the walk would only cost its planning
+        found: list[Any] = []
         with self.snapshot():
             # A search's row estimates (ILIKE, IN lists) can be far too high, and the JIT
             # compilation they trigger costs up to a second for a page read in milliseconds.
             self.all("SELECT set_config('jit', 'off', true)")  # for this transaction
-            return self.with_attempts(self.all(sql, params))
+            for sql, params, walked in statements:
+                params[-1] = limit - len(found)  # each phase fills what the ones before it left
+                found += self.all(sql, params)
+                if len(found) >= limit or (walked is not None and self.one(*walked)[0] > window):
+                    break  # full, or a walk that did not cover this phase (a gather follows)
+            return self.with_attempts(found)
 
     def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:
         sql, params = search.failure_diagnostics(kind, limit)

@@ -26,7 +26,8 @@ def _like(term: str) -> str:
 
 def _term(term: str) -> tuple[str, list[Any]]:
     """One term: the job's kind, output asset name, an agent or worker of its attempts, a
-    diagnostic, or its id (whole, or a tail of 6+ hex digits) contains it."""
+    diagnostic, a parameter's value, or its id (whole, or a tail of 6+ hex digits) contains
+    it (the clause of a bounded walk: a parameter is looked up per job, job_parameters_by_job)."""
     like = _like(term)
     parts = [
         "j.kind IN (SELECT kind FROM job_counts WHERE kind ILIKE %s)",
@@ -36,8 +37,9 @@ def _term(term: str) -> tuple[str, list[Any]]:
         "j.id IN (SELECT job_id FROM job_attempts WHERE worker_id IN "
         "(SELECT id FROM workers WHERE name ILIKE %s))",
         "j.id IN (SELECT job FROM job_diagnostics WHERE body ILIKE %s)",
+        "EXISTS (SELECT 1 FROM job_parameters p WHERE p.job = j.id AND p.value ILIKE %s)",
     ]
-    params: list[Any] = [like] * 5
+    params: list[Any] = [like] * 6
     digits = term.lower().lstrip("…").replace("-", "")
     if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
         if len(digits) == 32:
@@ -60,8 +62,9 @@ def _term_ids(term: str) -> tuple[str, list[Any]]:
         "SELECT job_id FROM job_attempts WHERE agent_name IN (SELECT name FROM job_agents WHERE name ILIKE %s)",
         "SELECT job_id FROM job_attempts WHERE worker_id IN (SELECT id FROM workers WHERE name ILIKE %s)",
         "SELECT job FROM job_diagnostics WHERE body ILIKE %s",
+        "SELECT job FROM job_parameters WHERE value ILIKE %s",
     ]
-    params: list[Any] = [like] * 5
+    params: list[Any] = [like] * 6
     digits = term.lower().lstrip("…").replace("-", "")
     if len(digits) >= TAIL_HEX and _HEX.fullmatch(digits):
         if len(digits) == 32:
@@ -76,19 +79,28 @@ def _term_ids(term: str) -> tuple[str, list[Any]]:
     return " UNION ".join(parts), params
 
 
-COMMON_ASSETS = 25  # a term naming this many assets or more may match a good share of the jobs
+TRIGRAM = 3  # shorter terms cannot use a trigram index
+
+COMMON = (
+    25  # a term naming this many assets (or found in this many parameters) may match a good share of the jobs
+)
 
 
 def _common(term: str) -> tuple[str, list[Any]]:
-    """Whether ``term`` may match many jobs (a kind, an agent, or 25+ asset names): only then
-    is a window of jobs walked in order (``Reads.search_jobs``, :func:`may_be_common`)."""
+    """Whether ``term`` may match many jobs (a kind, an agent, 25+ asset names, or the
+    parameters of 25+ jobs): only then is a window of jobs walked in order
+    (``Reads.search_jobs``, :func:`may_be_common`). A term shorter than a trigram may always
+    be: the trigram indexes cannot tell, and telling would scan every parameter value."""
+    if len(term) < TRIGRAM:
+        return "TRUE", []
     like = _like(term)
     sql = (
         "(EXISTS (SELECT 1 FROM job_counts WHERE kind ILIKE %s)"
         " OR EXISTS (SELECT 1 FROM job_agents WHERE name ILIKE %s)"
-        " OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE name ILIKE %s LIMIT %s) a) = %s)"
+        " OR (SELECT count(*) FROM (SELECT 1 FROM asset_search WHERE name ILIKE %s LIMIT %s) a) = %s"
+        " OR (SELECT count(*) FROM (SELECT 1 FROM job_parameters WHERE value ILIKE %s LIMIT %s) p) = %s)"
     )
-    return sql, [like, like, like, COMMON_ASSETS, COMMON_ASSETS]
+    return sql, [like, like, like, COMMON, COMMON, like, COMMON, COMMON]
 
 
 def may_be_common(terms: tuple[str, ...]) -> tuple[str, list[Any]]:
@@ -101,38 +113,49 @@ def may_be_common(terms: tuple[str, ...]) -> tuple[str, list[Any]]:
 
 def job_search(
     query: JobQuery, after: JobKey | None, limit: int, columns: str, window: int | None = None
-) -> tuple[str, list[Any]]:
-    """The statement and parameters of one page of ``query`` (``columns``: what a job row
-    reads); with ``window``, only the first ``window`` jobs in the page's order that pass the
-    other filters are tested against the terms (see ``Reads.search_jobs``)."""
-    where, params, order = job_pages.filters_and_order(query, after, "%s", Id)
-    if window is None and query.terms:
-        # Each term's matching ids are gathered through the indexes (a union of lookups),
-        # intersected, and only then joined to their rows, one primary-key probe each (the
-        # LATERAL ... LIMIT 1 keeps that order: the planner cannot turn it into a walk of
-        # the whole table in sort order, filtered row by row, as an OR of subplans would be).
-        unions = [_term_ids(term) for term in query.terms]
-        matched = " INTERSECT ".join(f"SELECT id FROM ({sql}) t{n}" for n, (sql, _) in enumerate(unions))
-        params = [value for _, values in unions for value in values] + params
-        source = f"({matched}) m CROSS JOIN LATERAL (SELECT * FROM jobs j WHERE j.id = m.id LIMIT 1) j"
-    elif window is None:
-        source = "jobs j"
-    else:
-        source = (
-            "(SELECT * FROM jobs j"
+) -> list[tuple[str, list[Any], tuple[str, list[Any]] | None]]:
+    """The statements and parameters of one page of ``query`` (``columns``: what a job row
+    reads), one per phase of its sort (:func:`postproject.storage.job_pages.phases`; the
+    reader runs them in order until the page is full). With ``window``, only the first
+    ``window`` jobs of a phase in the page's order that pass the other filters are tested
+    against the terms (see ``Reads.search_jobs``), and each statement comes with the count
+    (:func:`~postproject.storage.job_pages.walked`) that says whether the walk covered its
+    phase: only then may it go on into the next one."""
+    statements = []
+    for phase in job_pages.phases(query, after, "%s", Id):
+        where, params, order, join = list(phase.where), list(phase.params), phase.order, phase.join
+        if window is None and query.terms:
+            # Each term's matching ids are gathered through the indexes (a union of lookups),
+            # intersected, and only then joined to their rows, one primary-key probe each (the
+            # LATERAL ... LIMIT 1 keeps that order: the planner cannot turn it into a walk of
+            # the whole table in sort order, filtered row by row, as an OR of subplans would be).
+            unions = [_term_ids(term) for term in query.terms]
+            matched = " INTERSECT ".join(f"SELECT id FROM ({sql}) t{n}" for n, (sql, _) in enumerate(unions))
+            params = [value for _, values in unions for value in values] + params
+            source = (
+                f"({matched}) m CROSS JOIN LATERAL (SELECT * FROM jobs j WHERE j.id = m.id LIMIT 1) j{join}"
+            )
+        elif window is None:
+            source = f"jobs j{join}"
+        else:
+            source = (
+                f"(SELECT j.* FROM jobs j{join}"
+                + (f" WHERE {' AND '.join(where)}" if where else "")
+                + f" ORDER BY {order} LIMIT %s) j{join}"
+            )
+            terms = [_term(term) for term in query.terms]
+            where = [clause for clause, _ in terms]
+            params += [window, *(value for _, values in terms for value in values)]
+        sql = (
+            f"SELECT {columns} FROM {source}"
             + (f" WHERE {' AND '.join(where)}" if where else "")
-            + f" ORDER BY {order} LIMIT %s) j"
+            + f" ORDER BY {order} LIMIT %s"
         )
-        terms = [_term(term) for term in query.terms]
-        where = [clause for clause, _ in terms]
-        params += [window, *(value for _, values in terms for value in values)]
-    sql = (
-        f"SELECT {columns} FROM {source}"
-        + (f" WHERE {' AND '.join(where)}" if where else "")
-        + f" ORDER BY {order} LIMIT %s"
-    )
-    params.append(limit)
-    return sql, params
+        params.append(limit)
+        statements.append((sql, params, None if window is None else job_pages.walked(phase, "%s", window)))
+    if statements:  # nothing follows the last phase
+        statements[-1] = (*statements[-1][:2], None)
+    return statements
 
 
 def failure_diagnostics(kind: str | None, limit: int) -> tuple[str, list[Any]]:

@@ -49,6 +49,21 @@ INSERT_ACTIVITY = (
     "SELECT a.id, d, r, role FROM a, unnest(%(directions)s::smallint[], %(edges)s::uuid[], "
     "%(roles)s::text[]) AS x (d, r, role)), w AS (SELECT id FROM a)"
 )
+# The same, sent at commit after pp_number (the revision's number known): each edge carries its
+# representation's fingerprints as they are now, as pp_publish records them for an activity
+# written before commit (the same JSON: [[algorithm, version, "HEX"], ...] by algorithm, version).
+INSERT_ACTIVITY_LATE = (
+    "WITH a AS (INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, "
+    "started_at, finished_at, created_sequence) SELECT %(id)s, %(kind)s, %(tool_name)s, %(tool_version)s, "
+    "%(tool_uri)s, %(agent)s, %(started)s, %(finished)s, %(seq)s "
+    "WHERE (SELECT count(*) FROM representations WHERE id = ANY(%(reps)s::uuid[])) = %(count)s RETURNING id), "
+    "e AS (INSERT INTO activity_edges (activity_id, direction, representation_id, role, snapshot_sequence, "
+    "snapshot_fingerprints) SELECT a.id, x.d, x.r, x.role, %(seq)s, (SELECT coalesce('[' || string_agg("
+    "format('[%%s,%%s,\"%%s\"]', to_json(f.algorithm), f.version, upper(encode(f.value, 'hex'))), ',' "
+    "ORDER BY f.algorithm, f.version) || ']', '[]')::json FROM representation_fingerprints f "
+    "WHERE f.representation_id = x.r) FROM a, unnest(%(directions)s::smallint[], %(edges)s::uuid[], "
+    "%(roles)s::text[]) AS x (d, r, role)), w AS (SELECT id FROM a)"
+)
 # A job's stored claim, its row locked until the edit ends, and, in the same round trip, the
 # first input fingerprint recorded after the claim (what a completion asks next): each input's
 # fingerprints probed by key, never a scan of every fingerprint.
@@ -126,6 +141,8 @@ CREATES_CYCLE = (
     "JOIN activity_edges i ON i.activity_id = o.activity_id AND i.direction = 0) "
     "SELECT 1 FROM upstream WHERE id = ANY(%s::uuid[]) LIMIT 1"
 )
+# The numbering lock and the revision's number, before the statements that write it (0009).
+NUMBER = "SELECT seq, locked_at FROM pp_number()"
 # The revision-numbering lock (pp_publish takes it again: a transaction's advisory locks nest).
 NUMBERING_LOCK = (
     "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint "

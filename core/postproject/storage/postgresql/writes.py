@@ -9,13 +9,22 @@ number, its rows get it, its activities' edge snapshots are captured, the revisi
 events are written and listeners are notified (see ``migrations/0007_baseline.sql``). Job
 counts are deferred constraint triggers, applied at that commit under the same lock.
 
+Rows written once (``migrations/0009_job_path.sql``): inserts of new rows still queued at
+commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
+the next number) and write that number; the edit's other statements go before it (a lease
+transition refers to the new rows through foreign keys checked at commit), so nothing that may
+wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest.
+
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
 job's row was read and locked by ``lease_row``) are queued and sent in one pipeline with the
 next statement that needs an answer (:mod:`.pipeline`), each with the row count it must have
 (``pp_expect``); answers this edit already knows (facts of what it created) come from memory.
 A claim is two round trips (the claim, the commit), also by a registered worker (its row's
-check rides on the claim: :mod:`.claims`), a completion two or three.
+check rides on the claim: :mod:`.claims`), a completion two (the lease check, sent ahead of
+the queued inserts; the commit) or three. Neither can be one: the claim answers the caller
+(the lease) and a completion's lease check decides whether ``complete_job_lease`` raises,
+both before the caller's code goes on to commit.
 
 The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
 own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
@@ -40,11 +49,12 @@ from typing import Any, ClassVar
 from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
 from postproject.engine.claims import WorkerGate
 from postproject.model import clock
-from postproject.model.errors import AlreadyExistsError
+from postproject.model.errors import AlreadyExistsError, StorageError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage import rows
+from postproject.storage.postgresql import pipeline as pipelines
 from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
 from postproject.storage.postgresql.claims import claim_next_sql, gate_holds
@@ -52,6 +62,7 @@ from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL, Host, Params, Pipeline
 from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
 from postproject.storage.sql import leases
+from postproject.storage.sql import statements as q
 from postproject.storage.sql.dialect import Dialect
 from postproject.storage.sql.leases import EndClaim, StopClaim
 from postproject.storage.sql.service import PRINCIPAL
@@ -60,6 +71,16 @@ from postproject.storage.sql.writes import SqlWrites
 CLAIMED = JobState.CLAIMED.code
 # A worker's row, held until the edit ends: two claims by one worker count each other's.
 _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
+
+
+# Queued inserts of new rows (shared statements): no read of the edit looks for them before
+# commit but through its memory, and they never wait for another edit's row lock.
+_NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
+# Queue flags (.pipeline): an insert of a new row; a lease transition of a job this edit locked
+# (at commit, sent before the inserts queued ahead of it); the cycle check (after them).
+NEW_ROW, LOCKED_ROW, AFTER_INSERTS = pipelines.INDEPENDENT, pipelines.EARLY, pipelines.LATE
+# The statements renumbered by pp_publish when written before commit, and the tables they write.
+_RENUMBERED = ("assets", "media_roots", "representations", "fingerprints", "activities", "metadata", "jobs")
 
 
 def _allowed(action: Action) -> frozenset[int]:
@@ -124,7 +145,11 @@ class WriteSession(SqlWrites):
         return self.pipeline.rowcount(sql, params)
 
     def later(self, sql: str, params: Params | None = None) -> None:
-        self.pipeline.queue(sql, params)
+        self.pipeline.queue(sql, params, flags=NEW_ROW if sql in _NEW_ROWS else 0)
+
+    def remember(self, table: str, key: Any, value: Any = None) -> None:
+        super().remember(table, key, value)
+        self.pipeline.wrote(table, key)
 
     def learn(self, table: str, keys: Iterable[bytes]) -> None:
         """Rows seen to exist (rows are never deleted); those this edit wrote become known only
@@ -192,7 +217,9 @@ class WriteSession(SqlWrites):
             root is None or self.exists("media_roots", root)
         ):
             message = f"the asset or media root of {values['path']!r} does not exist"
-            self.pipeline.queue_expecting(pg.INSERT_REPRESENTATION, values, 1, "PPN01", message)
+            self.pipeline.queue_expecting(
+                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW
+            )
             return True
         return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
 
@@ -239,7 +266,15 @@ class WriteSession(SqlWrites):
         }
         if all(self.exists("representations", rep) for rep in reps):
             message = "a representation of the activity does not exist"
-            self.pipeline.queue_expecting(pg.INSERT_ACTIVITY, params, 1, "PPN01", message)
+            self.pipeline.queue_expecting(
+                pg.INSERT_ACTIVITY,
+                params,
+                1,
+                "PPN01",
+                message,
+                flags=NEW_ROW,
+                late=pg.INSERT_ACTIVITY_LATE,
+            )
             return True
         return bool(self.one(pg.INSERT_ACTIVITY + " SELECT count(*) FROM w", params)[0] == 1)
 
@@ -259,8 +294,9 @@ class WriteSession(SqlWrites):
         return bool(self.one(pg.INSERT_JOB, params)[0] == 1)
 
     def lease_row(self, job_id: bytes) -> LeaseRow | None:
-        """The stored claim of a job (its row locked until the edit ends), or None when absent."""
-        row = self.one(pg.LEASE_ROW, (Id(job_id),))
+        """The stored claim of a job (its row locked until the edit ends), or None when absent.
+        Sent ahead of queued inserts of new rows (it reads none of them), which stay queued."""
+        row = self.pipeline.one(pg.LEASE_ROW, (Id(job_id),), overtake=True)
         if row is None:
             return None
         state, secret, expires, claim_sequence, asset, kind, blob, attempts, max_attempts, attempt = row[:10]
@@ -366,7 +402,7 @@ class WriteSession(SqlWrites):
             if not predicted or lease.expires is None or expires <= lease.expires:
                 return False
             self.pipeline.queue_expecting(
-                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id)
+                f"WITH w AS ({pg.RENEW} RETURNING 1)", params, 1, "PPL01", _lost(job_id), flags=LOCKED_ROW
             )
         elif self.rowcount(pg.RENEW, params) != 1:
             return False
@@ -387,7 +423,7 @@ class WriteSession(SqlWrites):
             "stopped_at": change.params["now"] if change.by_holder else None,
         }
         if change.predicted:
-            self.pipeline.queue_expecting(sql, params, 1, "PPL01", _lost(change.job_id))
+            self.pipeline.queue_expecting(sql, params, 1, "PPL01", _lost(change.job_id), flags=LOCKED_ROW)
         elif self.one(sql + " SELECT count(*) FROM w", params)[0] != 1:
             return False
         self.touched(change.job_id)
@@ -455,14 +491,26 @@ class WriteSession(SqlWrites):
             self.rollback(high_water)
             return False
         written = self.written
-        metadata = list(written["metadata"])
-        if self._may_close_cycle():
+        # Numbered first (the queued statements write the revision's number, pp_publish
+        # renumbers only what was written before), or numbered last (pp_publish renumbers all).
+        cycle = self._may_close_cycle()
+        number = pg.NUMBER if self.pipeline.numbering_at_commit() else None
+        if cycle:  # checked under the numbering lock: it sees every edit published
+            if number is None:
+                self.pipeline.queue(pg.NUMBERING_LOCK, keep=True)
             self.pipeline.queue(
-                pg.NUMBERING_LOCK, keep=True
-            )  # taken before pp_publish: sees every edit published
-            self.later(pg.NO_CYCLE, {"activities": _array(written["activities"]), "message": pg.CYCLE})
-        if principal is not None:  # the revision's principal column reads it (migration 0008)
-            self.pipeline.queue(PRINCIPAL, (principal,))
+                pg.NO_CYCLE,
+                {"activities": _array(written["activities"]), "message": pg.CYCLE},
+                flags=AFTER_INSERTS,
+            )
+        early = self.pipeline.early_at_commit() if number is not None else set()
+        renumbered = {
+            table: [key for key in written[table] if number is None or (table, key) in early]
+            for table in _RENUMBERED
+        }
+        metadata = renumbered["metadata"]
+        if principal is not None:  # the revision's principal column reads it (migration 0008);
+            self.pipeline.queue(PRINCIPAL, (principal,), flags=LOCKED_ROW)  # sent before pp_number
         started = clock.monotonic()
         cursor = self.pipeline.send(
             pg.PUBLISH,
@@ -477,17 +525,18 @@ class WriteSession(SqlWrites):
                 [e.kind for e in self.staged],
                 [optional(s) for s in self._subjects],
                 [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
-                _array(written["assets"]),
-                _array(root_id for _, root_id in written["media_roots"].values()),
-                _array(written["representations"]),
-                _array(written["fingerprints"]),
-                _array(written["activities"]),
+                _array(renumbered["assets"]),
+                _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
+                _array(renumbered["representations"]),
+                _array(renumbered["fingerprints"]),
+                _array(renumbered["activities"]),
                 [kind for kind, _ in metadata] or None,
                 _array(target for _, target in metadata),
-                _array(written["jobs"]),
+                _array(renumbered["jobs"]),
                 self.reset_mark is not None,
             ),
             then="COMMIT",
+            number=number,
         )
         elapsed = clock.monotonic() - started
         assert cursor is not None
@@ -499,10 +548,12 @@ class WriteSession(SqlWrites):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
         self.host.committed(self.sequence, mark, server_now, elapsed, reset=self.reset_mark is not None)
-        if self.pipeline.kept:  # the lock was taken before pp_publish, by NUMBERING_LOCK
+        if self.pipeline.kept:  # the lock was taken before pp_publish (pp_number, or NUMBERING_LOCK)
             locked = self.pipeline.kept[0].fetchone()
             assert locked is not None
-            self.host.last_locked_at = locked[0]
+            if number is not None and locked[0] != self.sequence:
+                raise StorageError(f"revision {self.sequence} was published as number {locked[0]}")
+            self.host.last_locked_at = locked[-1]
         return True
 
     def _may_close_cycle(self) -> bool:

@@ -39,12 +39,14 @@ CLEAR_CLAIM = """claim_secret_hash = NULL, claim_tool_name = NULL, claim_tool_ve
     claim_tool_uri = NULL, claim_agent_name = NULL, claim_worker_id = NULL, claim_session = NULL,
     claimed_at = NULL, claim_expires_at = NULL, claim_sequence = NULL, claim_attempt = NULL"""
 # Claimable: requested, waiting on no dependency and not held back by not_before, or claimed
-# with a lease that expired at or before now. (available_at only orders the queue: a request
-# from a host whose clock runs ahead is claimable at once.)
+# with a lease that expired at or before now while the job has attempts left (a lost claim
+# that used the last attempt is the loss sweep's to fail, never a claim's to run once more).
+# (available_at only orders the queue: a request from a host whose clock runs ahead is
+# claimable at once.)
 READY = "(not_before IS NULL OR not_before <= :now)"
-CLAIMABLE = (
-    f"((state = {REQUESTED} AND waiting = 0 AND {READY}) OR (state = {CLAIMED} AND claim_expires_at <= :now))"
-)
+ATTEMPTS_LEFT = "(max_attempts IS NULL OR attempts < max_attempts)"
+EXPIRED = f"state = {CLAIMED} AND claim_expires_at <= :now AND {ATTEMPTS_LEFT}"
+CLAIMABLE = f"((state = {REQUESTED} AND waiting = 0 AND {READY}) OR ({EXPIRED}))"
 # Held by a lease: claimed by this secret and not expired.
 HELD = f"state = {CLAIMED} AND claim_secret_hash = :secret AND claim_expires_at > :now"
 RETURNING_CLAIM = "RETURNING id, claim_attempt, output_asset_id, inputs"

@@ -362,11 +362,9 @@ class SqlReads(ABC):
         return [(worker, job) for worker, job in found]
 
     def attempt_outcomes(self) -> list[tuple[bytes, int, int]]:
-        """(worker id, outcome code, attempts) of the ended attempts of registered workers."""
-        found = self.rows(
-            "SELECT worker_id, outcome, count(*) FROM job_attempts WHERE worker_id IS NOT NULL "
-            "AND outcome IS NOT NULL GROUP BY worker_id, outcome"
-        )
+        """(worker id, outcome code, attempts) of the ended attempts of registered workers: the
+        counts the store maintains as attempts end (``worker_outcomes``), never a count of attempts."""
+        found = self.rows("SELECT worker_id, outcome, count FROM worker_outcomes WHERE count > 0")
         return [(worker, outcome, count) for worker, outcome, count in found]
 
     def worker_attempts(self, name: str, limit: int) -> list[tuple[bytes, Attempt]]:

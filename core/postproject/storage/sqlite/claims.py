@@ -12,7 +12,15 @@ import functools
 from collections.abc import Sequence
 
 from postproject.model.jobs import AttemptOutcome
-from postproject.storage.sql.leases import CLAIMABLE, CLAIMED, READY, REQUESTED, RETURNING_CLAIM, SET_CLAIM
+from postproject.storage.sql.leases import (
+    CLAIMABLE,
+    CLAIMED,
+    EXPIRED,
+    READY,
+    REQUESTED,
+    RETURNING_CLAIM,
+    SET_CLAIM,
+)
 
 # A holder's transition ends its attempt (stopped_at set when the holder ended it itself).
 END_ATTEMPT = (
@@ -64,7 +72,7 @@ def _claim_first(candidates: Sequence[str]) -> str:
 
 _EXPIRED = (
     "SELECT * FROM (SELECT priority AS p, claim_expires_at AS a, id FROM jobs INDEXED BY jobs_claimed_expiry "
-    f"WHERE state = {CLAIMED} AND claim_expires_at <= :now{{kinds}} ORDER BY claim_expires_at LIMIT 1)"
+    f"WHERE {EXPIRED}{{kinds}} ORDER BY claim_expires_at LIMIT 1)"
 )
 # Any kind: each candidate is one index probe, pinned with INDEXED BY so the planner can never
 # fall back to sorting ready rows: the best ready job and the claim that expired first.

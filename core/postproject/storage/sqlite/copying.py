@@ -11,10 +11,11 @@ from postproject.model.errors import ConflictError, Reason, UnsupportedError
 from postproject.storage.sqlite import connection
 from postproject.storage.sqlite.errors import translated
 
-DERIVED = frozenset({"job_counts", "job_agents"})  # maintained by triggers from the jobs and attempts rows
+# Maintained by triggers from the jobs, attempts and metadata rows (rebuilt as those are imported).
+DERIVED = frozenset({"job_counts", "job_agents", "worker_outcomes", "job_parameters"})
 # Full-text indexes (virtual tables and their shadow tables): never copied, rebuilt from the
-# rows (asset_search by its trigger on assets, job_diagnostics after the import).
-SEARCH_INDEXES = ("asset_search", "job_diagnostics")
+# rows (asset_search and job_parameter_search by their triggers, job_diagnostics after the import).
+SEARCH_INDEXES = ("asset_search", "job_diagnostics", "job_parameter_search")
 
 
 def _search_index(table: str) -> bool:

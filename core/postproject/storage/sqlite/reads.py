@@ -135,9 +135,14 @@ class Reader(SqlReads):
     def search_jobs(
         self, query: JobQuery, after: JobKey | None, limit: int, window: int | None = None
     ) -> list[Job]:
-        sql, params = search.job_search(query, after, limit, window)
+        found: list[Any] = []
         with self.snapshot():
-            return self._with_attempts(self.all(sql, params))
+            for sql, params, walked in search.job_search(query, after, limit, window):
+                params[-1] = limit - len(found)  # each phase fills what the ones before it left
+                found += self.all(sql, params)
+                if len(found) >= limit or (walked is not None and self.one(*walked)[0] > window):
+                    break  # full, or a walk that did not cover this phase (a gather follows)
+            return self._with_attempts(found)
 
     def failure_diagnostics(self, kind: str | None, limit: int) -> list[tuple[str, int, bytes, int]]:
         sql, params = search.failure_diagnostics(kind, limit)

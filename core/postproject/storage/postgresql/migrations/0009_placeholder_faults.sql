@@ -1,2 +1,0 @@
--- Placeholder for the migration another branch adds as 0009 (issue 28's branch needs
--- consecutive numbers to run its 0011): the merge drops this file for that branch's.

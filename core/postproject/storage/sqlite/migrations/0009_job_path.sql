@@ -1,0 +1,3 @@
+-- Version 9 (SQLite): nothing changes. PostgreSQL's 0009 lets an edit write its rows with
+-- their final revision number at commit (pp_number, pp_sequence); SQLite's single writer
+-- always knew its number while writing. This file keeps both engines' versions alike.
