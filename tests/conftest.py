@@ -177,7 +177,7 @@ def production_factory(
                 production_template_file, location, clock_option, **kwargs
             )
         else:
-            production = Production.create(location, **kwargs)  # type: ignore[arg-type]
+            production = Production.create(location, **{"allow_injected_clock": True, **kwargs})  # type: ignore[arg-type]
         opened.append(production)
         return production
 

@@ -28,12 +28,12 @@ TEMPLATE_NAME = "template.pproj"
 def make_template(folder: Path) -> Path:
     """Create the empty template production in ``folder`` (the real ``Production.create``)."""
     path = folder / TEMPLATE_NAME
-    Production.create(path, clock=FakeClock(0)).close()
+    Production.create(path, clock=FakeClock(0), allow_injected_clock=True).close()
     return path
 
 
 def copy_of(template: Path, path: str | os.PathLike[str], clock: FakeClock, **options: object) -> Production:
-    """A new, empty production at ``path``, as ``Production.create(path, clock=clock, **options)``
+    """A new, empty production at ``path``, as ``Production.create(path, clock=clock, **options, allow_injected_clock=True)``
     would make it, copied from ``template`` and opened for writing.
 
     ``options`` are those ``Production.create`` and ``Production.open`` share (``root_map``,
@@ -44,7 +44,7 @@ def copy_of(template: Path, path: str | os.PathLike[str], clock: FakeClock, **op
     """
     target = Path(path)
     if os.path.lexists(target) or not target.parent.is_dir():
-        return Production.create(target, clock=clock, **options)  # type: ignore[arg-type]  # its errors
+        return Production.create(target, clock=clock, **options, allow_injected_clock=True)  # type: ignore[arg-type]  # its errors
     building = target.with_name(f".{target.name}.template")
     shutil.copyfile(template, building)
     conn = sqlite3.connect(building, isolation_level=None)
@@ -59,10 +59,10 @@ def copy_of(template: Path, path: str | os.PathLike[str], clock: FakeClock, **op
     try:
         os.link(building, target)
     except FileExistsError:  # appeared meanwhile
-        return Production.create(target, clock=clock, **options)  # type: ignore[arg-type]
+        return Production.create(target, clock=clock, **options, allow_injected_clock=True)  # type: ignore[arg-type]
     finally:
         building.unlink()
-    return Production.open(target, clock=clock, **options)  # type: ignore[arg-type]
+    return Production.open(target, clock=clock, **options, allow_injected_clock=True)  # type: ignore[arg-type]
 
 
 def can_copy(location: str, options: Mapping[str, object]) -> bool:

@@ -1,19 +1,12 @@
 """Productions: assets, representations, provenance, metadata and jobs in one store.
 
-A :class:`Production` reads committed state through its engine (:mod:`postproject.engine`:
-a ``*.pproj`` SQLite file or a PostgreSQL schema) and writes only through
-:meth:`Production.edit`. Several processes may open the same production.
+A :class:`Production` reads committed state through its engine (a ``*.pproj`` SQLite file or
+a PostgreSQL schema), writes only through :meth:`Production.edit`; many processes may open one.
 
-:class:`Production` is a facade: it holds the production's handle
-(:class:`postproject.base.handle.ProductionHandle`: engine, clock, cursors, roots, write
-lock) and its lifecycle, and delegates every read to one object per area, each built here
-with the handle: :mod:`~postproject.areas.setup` (assets, representations, media roots),
-:mod:`~postproject.areas.provenance` (activities), :mod:`~postproject.areas.metadata`
-(``production.metadata``), :mod:`~postproject.areas.job_reads` (jobs, failure groups,
-expiring claims, counts, history), :mod:`~postproject.areas.workers`, :mod:`~postproject.areas.pending`
-(given the workers area), :mod:`~postproject.areas.attempts` (progress signal, attempt logs),
-:mod:`~postproject.areas.feed`, :mod:`~postproject.areas.knowledge` and, offered as
-``production.access``, :mod:`~postproject.areas.access` (API tokens, recorded replies).
+:class:`Production` is a facade over its handle (:class:`postproject.base.handle.ProductionHandle`:
+engine, clock, cursors, roots, write lock): every read goes to one object per area of
+:mod:`postproject.areas` (setup, provenance, metadata, job_reads, workers, pending, attempts,
+feed, knowledge; ``production.access``: API tokens, recorded replies), each built here.
 """
 
 from __future__ import annotations
@@ -109,6 +102,7 @@ class Production:
         clock: clocks.Clock | None = None,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        allow_injected_clock: bool = False,
     ) -> Production:
         """Create a new, empty production (no revision yet) and open it for writing.
 
@@ -119,6 +113,7 @@ class Production:
             AlreadyExistsError: (already_exists) a file exists at ``path``.
             IoError: (io) the file cannot be created.
         """
+        locations.check_injected_clock(path, clock, allowed=allow_injected_clock)
         now = clocks.to_micros(sample(clock)) if clock is not None else None  # None: the engine's clock
         engine = locations.create_engine(path, ProductionId.new().bytes, now)
         return cls(engine, clock=clock, read_only=False, root_map=root_map, busy_timeout=busy_timeout)
@@ -132,14 +127,17 @@ class Production:
         read_only: bool = False,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        allow_injected_clock: bool = False,
     ) -> Production:
-        """Open an existing production (migrating an older schema when writable).
+        """Open an existing production (migrating an older schema when writable; on PostgreSQL a
+        ``clock`` needs ``allow_injected_clock``, for tests: time is the server's).
 
         Raises:
             NotFoundError: (not_found) nothing at ``path``.
             StorageError: (storage) the file is not a production or is corrupt.
             UnsupportedError: (unsupported) its schema is newer than this release.
         """
+        locations.check_injected_clock(path, clock, allowed=allow_injected_clock)
         engine = locations.open_engine(path, read_only=read_only)
         return cls(engine, clock=clock, read_only=read_only, root_map=root_map, busy_timeout=busy_timeout)
 
@@ -187,10 +185,13 @@ class Production:
     def closed(self) -> bool:
         return self._handle.closed
 
+    @property
+    def possibly_stale(self) -> bool:
+        """A read-only view that may miss committed revisions (a SQLite WAL it cannot read)."""
+        return self._handle.engine.possibly_stale
+
     def __production_handle__(self) -> ProductionHandle:
-        """This production's internal handle, for the core code that receives a ``Production``
-        from a caller (``JobLease.import_token``, PROV export): see
-        :meth:`postproject.base.handle.ProductionHandle.of`. Not part of the public API."""
+        """The internal handle, for core code given a ``Production`` (``ProductionHandle.of``); not public."""
         return self._handle
 
     # --- writing -----------------------------------------------------------------------
@@ -203,8 +204,7 @@ class Production:
         Args:
             origin: the application making the change (e.g. ``postproject-cli 0.1.0``).
             message: a human note stored with the revision (1-4096 bytes).
-            principal: who the application acts for, when it authenticated them (the
-                service: the API token's name); stored with the revision.
+            principal: who it acts for, authenticated (the service: the API token's name).
         """
         self._handle.check_open()
         if self._handle.read_only:
@@ -409,8 +409,8 @@ class Production:
         return self._attempts.attempt_log(job_id, attempt)
 
     def log_file(self, log: AttemptLog) -> Path | None:
-        """The attempt's full log on this machine (None when no path was recorded or its media
-        root has no directory here). The file may be gone or on another machine."""
+        """The attempt's full log here, confined to its media root (None: no path, no root here, or
+        a path leaving it). Read it with :func:`postproject.base.files.read_regular` (bounded)."""
         return self._attempts.log_file(log)
 
     # --- the revision feed -------------------------------------------------------------

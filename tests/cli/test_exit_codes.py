@@ -239,6 +239,8 @@ def _argv_text(raw: bytes) -> str:
         ("activity", "create", "{path}", "--kind", _argv_text(b"org.example:gr\xe4de")),
         ("media-root", "add", "{path}", _argv_text(b"m\xe9dia")),
         ("asset", "create", "{path}", "--name", _argv_text(b"A001 caf\xe9")),
+        # issue 28 item 11: a media root's path (it exited 9)
+        ("media-root", "add", "{path}", "r", _argv_text(b"media/\xff")),
     ],
 )
 def test_non_utf8_bytes_in_names_are_invalid_argument(cli: Cli, scene: Scene, argv: tuple[str, ...]) -> None:
@@ -275,3 +277,16 @@ def test_a_fifo_is_not_registrable_and_never_hangs(
     assert done.returncode == 2, done
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "invalid_argument" and "not a regular file" in error["message"]
+
+
+@pytest.mark.parametrize("command", ["run", "create"])
+def test_a_demo_whose_path_is_not_utf8_is_invalid_argument_before_any_clip(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """Issue 28 item 11: ``demo run $'\\xed\\xa0\\x80'`` exited 9 after shooting its clips (its
+    media folder, named after the production, becomes a media root, which must be UTF-8)."""
+    monkeypatch.chdir(tmp_path)
+    outcome = cli("--json", "demo", command, _argv_text(b"\xed\xa0\x80"))
+    assert outcome.code == 2, outcome
+    assert "UTF-8" in outcome.json["error"]["message"]
+    assert list(tmp_path.iterdir()) == []

@@ -177,14 +177,20 @@ def test_a_repeated_completion_reports_the_original(cli: Cli, scene: Scene) -> N
 
 
 def test_worker_list_and_show(cli: Cli, scene: Scene) -> None:
-    with Production.open(scene.path, clock=cli.clock) as production, production.edit() as tx:
+    with (
+        Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production,
+        production.edit() as tx,
+    ):
         render = tx.register_worker(
             "render-07", capacity=2, kinds=["org.example:generate-proxy"], host="node7"
         )
         tx.register_worker("render-08")
         tx.commit()
     job = scene.request()
-    with Production.open(scene.path, clock=cli.clock) as production, production.edit() as tx:
+    with (
+        Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production,
+        production.edit() as tx,
+    ):
         from postproject import ToolIdentity
 
         assert (

@@ -40,7 +40,7 @@ def test_job_show_carries_progress_and_each_attempts_stop(cli: Cli, scene: Scene
     assert shown["stopping"] is True and attempt["stopping"] is True
     assert attempt["outcome"] == "cancelled" and attempt["stopped_at"] is None
     assert "cancelling..." in cli("job", "show", scene.path, job).stdout
-    with Production.open(scene.path, clock=cli.clock) as production:
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         lease = JobLease.import_token  # the token no longer imports: the claim is gone
         del lease
         assert production.job(JobId(job)).stopping is not None
@@ -97,7 +97,8 @@ def test_job_log_shows_the_stored_tail_and_the_file(cli: Cli, scene: Scene) -> N
     scene.claim(job, "lease.token", "--lease", "10m")
     log_file = scene.dir / "attempt.log"
     log_file.write_bytes(b"line one\nbell \x07 here\n")
-    with Production.open(scene.path, clock=cli.clock) as production:
+    cli.json("media-root", "add", scene.path, "work", str(scene.dir))  # a log lives under a media root
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         lease = JobLease.import_token(production, scene.token())
         with production.edit() as tx:
             tx.record_attempt_log(lease, path=log_file)
@@ -105,7 +106,7 @@ def test_job_log_shows_the_stored_tail_and_the_file(cli: Cli, scene: Scene) -> N
     running = cli.json("job", "log", scene.path, job)
     assert running["running"] is True and running["tail"] is None and running["file"] == str(log_file)
     assert cli("job", "log", scene.path, job).stdout == "line one\nbell \\x07 here\n"
-    with Production.open(scene.path, clock=cli.clock) as production:
+    with Production.open(scene.path, clock=cli.clock, allow_injected_clock=True) as production:
         lease = JobLease.import_token(production, scene.token())
         with production.edit() as tx:
             tx.record_attempt_log(lease, tail="the stored tail\n")

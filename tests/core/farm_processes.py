@@ -23,7 +23,9 @@ TOOL = ToolIdentity("race", "1")
 
 def sweep(path: str, now: str, barrier: Barrier) -> int:
     """Finalise lost work once, racing the others; how many claims this sweep ended."""
-    with Production.open(path, clock=FakeClock(datetime.fromisoformat(now))) as production:
+    with Production.open(
+        path, clock=FakeClock(datetime.fromisoformat(now)), allow_injected_clock=True
+    ) as production:
         barrier.wait()
         total = 0
         for _ in range(30):
@@ -35,7 +37,9 @@ def sweep(path: str, now: str, barrier: Barrier) -> int:
 
 def reclaim_all(path: str, now: str, barrier: Barrier) -> int:
     """Re-claim expired claims one by one, racing the sweepers; how many this process took."""
-    with Production.open(path, clock=FakeClock(datetime.fromisoformat(now))) as production:
+    with Production.open(
+        path, clock=FakeClock(datetime.fromisoformat(now)), allow_injected_clock=True
+    ) as production:
         barrier.wait()
         taken = 0
         for job in [j.id for j in production.jobs(limit=100).items]:

@@ -129,7 +129,7 @@ def test_capacity_is_never_exceeded_by_racing_threads(
     lock = threading.Lock()
 
     def lane(session: WorkerSession) -> None:
-        with Production.open(production.location, clock=clock) as mine:
+        with Production.open(production.location, clock=clock, allow_injected_clock=True) as mine:
             while True:
                 lease = claim_next(mine, session)
                 if lease is None:

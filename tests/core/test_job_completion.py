@@ -149,12 +149,12 @@ def test_28_the_high_water_mark_survives_failure_and_reopen(s: Setup) -> None:
     test_27_completion_that_outlives_its_lease_publishes_nothing(s)
     path = s.production.location
     s.production.close()
-    job = Production.open(path, clock=FakeClock(START + us(199)))
+    job = Production.open(path, clock=FakeClock(START + us(199)), allow_injected_clock=True)
     with job:
         pending = job.jobs(state=JobState.CLAIMED).items[0].id
         with job.edit() as tx, pytest.raises(ConflictError, match="backward"):
             tx.claim_job_lease(pending, TOOL, us(100))
-    later = Production.open(path, clock=FakeClock(START + us(200)))
+    later = Production.open(path, clock=FakeClock(START + us(200)), allow_injected_clock=True)
     with later, later.edit() as tx:
         tx.claim_job_lease(pending, TOOL, us(100))
         tx.commit()

@@ -84,7 +84,9 @@ class Lifecycle(RuleBasedStateMachine):
         if create is not None:
             self.production = create(name, clock=self.clock)
         else:
-            self.production = Production.create(self.directory / name, clock=self.clock)
+            self.production = Production.create(
+                self.directory / name, clock=self.clock, allow_injected_clock=True
+            )
         source = self.directory / "source.mov"
         source.write_bytes(b"source")
         with self.production.edit() as tx:

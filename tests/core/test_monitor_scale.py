@@ -117,7 +117,9 @@ def test_listing_workers_reads_the_same_at_ten_times_the_attempts(s: Setup) -> N
         run_attempts(s, worker, more)
         with (
             counting(s.production.location) as reads,
-            Production.open(s.production.location, read_only=True, clock=s.clock) as reader,
+            Production.open(
+                s.production.location, read_only=True, clock=s.clock, allow_injected_clock=True
+            ) as reader,
         ):
             reader.workers()  # the first read of a connection prepares its statements
             reads.reset()
@@ -285,14 +287,16 @@ def test_an_older_production_gets_its_parameters_indexed_and_outcomes_counted(
         for module in (sqlite_schema, postgresql_schema):
             older = [(name, script) for number, name, script in module.MIGRATIONS.files if number < 10]
             before_0010.setattr(module, "MIGRATIONS", versions.checked(older))
-        old = Production.create(production_location("older.pproj"), clock=clock)  # not the template
+        old = Production.create(
+            production_location("older.pproj"), clock=clock, allow_injected_clock=True
+        )  # not the template
         s = make_setup(old, clock, tmp_path)
         worker = register(old, "render-01", capacity=4)
         run_attempts(s, worker, 3)
         ticket = requested_with(s, (TICKET, "TCK-054321"), (TAKES, ["take 7"]))
         location = old.location
         old.close()
-    with Production.open(location, clock=clock) as production:
+    with Production.open(location, clock=clock, allow_injected_clock=True) as production:
         assert every_page(production, search="TCK-054321") == [ticket]
         assert every_page(production, search="take 7") == [ticket]
         assert every_page(production, search="TC") == [ticket]  # shorter than a trigram

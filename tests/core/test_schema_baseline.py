@@ -70,8 +70,9 @@ def test_a_new_production_is_made_from_the_baseline_and_the_migrations_after_it(
         (8, "0008_service.sql"),
         (9, "0009_job_path.sql"),
         (10, "0010_monitor_scale.sql"),
+        (11, "0011_roles.sql"),
     ]
-    assert (versions.BASELINE, schema.LATEST) == (7, 10)
+    assert (versions.BASELINE, schema.LATEST) == (7, 11)
 
 
 @pytest.mark.parametrize("version", pre_baseline.VERSIONS)

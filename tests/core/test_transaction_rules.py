@@ -173,7 +173,9 @@ def test_closing_a_production_ends_its_open_edit(
     tx.create_asset("never committed")
     production.close()
     assert not tx.open
-    with Production.open(production.location, clock=clock, busy_timeout=0.5) as reopened:
+    with Production.open(
+        production.location, clock=clock, busy_timeout=0.5, allow_injected_clock=True
+    ) as reopened:
         assert reopened.latest_sequence() == 0
         with reopened.edit() as other:
             other.create_asset()

@@ -125,7 +125,7 @@ def test_each_edit_numbers_its_revision_after_other_handles(
     """A handle that remembers the head after its own commit (SQLite skips re-reading it while
     nobody else commits) still numbers its revisions after another handle's."""
     first = production_factory()
-    with Production.open(first.location, clock=clock) as second:
+    with Production.open(first.location, clock=clock, allow_injected_clock=True) as second:
         sequences = []
         for writer in (first, first, second, first, second, second, first, first):
             with writer.edit() as tx:
@@ -144,7 +144,9 @@ def test_each_guarded_edit_honours_the_clock_mark_another_handle_left(
     first = production_factory()
     jobs = _two_jobs(first, media)
     tool = ToolIdentity("test", "1")
-    with Production.open(first.location, clock=FakeClock(clock.now() + timedelta(hours=1))) as second:
+    with Production.open(
+        first.location, clock=FakeClock(clock.now() + timedelta(hours=1)), allow_injected_clock=True
+    ) as second:
         with first.edit() as tx:  # first commits: its next edit could reuse what it knows
             tx.claim_job_lease(jobs[0], tool, timedelta(minutes=5))
             tx.commit()

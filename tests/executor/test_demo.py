@@ -13,6 +13,7 @@ from postproject import (
     InvalidArgumentError,
     Job,
     JobState,
+    NotFoundError,
     Production,
     RepresentationKind,
     SystemClock,
@@ -148,3 +149,40 @@ def test_bad_recipes_are_invalid_arguments(tmp_path: Path, change: object, messa
         Recipe.load(path)
     with pytest.raises(InvalidArgumentError, match="assets must be 1-500"):
         Recipe.load().plan(0, seed=0)
+
+
+def test_demo_create_with_the_password_in_the_uri_alone(
+    postgres_server: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Issue 28 item 7: the in-process worker once reconnected with the password-less display
+    URI and failed half-way; the password may be in the URI alone (no PGPASSWORD)."""
+    from tests.postgresql_fixtures import SHARED_DATABASE
+
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    uri = postgres_server.uri(SHARED_DATABASE, production="demo_password_in_uri")  # type: ignore[attr-defined]
+    summary = create_demo(uri, assets=3, recipe=SMALL, media=tmp_path / "media")
+    assert summary.jobs[JobState.SUCCEEDED] > 0
+    assert postgres_server.password not in str(summary.path)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_a_demo_that_fails_half_way_leaves_no_production(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A failure after the production was created removes it: a rerun then succeeds instead
+    of reporting a half-made production as existing."""
+    location: str | Path = tmp_path / "demo.pproj"
+    if engine == "postgresql":
+        from tests.postgresql_fixtures import SHARED_DATABASE
+
+        location = request.getfixturevalue("postgres_server").uri(SHARED_DATABASE, production="demo_half_way")
+
+    def fail_after_import(what: str, done: int, total: int) -> None:
+        if what == "Imported originals":
+            raise OSError("disk full (simulated)")
+
+    with pytest.raises(OSError, match="simulated"):
+        create_demo(location, assets=3, recipe=SMALL, media=tmp_path / "media", report=fail_after_import)
+    with pytest.raises(NotFoundError):
+        Production.open(location, read_only=True)
+    assert create_demo(location, assets=3, recipe=SMALL, media=tmp_path / "media").assets == 3

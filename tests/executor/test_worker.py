@@ -30,7 +30,10 @@ OTHER = AgentIdentity("other-node/2")
 
 def claim_elsewhere(studio: Studio, job_id: JobId) -> None:
     """Another worker (its own handle) claims the job; the first one's lease must have expired."""
-    with Production.open(studio.path, clock=studio.clock) as other, other.edit() as tx:
+    with (
+        Production.open(studio.path, clock=studio.clock, allow_injected_clock=True) as other,
+        other.edit() as tx,
+    ):
         tx.claim_job_lease(job_id, jobs.TOOL, timedelta(seconds=60), agent=OTHER)
         tx.commit()
 
@@ -292,7 +295,10 @@ def test_changed_input_releases_for_fresh_work(studio: Studio) -> None:
 
     def redeliver(event: WorkerEvent) -> None:
         generate_test_clip(studio.media / "A001_C003.mov", name="A001_C003 v2", frames=2, size=(320, 180))
-        with Production.open(studio.path, clock=studio.clock) as other, other.edit() as tx:
+        with (
+            Production.open(studio.path, clock=studio.clock, allow_injected_clock=True) as other,
+            other.edit() as tx,
+        ):
             tx.observe_representation(studio.original)
             tx.commit()
 

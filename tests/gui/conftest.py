@@ -123,7 +123,7 @@ def builder(production: Production, tmp_path: Path) -> ProductionBuilder:
 def ten_thousand(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A production file with 10,000 requested jobs (built once, copied per test)."""
     folder = tmp_path_factory.mktemp("big")
-    with Production.create(folder / "big.pproj", clock=FakeClock(0)) as production:
+    with Production.create(folder / "big.pproj", clock=FakeClock(0), allow_injected_clock=True) as production:
         builder = ProductionBuilder(production, folder / "media")
         for _ in range(10):
             builder.request(1000)

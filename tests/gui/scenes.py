@@ -66,7 +66,7 @@ def build_demo(path: Path, end: datetime, *, clips: int = 18) -> Demo:
     demo = Demo(path, clock)
     media = path.parent / f"{path.stem}-media"
     media.mkdir(parents=True, exist_ok=True)
-    with Production.create(path, clock=clock) as production:
+    with Production.create(path, clock=clock, allow_injected_clock=True) as production:
         sources = _sources(production, media, clips)
         jobs = _request_all(production, clock, sources)
         _work(production, clock, media, jobs, demo)

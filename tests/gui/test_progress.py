@@ -46,6 +46,7 @@ class Farm:
         self.log.write_text("probe: 24 frames\n", encoding="utf-8")
         (folder / "A001_C001.mov").write_bytes(b"camera original" * 16)
         with production.edit() as tx:
+            tx.add_media_root("work", folder)  # an attempt's log lives under a media root
             asset = tx.create_asset("A001_C001")
             original = tx.add_representation(asset, RepresentationKind.ORIGINAL, folder / "A001_C001.mov")
             self.job = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))

@@ -89,7 +89,9 @@ def test_workers_tab_shows_liveness_capacity_outcomes_and_attempts(
     show_workers(qtbot, window)
     tab = window.workers
     assert workers_shown(window) == {"render-01": "Online", "render-02": "Online", "render-03": "Offline"}
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         truth = {w.name: w for w in production.workers()}
     model = tab.model
     row = model.row_of("render-01")
@@ -171,7 +173,9 @@ def test_snapshot_mode_stays_read_only_and_never_sweeps(
 ) -> None:
     show_workers(qtbot, window)
     window.tabs.setCurrentIndex(JOBS)
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         assert len(production.claims_expiring().items) == 1  # render-03's claim stays stuck
 
 
@@ -256,7 +260,9 @@ def test_retry_requests_failed_and_cancelled_jobs_again_in_one_transaction(
         builder.production.location, [cancelled]
     )  # the equivalent command
     wait_for(qtbot, lambda: session.applied_revision == head + 1)
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         again = production.job(cancelled).retried_as
         assert again is not None and production.job(again).retry_of == cancelled
         assert production.job(again).state is JobState.REQUESTED
@@ -282,7 +288,9 @@ def test_requeue_returns_a_live_claim_and_fences_its_worker(
     window.detail.farm.click()
     assert asked[0][1] == "requeueDialog" and "render-01" in asked[0][3]  # names the live holder
     wait_for(qtbot, lambda: session.table.row(session.table.row_of(job) or 0).job.state is JobState.REQUESTED)
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         attempts = production.job(job).attempts
         assert attempts[-1].outcome is AttemptOutcome.RELEASED and attempts[-1].worker == "render-01"
 
@@ -310,7 +318,9 @@ def test_change_priority_on_requested_jobs(
             session.table.row(session.table.row_of(j) or 0).job.priority == 750 for j in farm.waiting[:2]
         ),
     )
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         assert [production.job(j).priority for j in farm.waiting[:3]] == [750, 750, 0]
 
 
@@ -335,7 +345,9 @@ def test_finalize_lost_work_is_an_explicit_action(
         builder.production.location, 100
     )
     wait_for(qtbot, lambda: any(m.startswith("Finalized 1 lost claim") for m in messages))
-    with Production.open(builder.production.location, read_only=True, clock=clock) as production:
+    with Production.open(
+        builder.production.location, read_only=True, clock=clock, allow_injected_clock=True
+    ) as production:
         job = production.job(stuck)
         assert job.state is JobState.REQUESTED and job.attempts[-1].outcome is AttemptOutcome.LOST
     window.jobs.finalize_lost_work()  # nothing left: says so, commits nothing
@@ -461,7 +473,7 @@ def test_snapshot_view_workers_lists_the_workers_shown(tmp_path: Path) -> None:
     from tests.gui.test_snapshot import PNG, monitor
 
     clock = FakeClock(datetime.now(UTC) - timedelta(minutes=4, seconds=45))
-    with Production.create(tmp_path / "farm.pproj", clock=clock) as production:
+    with Production.create(tmp_path / "farm.pproj", clock=clock, allow_injected_clock=True) as production:
         farm = build_farm(ProductionBuilder(production, tmp_path / "media"), clock)
     out = tmp_path / "workers.png"
     done = monitor(tmp_path / "farm.pproj", "--snapshot", out, "--view", "workers", "--size", "1024x700")

@@ -99,7 +99,9 @@ def test_a_new_window_on_another_production_does_not_reuse_the_last_ones_filter(
     first.session.set_filter(only_here)
     wait_for(qtbot, lambda: ready(first))
     first.close()
-    with Production.create(tmp_path / "other.pproj", clock=builder.production.clock) as other:
+    with Production.create(
+        tmp_path / "other.pproj", clock=builder.production.clock, allow_injected_clock=True
+    ) as other:
         ProductionBuilder(other, tmp_path / "other-media").request(3, kind="org.example:conform")
     second = make_window(tmp_path / "other.pproj", builder.production.clock, settings)
     assert second.session is not None and second.session.filter == JobFilter()

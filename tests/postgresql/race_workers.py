@@ -53,7 +53,9 @@ def skewed_worker(
     tool = ToolIdentity("skewed", "1")
     done: list[str] = []
     conflicts: list[str] = []
-    with Production.open(location, clock=SystemClock() if local_clock else None) as production:
+    with Production.open(
+        location, clock=SystemClock() if local_clock else None, allow_injected_clock=True
+    ) as production:
         barrier.wait(timeout=60)
         idle = 0
         while idle < 3:

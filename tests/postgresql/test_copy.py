@@ -34,7 +34,7 @@ def test_a_file_production_copies_into_postgresql_with_its_live_claims(
     source = tmp_path / "source.pproj"
     media = tmp_path / "a.mov"
     media.write_bytes(b"a")
-    with Production.create(source, clock=clock) as production:
+    with Production.create(source, clock=clock, allow_injected_clock=True) as production:
         with production.edit() as tx:
             asset = tx.create_asset("A")
             tx.add_metadata(AssetRef(asset), NOTE, "before")
@@ -55,7 +55,7 @@ def test_a_file_production_copies_into_postgresql_with_its_live_claims(
         report = transfer.copy(source, postgres_uri)
     assert report.rows["jobs"] == 2 and report.rows["job_attempts"] == 2
     assert transfer.verify(source, postgres_uri).equal
-    with Production.open(postgres_uri, clock=clock) as copied:
+    with Production.open(postgres_uri, clock=clock, allow_injected_clock=True) as copied:
         assert copied.job(done).state is JobState.SUCCEEDED
         assert copied.activity(activity).outputs[0].snapshot is not None
         lease = JobLease.import_token(copied, token)

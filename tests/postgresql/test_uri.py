@@ -144,3 +144,69 @@ def test_every_uri_error_is_a_postproject_error() -> None:
     for bad in ("postgresql://h/db?production=", "postgresql://[", "ftp://x"):
         with pytest.raises(PostProjectError):
             parse(bad)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "postgresql://render:s3cr/et@db:5432/farm?production=p",  # '/': libpq reads host 'render', port 's3cr'
+        "postgresql://render:s3cr/et@Pw:x?y#z@db:5432/farm",
+        "postgresql://render:s3cr@et@db/farm",  # '@': libpq reads host 'et@db'
+        "postgresql://render:123/s3cr@db/farm",  # a numeric start passes for a port
+        "postgresql://render:ab/s3cr?x@db/farm",  # '/' then '?' before the '@': a query without '='
+    ],
+)
+def test_an_unencoded_slash_or_at_in_a_password_is_refused_without_showing_it(uri: str) -> None:
+    with pytest.raises(InvalidArgumentError) as raised:
+        parse(uri)
+    assert raised.value.reason == "malformed_uri"
+    assert "s3cr" not in raised.value.message
+    assert "Percent-encode" in raised.value.message
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "postgresql://render@db/farm?user=ana@studio",  # an '@' in a query value stays valid
+        "postgresql://render:p%40ss%2Fw@db/farm",
+        "postgresql://ana%40studio@db/farm",
+    ],
+)
+def test_an_at_where_libpq_allows_it_is_accepted(uri: str) -> None:
+    assert "p@ss" not in parse(uri).display
+
+
+@pytest.mark.parametrize(
+    "conninfo",
+    [
+        "host=db port=5432 user=render password=s3cr3t dbname=farm",
+        "dbname=farm password='s3cr3t x'",
+        "  user=render password=s3cr3t",
+    ],
+)
+def test_a_libpq_key_value_string_is_refused_as_a_location(conninfo: str, tmp_path: Path) -> None:
+    from postproject import Production, locations
+
+    assert locations.is_conninfo(conninfo)
+    assert "s3cr3t" not in locations.display_location(conninfo)
+    for attempt in (Production.create, Production.open):
+        with pytest.raises(InvalidArgumentError) as raised:
+            attempt(conninfo)
+        assert "key=value" in raised.value.message
+        assert "s3cr3t" not in raised.value.message
+    assert not any(Path.cwd().glob("*s3cr3t*"))
+    assert not locations.is_conninfo("show.pproj")
+    assert not locations.is_conninfo("postgresql://h/db?host=x")
+
+
+def test_a_child_process_gets_the_password_in_its_environment_not_its_command_line() -> None:
+    from postproject import locations
+
+    shown, env = locations.for_child_process(f"postgresql://render:{SECRET}@db/farm?production=p")
+    assert shown == "postgresql://render@db/farm?production=p"
+    assert env == {"PGPASSWORD": "s3cr?t-pw"}
+    assert locations.for_child_process("postgresql://render@db/farm") == (
+        "postgresql://render@db/farm?production=postproject",
+        {},
+    )
+    assert locations.for_child_process(Path("show.pproj")) == ("show.pproj", {})

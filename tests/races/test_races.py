@@ -143,7 +143,7 @@ def test_a_lost_lease_cannot_publish_but_the_reclaimer_can(
     runs.start(workers.lost_lease_worker, path, str(tmp_path), workers.START.isoformat(), claimed, reclaimed)
     claimed.wait()
     clock = FakeClock(workers.START + timedelta(microseconds=200))
-    with Production.open(path, clock=clock) as production:
+    with Production.open(path, clock=clock, allow_injected_clock=True) as production:
         job_id = production.jobs().items[0].id
         with production.edit() as tx:
             lease = tx.claim_job_lease(job_id, workers.TOOL, timedelta(seconds=10))

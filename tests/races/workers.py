@@ -102,7 +102,7 @@ def drain(path: str, out_dir: str, seed: int, barrier: Barrier) -> dict[str, Any
 def lost_lease_worker(path: str, out_dir: str, start: str, claimed: Barrier, reclaimed: Barrier) -> str:
     """Claim with a 100 µs lease, let another process re-claim, then try to publish."""
     clock = FakeClock(datetime.fromisoformat(start))
-    with Production.open(path, clock=clock) as production:
+    with Production.open(path, clock=clock, allow_injected_clock=True) as production:
         job_id = production.jobs(state=JobState.REQUESTED).items[0].id
         with production.edit() as tx:
             lease = tx.claim_job_lease(job_id, TOOL, timedelta(microseconds=100))

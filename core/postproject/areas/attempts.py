@@ -78,11 +78,10 @@ class AttemptReads:
         )
 
     def log_file(self, log: AttemptLog) -> Path | None:
-        """The attempt's full log on this machine (None when no path was recorded or its media root has no
-        directory here). The file may be gone or on another machine."""
-        if log.path is None:
-            return None
-        if log.root is None:
-            return Path(log.path)
-        base = self._handle.root_path(log.root)
-        return base / log.path if base is not None else None
+        """The attempt's full log on this machine, confined to its media root: None when no
+        path was recorded, the path is under no media root, the root has no directory here, or
+        the path leaves it through a symbolic link. The file may be gone or on another machine;
+        read it with :func:`postproject.base.files.read_regular` (bounded, regular files only)."""
+        if log.path is None or log.root is None:
+            return None  # a path under no root (recorded before they were refused) is never read
+        return self._handle.confined(log.root, log.path)

@@ -120,6 +120,13 @@ class ProgressOperations:
         text = log_tail(tail) if tail is not None else None
         stored: str | None = None
         if path is not None:
+            if root is None:  # an absolute path: only one inside a media root is recorded
+                root = self._handle.root_containing(path)
+                if root is None:
+                    raise InvalidArgumentError(
+                        f"log path {os.fspath(path)!r} is under no media root: an attempt's log is "
+                        "recorded relative to a media root (job log reads nothing outside them)"
+                    )
             stored, _ = self._handle.locate(path, root)
             names.bounded_text("log path", stored, MAX_LOG_PATH_BYTES)
         elif root is not None:

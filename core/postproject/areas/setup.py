@@ -44,6 +44,8 @@ class SetupOperations:
         """Configure a named media root."""
         names.root_name("media root name", name)
         stored = str(Path(path).expanduser().resolve()) if path is not None else None
+        if stored is not None:  # shared with every host as text: the bytes must be UTF-8
+            names.utf8_text("media root path", stored)
         with self._edit.operation(savepoint=False) as s:
             if s.media_root_path(name) is not None:
                 raise AlreadyExistsError(f"media root {name!r} already exists")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,57 @@ def read_facts(path: Path) -> FileFacts:
         mtime=info.st_mtime_ns // 1000,
         fingerprint=Fingerprint(ALGORITHM, ALGORITHM_VERSION, digest.digest()),
     )
+
+
+READ_TIMEOUT = 5.0  # seconds: a file that takes longer (a hung network mount) is given up
+
+
+def read_regular(
+    path: Path, limit: int, *, offset: int | None = None, timeout: float = READ_TIMEOUT
+) -> tuple[bytes, int]:
+    """At most ``limit`` bytes of the regular file at ``path``, from ``offset`` (None: its last
+    ``limit`` bytes), and the file's size: for files a production names but does not own
+    (an attempt's log).
+
+    Never hangs, exhausts memory or reads a device: the file is opened without waiting
+    (``O_NONBLOCK``) and its type checked on the open descriptor before a byte is read (a
+    FIFO, ``/dev/zero`` or a directory is ``invalid_argument``); at most ``limit`` bytes are
+    read; a read that has not finished after ``timeout`` seconds is ``io`` (the reading
+    thread is left to finish on its own).
+    """
+    result: list[tuple[bytes, int] | BaseException] = []
+
+    def read() -> None:
+        try:
+            fd = os.open(path, _FLAGS)
+            with open(fd, "rb", closefd=True) as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    raise InvalidArgumentError(
+                        f"{path} is not a regular file ({_kind(info.st_mode)}); not read"
+                    )
+                start = max(0, info.st_size - limit) if offset is None else offset
+                handle.seek(start)
+                result.append((handle.read(limit), info.st_size))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            result.append(exc)
+
+    reader = threading.Thread(target=read, name="pp-bounded-read", daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not result:
+        raise IoError(f"reading {path} took longer than {timeout:g} s; given up")
+    outcome = result[0]
+    if isinstance(outcome, InvalidArgumentError):
+        raise outcome
+    if isinstance(outcome, OSError):
+        raise IoError(f"cannot read {path}: {outcome.strerror or outcome}") from None
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
 def _kind(mode: int) -> str:

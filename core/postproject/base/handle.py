@@ -22,11 +22,19 @@ from postproject.engine import Engine, Reads, WriteSession
 from postproject.model import clock as clocks
 from postproject.model import names, paths
 from postproject.model.assets import Representation
-from postproject.model.errors import ConflictError, InternalError, InvalidArgumentError, NotFoundError, Reason
+from postproject.model.errors import (
+    ConflictError,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    PostProjectError,
+    Reason,
+)
 from postproject.model.ids import ProductionId
 from postproject.model.pages import CursorCodec, Page
 
 T = TypeVar("T")
+FAR_AHEAD = 10 * 60 * 1_000_000  # micros: a mark this far ahead was raised by a wrong clock, not skew
 
 
 class ProductionHandle:
@@ -120,10 +128,42 @@ class ProductionHandle:
         if high_water is not None and now < high_water:
             raise ConflictError(
                 f"job authority clock moved backward: {clocks.from_micros(now).isoformat()} is before "
-                f"{clocks.from_micros(high_water).isoformat()}; retry when time catches up",
+                f"{clocks.from_micros(high_water).isoformat()}; "
+                + (
+                    self._raised_by(high_water)
+                    if high_water - now > FAR_AHEAD
+                    else "retry when time catches up"
+                ),
                 reason=Reason.CLOCK_REGRESSED,
             )
         return now
+
+    def _raised_by(self, mark: int) -> str:
+        """What raised a mark far ahead (the revision that first carried it: who and when), and
+        the way out: a process whose clock ran ahead, not this one, is wrong."""
+        try:
+            source = self.reads.mark_source(mark)
+        except PostProjectError:  # pragma: no cover - the message is still clear without it
+            source = None
+        if source is None:
+            who = "a guarded edit that failed (no revision names it)"
+        else:
+            parts = [f"origin {source.origin!r}" if source.origin else "no origin"]
+            parts += [
+                f"{label} {value!r}"
+                for label, value in (
+                    ("principal", source.principal),
+                    ("agent", source.agent),
+                    ("worker", source.worker),
+                )
+                if value
+            ]
+            when = clocks.from_micros(source.committed_at).isoformat()
+            who = f"revision {source.sequence} ({', '.join(parts)}), committed at {when} on its clock"
+        return (
+            f"the mark is far ahead of this clock: it was raised by {who}; fix that host's clock, then "
+            "'postproject clock reset' lowers the mark"
+        )
 
     def guarded_now(self) -> int:
         return self.sample_clock(self.reads.high_water())
@@ -140,6 +180,32 @@ class ProductionHandle:
                 raise NotFoundError(f"media root {name!r} does not exist")
             self._stored_roots[name] = Path(root.path) if root.path is not None else None
         return self._stored_roots[name]
+
+    def root_containing(self, path: str | os.PathLike[str]) -> str | None:
+        """The media root whose directory here holds ``path`` (the innermost when roots nest),
+        compared with symbolic links resolved; None when no root does."""
+        real = Path(os.path.realpath(Path(path).expanduser()))
+        found: tuple[int, str] | None = None
+        for root in self.reads.media_roots():
+            base = self.root_path(root.name)
+            if base is None:
+                continue
+            real_base = Path(os.path.realpath(base))
+            if _inside(real, real_base) is not None and (found is None or len(real_base.parts) > found[0]):
+                found = (len(real_base.parts), root.name)
+        return found[1] if found is not None else None
+
+    def confined(self, root: str, relative: os.PathLike[str] | str) -> Path | None:
+        """``relative`` under media ``root``'s directory here, if it stays inside it once
+        symbolic links are resolved (None: the root has no directory here, or the path leaves
+        it)."""
+        base = self.root_path(root)
+        if base is None:
+            return None
+        candidate = base / relative
+        if _inside(Path(os.path.realpath(candidate)), Path(os.path.realpath(base))) is None:
+            return None
+        return candidate
 
     def locate(
         self,

@@ -20,9 +20,22 @@ from typing import Any, BinaryIO
 import argcomplete
 
 from postproject import config as settings_module
+from postproject import locations
 from postproject._version import __version__
 from postproject.base.leases import InputChangedError
-from postproject.cli import access, artifacts, completion, farm, feed, jobs, serve, settings, setup, tokens
+from postproject.cli import (
+    access,
+    artifacts,
+    completion,
+    db_roles,
+    farm,
+    feed,
+    jobs,
+    serve,
+    settings,
+    setup,
+    tokens,
+)
 from postproject.cli import executor as executor_commands
 from postproject.cli.common import Context, Parser
 from postproject.cli.output import Renderer
@@ -69,6 +82,7 @@ def build_parser() -> Parser:
     executor_commands.register(sub)
     farm.register_clock(sub)
     access.register(sub)
+    db_roles.register(sub)
     serve.register(sub)
     settings.register(sub)
     completion.register(sub)
@@ -147,8 +161,10 @@ _FLAGS = (argparse._StoreConstAction, argparse._HelpAction, argparse._VersionAct
 
 
 def _looks_like_production(text: str) -> bool:
-    """A ``.pproj`` path, an existing SQLite file, or an engine URL (``scheme://...``)."""
-    if text.endswith(".pproj") or "://" in text:
+    """A ``.pproj`` path, an existing SQLite file, or an engine URL (``scheme://...``); a
+    libpq ``key=value`` string too, so that it is refused as a location rather than left as an
+    unexpected argument (which a usage error would echo, password and all)."""
+    if text.endswith(".pproj") or "://" in text or locations.is_conninfo(text):
         return True
     try:
         if not stat.S_ISREG(os.stat(text).st_mode):  # never open a FIFO or a device

@@ -50,9 +50,19 @@ class Context:
     def open(self, path: str, *, write: bool = False) -> Production:
         """Open the production at ``path`` (read-only unless ``write``)."""
         production = Production.open(
-            path, clock=self.clock, read_only=not write, root_map=self.root_map() or None
+            path,
+            clock=self.clock,
+            read_only=not write,
+            root_map=self.root_map() or None,
+            allow_injected_clock=True,  # only tests inject a clock (run(clock=...))
         )
         self.opened.append(production)
+        if production.possibly_stale:
+            self.out.possibly_stale = True
+            self.out.note(
+                f"postproject: warning: {production.location} is read where its write-ahead log cannot be "
+                "read (a read-only place without the WAL's -shm file): what is shown may be behind"
+            )
         if "://" not in path:
             warning = netfs.network_warning(path)
             if warning is not None:

@@ -217,7 +217,7 @@ def worker_run(args: Any) -> int:
     if getattr(ns, "json", False):
         _emit_json(
             {
-                "production": str(worker_config.path),
+                "production": locations.display_location(worker_config.path),
                 "worker": worker_config.agent.name,
                 "tool": {"name": worker_config.tool.name, "version": worker_config.tool.version},
                 "kinds": list(worker_config.kinds),

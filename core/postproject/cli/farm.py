@@ -15,8 +15,9 @@ from postproject.cli import remote
 from postproject.cli.common import Context, Parser, command, commit, edit, group, parse_id, parse_int
 from postproject.cli.output import Result
 from postproject.locations import is_service_url
-from postproject.model.errors import InvalidArgumentError, NotFoundError
+from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError
 from postproject.model.ids import JobId
+from postproject.production import Production
 
 
 def job_retry(ctx: Context) -> Result:
@@ -88,6 +89,8 @@ def worker_show(ctx: Context) -> Result:
 
 def clock_reset(ctx: Context) -> Result:
     production = ctx.open(ctx.args.production, write=True)
+    if not ctx.args.yes:
+        _confirm_reset(ctx, production)
     with edit(production, "Reset the job clock") as tx:
         reset = tx.reset_clock()
         receipt = commit(tx)
@@ -100,15 +103,44 @@ def clock_reset(ctx: Context) -> Result:
     return Result(data, "object")
 
 
+def _confirm_reset(ctx: Context, production: Production) -> None:
+    """List what a reset would do (the mark, now: the server's on PostgreSQL, and each lease it
+    would fence) and ask on stdin; anything but yes (or no answer) resets nothing."""
+    with production.edit() as tx:  # the reset itself, rolled back: exactly what it would fence
+        preview = tx.reset_clock()
+        tx.rollback()
+    old = preview.old_mark.isoformat() if preview.old_mark is not None else "none"
+    lines = [f"clock reset: the mark {old} would become {preview.new_mark.isoformat()} (now)"]
+    if preview.fenced:
+        lines.append(f"{len(preview.fenced)} lease(s) granted under the future clock would be fenced:")
+        for job_id in preview.fenced:
+            claim = production.job(job_id).claim
+            holder = (
+                ""
+                if claim is None
+                else (
+                    f" held by {claim.worker or claim.agent or claim.tool.name}, claimed {claim.claimed_at.isoformat()}"
+                )
+            )
+            lines.append(f"  job {job_id}{holder}")
+    else:
+        lines.append("no lease would be fenced")
+    ctx.out.note("\n".join(lines) + "\nreset? [y/N] ")
+    answer = ctx.stdin.readline().decode("utf-8", "replace").strip().lower()
+    if answer not in ("y", "yes"):
+        raise ConflictError("clock reset not done: it was not confirmed (answer 'y', or give --yes)")
+
+
 def register_clock(sub: argparse._SubParsersAction[Parser]) -> None:
     clock = group(sub, "clock", "the job clock's durable high-water mark")
-    command(
+    p = command(
         clock,
         "reset",
         "lower the clock's high-water mark to now (after a host ran with a clock far ahead); "
-        "fences the leases granted under the future clock",
+        "fences the leases granted under the future clock (listed first, then asked)",
         clock_reset,
     )
+    p.add_argument("--yes", action="store_true", help="reset without asking (scripts)")
 
 
 def register_job_commands(jobs: argparse._SubParsersAction[Parser]) -> None:

@@ -1,30 +1,32 @@
 """``job log`` (an attempt's log, optionally followed while it runs) and ``job progress``.
 
-A running attempt's log is read from its file (under a media root this machine maps, or an
-absolute path); an ended attempt's from its file when it is here, else from the tail stored
-with the attempt (the last 64 KiB). ``--follow`` keeps printing what the worker appends
+A running attempt's log is read from its file (under a media root this machine maps: a
+recorded path never leads outside its root, and only a regular file is read, at most
+:data:`READ_LIMIT` bytes, given up after a few seconds); an ended attempt's from its file when
+it is here, else from the tail stored with the attempt (the last 64 KiB). ``--follow`` keeps printing what the worker appends
 until the attempt ends (or, when the file is elsewhere, waits and prints the stored tail).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 from pathlib import Path
 
 from postproject import views
+from postproject.base.files import read_regular
 from postproject.cli.common import Context, Parser, command, commit, edit, parse_id, parse_int
 from postproject.cli.durations import parse_lease
 from postproject.cli.job_leases import _leased, _token_argument
 from postproject.cli.output import Result
-from postproject.model.errors import InvalidArgumentError
+from postproject.model.errors import InvalidArgumentError, PostProjectError
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import HISTORY_EVENT_KINDS
-from postproject.model.progress import MAX_LOG_TAIL_BYTES, AttemptLog, log_tail
+from postproject.model.progress import AttemptLog, log_tail
 from postproject.production import Production
 
 FOLLOW_POLL = 0.25  # seconds between looks at the file and the attempt
 READ_CHUNK = 1 << 20
+READ_LIMIT = 16 << 20  # bytes of a log printed at most (its end)
 
 
 def job_log(ctx: Context) -> Result | None:
@@ -51,7 +53,12 @@ def job_log(ctx: Context) -> Result | None:
             "object",
         )
     if not args.follow:
-        text = _file_text(file, whole=True)
+        text = _file_text(ctx, file)
+        if text is None and log.path is not None and log.root is None:
+            ctx.out.note(
+                f"the log path recorded for attempt {log.attempt} ({log.path}) is under no media root; "
+                "it is not read"
+            )
         if text is None:
             text = log.tail
         if text is None:
@@ -96,10 +103,8 @@ def _follow(ctx: Context, production: Production, job_id: JobId, log: AttemptLog
 def _print_new(ctx: Context, file: Path, offset: int) -> int:
     """Print what the file holds after ``offset`` (whole lines); the new offset."""
     try:
-        with file.open("rb") as handle:
-            handle.seek(offset)
-            data = handle.read(READ_CHUNK)
-    except OSError:
+        data, _ = read_regular(file, READ_CHUNK, offset=offset)
+    except PostProjectError:
         return offset
     cut = data.rfind(b"\n") + 1
     if cut:
@@ -107,13 +112,20 @@ def _print_new(ctx: Context, file: Path, offset: int) -> int:
     return offset + cut
 
 
-def _file_text(file: Path | None, *, whole: bool) -> str | None:
-    if file is None:
+def _file_text(ctx: Context, file: Path | None) -> str | None:
+    """The log file's text (its last :data:`READ_LIMIT` bytes), or None when it cannot be read
+    here (missing: silently; not a regular file, too slow: with a note)."""
+    if file is None or not file.exists():
         return None
-    with contextlib.suppress(OSError):
-        data = file.read_bytes()
-        return data.decode("utf-8", "replace") if whole else log_tail(data, MAX_LOG_TAIL_BYTES)
-    return None
+    try:
+        data, size = read_regular(file, READ_LIMIT)
+    except PostProjectError as exc:
+        ctx.out.note(f"postproject: {exc.message}")
+        return None
+    if size > READ_LIMIT:
+        ctx.out.note(f"(the last {READ_LIMIT} of {size} bytes)")
+        return log_tail(data, READ_LIMIT)
+    return data.decode("utf-8", "replace")
 
 
 def job_progress(ctx: Context) -> Result:

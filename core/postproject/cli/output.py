@@ -33,10 +33,13 @@ class Renderer:
     def __init__(self, *, json_mode: bool, now_micros: Callable[[], int]) -> None:
         self.json_mode = json_mode
         self._now = now_micros
+        #: a production was read through a view that may be behind (``"possibly_stale": true``)
+        self.possibly_stale = False
 
     def emit(self, result: Result) -> None:
         if self.json_mode:
-            _write(sys.stdout, json.dumps(result.data, indent=2) + "\n")
+            data = {**result.data, "possibly_stale": True} if self.possibly_stale else result.data
+            _write(sys.stdout, json.dumps(data, indent=2) + "\n")
         else:
             _write(sys.stdout, self.human(result))
 

@@ -17,7 +17,7 @@ from postproject.cli.common import (
     parse_int,
 )
 from postproject.cli.output import Result
-from postproject.locations import is_location_uri
+from postproject.locations import display_location, is_location_uri
 from postproject.model import values
 from postproject.model.activities import ActivitySpec, EdgeInput
 from postproject.model.assets import RepresentationKind
@@ -32,7 +32,7 @@ from postproject.production import Production
 
 
 def init(ctx: Context) -> Result:
-    production = Production.create(ctx.args.production, clock=ctx.clock)
+    production = Production.create(ctx.args.production, clock=ctx.clock, allow_injected_clock=True)
     ctx.opened.append(production)
     where = production.location
     data = {
@@ -223,8 +223,8 @@ TARGET_HELP = f"KIND:ID with KIND one of {', '.join(REF_KINDS)} (e.g. job:0190â€
 def copy(ctx: Context) -> Result:
     report = transfer.copy(ctx.args.production, ctx.args.destination)
     data = {
-        "source": ctx.args.production,
-        "destination": str(ctx.args.destination),
+        "source": display_location(ctx.args.production),
+        "destination": display_location(ctx.args.destination),
         "production_id": str(report.production_id),
         "rows": report.rows,
     }

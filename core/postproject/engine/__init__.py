@@ -1,9 +1,8 @@
 """The engine interface: everything the core asks of a database, and nothing more.
 
 The core's rules (validation, lifecycle, leases, knowledge) talk only to these protocols;
-adapters under :mod:`postproject.storage` implement them (SQLite, the embedded default, and
-PostgreSQL for a farm) and are the only code that holds SQL or imports a driver. One contract suite
-(``tests/contract``) runs the same behaviour against every adapter.
+adapters under :mod:`postproject.storage` implement them (SQLite and PostgreSQL) and are the
+only code that holds SQL or imports a driver; ``tests/contract`` runs against every adapter.
 
 Ids cross the interface as 16-byte ``bytes``, times as Unix microseconds, job states and
 representation kinds as their stored codes. Reads see committed state; a write session is
@@ -28,7 +27,7 @@ from postproject.engine.progress import ProgressReads, ProgressSession
 from postproject.engine.service import OffersServiceReads, OffersServiceSession
 from postproject.model.activities import Activity, ActivitySpec
 from postproject.model.assets import Asset, Fingerprint, MediaRoot, Representation
-from postproject.model.clock import Clock
+from postproject.model.clock import Clock, MarkSource
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId
 from postproject.model.jobs import Attempt, Job, JobRequest
@@ -173,6 +172,7 @@ class Reads(ProgressReads, OffersServiceReads, Protocol):
     # production and clock
     def production_row(self) -> tuple[bytes, int, bytes]: ...
     def high_water(self) -> int | None: ...
+    def mark_source(self, mark: int) -> MarkSource | None: ...
 
     # assets, representations, roots
     def asset(self, asset_id: AssetId) -> Asset: ...
@@ -540,6 +540,7 @@ class Engine(Protocol):
     """One open production on one database."""
 
     location: str  # what errors and titles show: a file path, or a URI without its password
+    possibly_stale: bool  # a read-only open that cannot read committed changes (SQLite's WAL)
 
     @property
     def reads(self) -> Reads: ...
@@ -559,9 +560,8 @@ class Engine(Protocol):
         ...
 
     def clock(self) -> Clock | None:
-        """The production's clock when the caller injected none: the database server's time
-        where there is a server (hosts with skewed clocks then agree); None for the local wall
-        clock. Reading it must not cost a round trip."""
+        """The production's clock when the caller injected none: a server's time (skewed hosts
+        then agree); None for the local wall clock. Reading it must not cost a round trip."""
         ...
 
     def close(self) -> None: ...

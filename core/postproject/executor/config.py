@@ -50,7 +50,9 @@ class WorkerConfig:
 
     def open(self) -> Production:
         """A new handle on the production (one per thread: a handle is not for concurrent edits)."""
-        return Production.open(self.path, clock=self.clock, root_map=dict(self.root_map) or None)
+        return Production.open(
+            self.path, clock=self.clock, root_map=dict(self.root_map) or None, allow_injected_clock=True
+        )  # (only tests give a worker a clock)
 
     @property
     def remote(self) -> bool:

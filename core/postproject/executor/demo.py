@@ -24,6 +24,7 @@ behind the wall clock and later workers (``demo run``) use the system clock as u
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,9 +37,10 @@ from postproject.executor import jobs
 from postproject.executor.recipe import AssetPlan, JobStep, Recipe
 from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
+from postproject.model import names
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import SystemClock
-from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from postproject.model.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, PostProjectError
 from postproject.model.identity import AgentIdentity
 from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import JobRequest
@@ -141,26 +143,48 @@ def create_demo(
             "delete it or use 'demo run --fresh'"
         )
     media = media_folder(location, media)
+    names.utf8_text("the demo's media folder", str(media))  # it becomes a media root: refused before any clip
     run_steps = sum(s.outcome == "run" for p in plans for s in p.story.jobs)
     progress = _Progress(report, len(plans) + run_steps + 3)
     items = _shoot(recipe, plans, media / "originals", progress)
     clock = StoryClock(45)
-    with Production.create(location, clock=clock) as production:
-        _import(production, recipe, items, media)
-        progress.step("Imported originals")
-        for minutes, source in ((40, "original"), (30, "proxy")):
-            clock.at(minutes)
-            _run_round(production, recipe, items, source, clock, progress)
-        clock.at(12)
-        _abandon(production, recipe, items)
-        clock.at(6)
-        _redeliver(production, recipe, items)
-        progress.step("Re-delivered originals")
-        clock.at(2)
-        _request_rest(production, recipe, items)
-        progress.step("Requested remaining work")
-        shown = location if isinstance(location, Path) else production.location
-        return DemoSummary(shown, media, len(items), production.job_counts())
+    production = Production.create(location, clock=clock, allow_injected_clock=True)  # behind the server's
+    try:
+        summary = _tell_stories(production, location, recipe, items, media, clock, progress)
+    except BaseException:
+        production.close()
+        with contextlib.suppress(PostProjectError):  # the first error is the one to report
+            locations.remove(location)  # never a half-made demo that a rerun reports as existing
+        raise
+    production.close()
+    return summary
+
+
+def _tell_stories(
+    production: Production,
+    location: DemoLocation,
+    recipe: Recipe,
+    items: list[_Asset],
+    media: Path,
+    clock: StoryClock,
+    progress: _Progress,
+) -> DemoSummary:
+    """Replay the stories into the new production (see the module docstring)."""
+    _import(production, recipe, items, media)
+    progress.step("Imported originals")
+    for minutes, source in ((40, "original"), (30, "proxy")):
+        clock.at(minutes)
+        _run_round(production, location, recipe, items, source, clock, progress)
+    clock.at(12)
+    _abandon(production, recipe, items)
+    clock.at(6)
+    _redeliver(production, recipe, items)
+    progress.step("Re-delivered originals")
+    clock.at(2)
+    _request_rest(production, recipe, items)
+    progress.step("Requested remaining work")
+    shown = location if isinstance(location, Path) else production.location
+    return DemoSummary(shown, media, len(items), production.job_counts())
 
 
 class _Progress:
@@ -228,6 +252,7 @@ def _request(tx: Transaction, recipe: Recipe, item: _Asset, step: JobStep) -> Jo
 
 def _run_round(
     production: Production,
+    location: DemoLocation,
     recipe: Recipe,
     items: list[_Asset],
     source: str,
@@ -249,9 +274,8 @@ def _run_round(
         if event.action in ("succeeded", "failed"):
             progress.step(f"{event.action.capitalize()}: {event.label}")
 
-    config = WorkerConfig(
-        production.location, clock=clock, concurrency=2, agent=AgentIdentity("ingest-station-1")
-    )
+    # The location as given (a URI keeps its password): production.location has none.
+    config = WorkerConfig(location, clock=clock, concurrency=2, agent=AgentIdentity("ingest-station-1"))
     Worker(config, on_event).run()
     for job_id, item in requested.items():
         job = production.job(job_id)

@@ -259,13 +259,15 @@ def _start_workers(
     procs = []
     folder = media_folder(path, options.media) / "logs"
     folder.mkdir(parents=True, exist_ok=True)
+    shown, extra = locations.for_child_process(path)
+    env = {**os.environ, **extra}
     for number in range(1, options.workers + 1):
-        command = worker_command(path, number, options.lease, service)
+        command = worker_command(shown, number, options.lease, service)
         if not to_files:
-            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL))
+            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, env=env))
             continue
         with open(folder / f"worker-{number}.log", "ab") as out:  # the child keeps its own copy
-            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out))
+            procs.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env))
     return procs
 
 
@@ -294,9 +296,9 @@ def _choose_monitor(monitor: Monitor | None, say: Say) -> tuple[Monitor, bool]:
         return monitor, True
     command = _env_command()
     if command is not None:
-        return (lambda path: _run_child([*command, str(path)])), True
+        return (lambda path: _run_child(command, path)), True
     if _gui_installed():
-        return (lambda path: _run_child([sys.executable, "-c", _GUI_LAUNCH, str(path)])), True
+        return (lambda path: _run_child([sys.executable, "-c", _GUI_LAUNCH], path)), True
     say(
         "The monitor needs the GUI extra: pip install 'postproject-monitor[gui]'. "
         "Running the workers without it; press Ctrl-C to stop."
@@ -304,9 +306,11 @@ def _choose_monitor(monitor: Monitor | None, say: Say) -> tuple[Monitor, bool]:
     return _wait_for_interrupt, False
 
 
-def _run_child(command: list[str]) -> int:
-    """Run the monitor; if we are interrupted or terminated, end it too (never orphan it)."""
-    child = subprocess.Popen(command)
+def _run_child(command: list[str], path: DemoLocation) -> int:
+    """Run the monitor on ``path``; if we are interrupted or terminated, end it too (never
+    orphan it). A URI's password goes to it in ``PGPASSWORD``, not on its command line."""
+    shown, extra = locations.for_child_process(path)
+    child = subprocess.Popen([*command, shown], env={**os.environ, **extra})
     try:
         return child.wait()
     except BaseException:

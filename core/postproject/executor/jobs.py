@@ -266,12 +266,23 @@ class Staging:
                 if candidate.exists():
                     continue
                 os.replace(staged, candidate)
+                self._remember(task, candidate)
                 return candidate
             staged.unlink()
+            self._remember(task, candidate)
             return candidate
         raise NotHere(
             f"no free output name for {task.stem}{task.suffix} in {task.directory}"
         )  # pragma: no cover
+
+    def _remember(self, task: Task, published: Path) -> None:
+        """Note, beside the attempt folders, the file this attempt of the job published (its
+        name and identity), so a later attempt of the same job can remove it if no
+        representation ever recorded it (the worker was killed before its commit)."""
+        with contextlib.suppress(OSError):
+            info = published.stat()
+            with _record(task).open("a", encoding="utf-8") as record:
+                record.write(f"{published.name}\t{info.st_dev}:{info.st_ino}\n")
 
     def close(self) -> None:
         """Remove the attempt folder (and the staging root when it is left empty)."""
@@ -288,6 +299,49 @@ class Staging:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _record(task: Task) -> Path:
+    return task.directory / STAGING / f"published-{task.job.id}"
+
+
+def remove_unrecorded(task: Task) -> list[Path]:
+    """Before an attempt writes: remove the files earlier attempts of this job published under
+    its output names that no representation records (a worker killed between publishing and
+    committing), so the redo keeps the clean name; the paths removed.
+
+    Only files this job's attempts published (the record beside the attempt folders names
+    each, with its identity) and still the same file; never another job's. A record never
+    names a recorded file an attempt could meet: it goes once the commit that records the file
+    succeeds, and a succeeded job is never claimed again.
+    """
+    record = _record(task)
+    try:
+        lines = record.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for line in lines:
+        name, _, identity = line.partition("\t")
+        path = task.directory / name
+        if "/" in name or not name:
+            continue
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            if f"{info.st_dev}:{info.st_ino}" == identity:
+                path.unlink()
+                removed.append(path)
+    with contextlib.suppress(OSError):
+        record.unlink()
+    return removed
+
+
+def forget_published(task: Task) -> None:
+    """The job's output is recorded (its commit succeeded) or discarded: its record goes."""
+    with contextlib.suppress(OSError):
+        _record(task).unlink()
+    with contextlib.suppress(OSError):
+        (task.directory / STAGING).rmdir()  # only when empty
 
 
 def sweep(directory: Path) -> int:

@@ -369,6 +369,10 @@ class Worker:
         times = (backend.now(), backend.now())
         try:
             staging = jobs.Staging.create(task.directory)
+            for leftover in jobs.remove_unrecorded(task):
+                log.write(
+                    f"removed {leftover.name}: an earlier attempt of this job published it, nothing recorded it"
+                )
             staged = staging.path(task)
             started = backend.now()
             jobs.execute(
@@ -466,6 +470,7 @@ class Worker:
             )
         except ConflictError as exc:
             _remove(output)
+            jobs.forget_published(task)
             if exc.reason is Reason.INPUT_CHANGED:
                 self._release(held, task.label, f"input changed while working: {exc}", "released", log)
             else:
@@ -478,6 +483,7 @@ class Worker:
                            f"before the lease expired ({exc}); the loss sweep decides")  # fmt: skip
                 return
             _remove(output)
+            jobs.forget_published(task)
             why = f"could not publish the output of {task.label}: {exc}"
             if exc.code in (ErrorCode.STORAGE, ErrorCode.IO):  # let a later attempt redo it
                 self._release(held, task.label, why, "released", log)
@@ -485,6 +491,7 @@ class Worker:
                 self._fail(held, task.label, "publish_failed", why, log)
             return
         held.active = False
+        jobs.forget_published(task)
         self._emit("succeeded", job.id, task.label, fraction=1.0, detail=str(output))
 
     # --- ending a claim without output -------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
@@ -104,3 +105,17 @@ def monotonic() -> float:
 def sleep(seconds: float) -> None:
     """Sleep (busy retries and feed polling only)."""
     time.sleep(seconds)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkSource:
+    """The revision that raised the clock's high-water mark: its number, commit time (on the
+    clock that raised it), origin and principal, and the agent and worker of the first job
+    attempt it touched."""
+
+    sequence: int
+    committed_at: int
+    origin: str | None
+    principal: str | None
+    agent: str | None
+    worker: str | None

@@ -78,6 +78,12 @@ def bounded_text(field: str, value: object, max_bytes: int, *, min_bytes: int = 
     return text
 
 
+def utf8_text(field: str, value: object) -> str:
+    """``value`` if it is text that UTF-8 can hold (a path stored as text, such as a media
+    root's); ``invalid_argument`` naming the first byte that is not UTF-8 otherwise."""
+    return _text(field, value)
+
+
 def _text(field: str, value: object) -> str:
     """``value`` if it is text that UTF-8 can hold.
 

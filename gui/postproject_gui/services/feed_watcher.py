@@ -137,7 +137,9 @@ class FeedWatcher(QObject):
             while not self._stop.is_set():
                 try:
                     if production is None:
-                        production = Production.open(self._location, read_only=True, clock=self._clock)
+                        production = Production.open(
+                            self._location, read_only=True, clock=self._clock, allow_injected_clock=True
+                        )
                         if progress is None:
                             progress = production.progress_token()  # the baseline, before "live"
                         if failures:

@@ -168,13 +168,19 @@ class ProductionService:
         first = self._readers[0]
         first.used = True
         production, head = await self._run(first, self._on_reader, first, _with_head, ())
-        return ProductionInfo(production.id, self._location, head, production.location)
+        return ProductionInfo(
+            production.id, self._location, head, production.location, production.possibly_stale
+        )
 
     def _opened(self, worker: _Worker) -> Production:
         """The reader's production, opened on its own thread if it is not open yet."""
         if worker.production is None:
             worker.production = Production.open(
-                self._location, read_only=True, clock=self._clock, root_map=self._root_map
+                self._location,
+                read_only=True,
+                clock=self._clock,
+                root_map=self._root_map,
+                allow_injected_clock=True,  # (only tests give the monitor a clock)
             )
         return worker.production
 
@@ -316,7 +322,9 @@ class ProductionService:
         location, clock = self._location, self._clock
 
         def work() -> T:
-            with Production.open(location, read_only=True, clock=clock) as production:
+            with Production.open(
+                location, read_only=True, clock=clock, allow_injected_clock=True
+            ) as production:
                 return fn(production, *args)
 
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pp-long-read")
@@ -407,7 +415,11 @@ class ProductionService:
         worker = self._writer
         if worker.production is None:
             worker.production = Production.open(
-                self._location, clock=self._clock, busy_timeout=WRITE_BUSY_SECONDS, root_map=self._root_map
+                self._location,
+                clock=self._clock,
+                busy_timeout=WRITE_BUSY_SECONDS,
+                root_map=self._root_map,
+                allow_injected_clock=True,
             )
         if worker.production.read_only:  # pragma: no cover - opened writable above
             raise ConflictError("production is open read-only", reason=Reason.READ_ONLY)

@@ -27,6 +27,7 @@ from postproject import (
     StructValue,
     UriValue,
 )
+from postproject.base.files import read_regular
 from postproject_gui.look.states import expiring_at
 from postproject_gui.services.types import (
     AttemptLogText,
@@ -286,12 +287,9 @@ def attempt_log_text(production: Production, job: Job) -> AttemptLogText | None:
     running = job.attempts[-1].outcome is None
     path = production.log_file(log)
     if path is not None:
-        try:
-            with path.open("rb") as stream:
-                size = stream.seek(0, 2)
-                stream.seek(max(0, size - LOG_READ_BYTES))
-                data = stream.read(LOG_READ_BYTES)
-        except OSError:
+        try:  # a regular file only, bounded in size and time (never a FIFO or a device)
+            data, size = read_regular(path, LOG_READ_BYTES)
+        except PostProjectError:
             pass
         else:
             text = data.decode("utf-8", "replace")

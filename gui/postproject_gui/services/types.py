@@ -40,6 +40,7 @@ class ProductionInfo:
     location: str  # a .pproj path or a URI (may hold a password: never shown; see ``shown``)
     head: int
     shown: str  # the location as the window shows it (a URI without its password)
+    possibly_stale: bool = False  # read where its WAL cannot be read: the view may be behind
 
 
 @dataclass(frozen=True, slots=True)

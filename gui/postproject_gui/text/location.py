@@ -68,6 +68,12 @@ def stem(location: str) -> str:
     return names[-1] if names else "production"
 
 
+STALE_VIEW = (
+    "Read-only view that may be behind: this production's write-ahead log cannot be read here "
+    "(a read-only place without its -shm file); newer changes may be missing"
+)
+
+
 def network_warning(location: str) -> str | None:
     """The warning for a production file on a network filesystem (never for a database)."""
     return None if is_database(location) else netfs.network_warning(location)

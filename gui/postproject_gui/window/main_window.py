@@ -401,6 +401,8 @@ class MainWindow(QMainWindow):
         self._refresh_recent(self.settings.add_recent(info.location))
         self._show_overview()
         self._selection_changed()  # the actions that need an open production (the first page came first)
+        if info.possibly_stale:  # a banner that stays: what the window shows may be behind
+            self.statusBar().showMessage(production_location.STALE_VIEW, 0)
 
     # --- session -> views --------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from postproject.engine import TableDump
 from postproject.model import clock as clocks
 from postproject.model.errors import NotFoundError
 from postproject.storage import signals
-from postproject.storage.postgresql import connection, copying, schema, types
+from postproject.storage.postgresql import connection, copying, roles, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
@@ -36,6 +36,7 @@ class PostgresEngine:
     def __init__(self, uri: PostgresUri, conn: Connection, *, read_only: bool) -> None:
         self.uri = uri
         self.location = uri.display
+        self.possibly_stale = False  # a server has no unreadable log
         self.read_only = read_only
         self.known = KnownIds()
         self.lock_timeouts: dict[int, int] = {}
@@ -232,6 +233,18 @@ def remove(location: str) -> None:
         if schema.read_version(conn, uri.production) is None:
             raise NotFoundError(f"no production {uri.production!r} in this database")
         conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(uri.production)))
+
+
+def database_roles(location: str, *, apply: bool) -> str:
+    """The SQL that creates pp_owner, pp_writer and pp_reader and gives them the production at
+    ``location`` (:mod:`postproject.storage.postgresql.roles`); run there too when ``apply``."""
+    uri = parse(location)
+    with _connect(uri) as conn, translated(uri):
+        database = conn.info.dbname
+        text = roles.script(conn, uri.production, database)
+        if apply:
+            roles.create(conn, uri.production, database)
+    return text
 
 
 def _connect(uri: PostgresUri) -> Connection:

@@ -23,6 +23,7 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from postproject.model.errors import AlreadyExistsError, MigrationError, NotFoundError, Reason, StorageError
+from postproject.storage.postgresql import roles
 from postproject.storage.postgresql.uri import check_production_name
 from postproject.storage.sql import versions
 
@@ -81,8 +82,11 @@ def migrate(conn: Connection, production: str, current: int) -> None:
     assert conn.info.transaction_status == TransactionStatus.INTRANS, "migrations run in a transaction"
     schema = sql.Identifier(check_production_name(production))
     try:
-        if current == 0:
+        exists = conn.execute("SELECT to_regnamespace(%s) IS NOT NULL", (production,)).fetchone()
+        if current == 0 and not (exists and exists[0]):  # (IF NOT EXISTS still needs CREATE on the database)
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema))
+        owned = roles.act_as_owner(conn, production)  # a schema given to pp_owner changes only as it
+        if current == 0:
             conn.execute(
                 sql.SQL(
                     "CREATE TABLE IF NOT EXISTS {}.schema_version"
@@ -97,6 +101,9 @@ def migrate(conn: Connection, production: str, current: int) -> None:
         for number, script in MIGRATIONS.after(current):
             conn.execute(script)  # several statements, no parameters: one round trip
             conn.execute(sql.SQL("UPDATE {}.schema_version SET version = %s").format(schema), (number,))
+        if owned:  # what the migrations added is granted like the rest
+            for statement in roles.grants(production):
+                conn.execute(statement)
     except psycopg.Error as exc:
         raise MigrationError(
             f"migrating production {production!r} to schema version {MIGRATIONS.latest} failed: {exc}"

@@ -35,6 +35,14 @@ PRODUCTION_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 RESERVED_NAMES = frozenset({"public", "information_schema"})
 SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 _ANY_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+# libpq's key=value connection strings ("host=db user=render password=..."): refused as a
+# location (a URI is the one syntax), never taken for a file name.
+_CONNINFO = re.compile(
+    r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|options"
+    r"|application_name|target_session_attrs)\s*=",
+    re.IGNORECASE,
+)
+_CONNINFO_SECRET = re.compile(r"(\b(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)", re.IGNORECASE)
 
 
 def is_uri(production: object) -> bool:
@@ -44,6 +52,28 @@ def is_uri(production: object) -> bool:
     instead of the caller looking for a file named ``mysql:/...``.
     """
     return isinstance(production, str) and _ANY_SCHEME.match(production) is not None
+
+
+def is_conninfo(production: object) -> bool:
+    """Whether a production argument is a libpq ``key=value`` connection string (refused: a
+    PostgreSQL production is named by a ``postgresql://`` URI)."""
+    return isinstance(production, str) and not is_uri(production) and _CONNINFO.match(production) is not None
+
+
+def refuse_conninfo(production: str) -> InvalidArgumentError:
+    """The error for a libpq ``key=value`` string given as a production (it shows no value)."""
+    del production  # shown nowhere: it may hold a password
+    return InvalidArgumentError(
+        "a libpq key=value connection string is not a production location: name a "
+        "PostgreSQL production by a URI, postgresql://USER@HOST:PORT/DATABASE?production=NAME, "
+        "with its password in PGPASSWORD or a passfile",
+        reason=Reason.MALFORMED_URI,
+    )
+
+
+def redact_conninfo(text: str) -> str:
+    """A libpq ``key=value`` string without its ``password=`` and ``sslpassword=`` values."""
+    return _CONNINFO_SECRET.sub(lambda m: m.group(1) + "***", text)
 
 
 def is_postgres_uri(production: object) -> bool:
@@ -88,6 +118,13 @@ def parse(uri: str) -> PostgresUri:
             "path or a postgresql:// URI",
             reason=Reason.MALFORMED_URI,
         )
+    if _ambiguous_userinfo(uri[match.end() :]):
+        raise InvalidArgumentError(
+            f"malformed PostgreSQL URI {scheme}://...: its user information is ambiguous (an '@' after "
+            "the host, or in a password). Percent-encode a password's '@', '/', '?', '#' and ':' "
+            "(%40, %2F, %3F, %23, %3A), or give it with PGPASSWORD or a passfile",
+            reason=Reason.MALFORMED_URI,
+        )
     base, query = _split_query(f"{scheme}://{uri[match.end() :]}")
     production = DEFAULT_PRODUCTION
     kept: list[str] = []
@@ -116,6 +153,11 @@ def parse(uri: str) -> PostgresUri:
     separator = "&" if _split_query(display)[1] else "?"
     display = f"{display}{separator}{PRODUCTION_PARAMETER}={production}"
     return PostgresUri(conninfo=conninfo, production=production, display=display, secrets=secrets)
+
+
+def password_of(uri: str) -> str | None:
+    """The password that ``uri`` itself carries (user information or ``password=``), if any."""
+    return _libpq_parameters(parse(uri).conninfo, uri).get("password")
 
 
 def check_production_name(name: str) -> str:
@@ -167,6 +209,27 @@ def _userinfo_end(rest: str) -> int | None:
         if char == "/":
             return None
     return None
+
+
+def _ambiguous_userinfo(rest: str) -> bool:
+    """Whether the text after ``scheme://`` may hold an unencoded ``@``, ``/``, ``?`` or ``#``
+    in its password, which libpq would read as part of the host, the database or the query
+    (and an error message would then show).
+
+    Hosts never hold an ``@``; a database name or a query value that holds one after a host
+    with no user information is read as such a password only when no ``=`` precedes it in
+    the query (``?user=ana@studio`` stays valid).
+    """
+    authority = rest.partition("/")[0]  # where libpq looks for the '@' (a '?' may be the password's)
+    if authority.count("@") > 1:
+        return True
+    if "@" in authority:
+        return False
+    at = rest.find("@")
+    if at < 0:
+        return False
+    before = rest[len(authority) : at]
+    return "?" not in before or "=" not in before.partition("?")[2]
 
 
 def _split_query(uri: str) -> tuple[str, str]:

@@ -99,6 +99,8 @@ class WriteSession(SqlWrites):
     )
     LOCK_WORKER = _WORKER_ROW_LOCK
     LOCK_IDEMPOTENCY_KEY = "SELECT pg_advisory_xact_lock(1347441203, hashtext(?))"
+    # history is append-only for the farm's role: a fingerprint replaced runs as the owner (0011)
+    SET_FINGERPRINT = "SELECT * FROM pp_set_fingerprint(?, ?::text, ?::integer, ?::bytea, ?::bigint)"
 
     def __init__(self, host: Host, conn: Connection, *, busy_timeout: float) -> None:
         super().__init__()

@@ -20,6 +20,7 @@ from typing import Any
 from postproject.engine import JobKey, JobQuery, RegisteredWorker
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
+from postproject.model.clock import MarkSource
 from postproject.model.errors import NotFoundError, UnsupportedError
 from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
@@ -119,6 +120,23 @@ class SqlReads(ABC):
             "SELECT (SELECT clock_mark FROM revisions ORDER BY sequence DESC LIMIT 1), high_water FROM job_clock"
         )
         return max((m for m in (mark, stored) if m is not None), default=None)
+
+    def mark_source(self, mark: int) -> MarkSource | None:
+        row = self.row(
+            "SELECT sequence, committed_at, origin, principal FROM revisions WHERE clock_mark >= ? "
+            "ORDER BY sequence LIMIT 1",
+            (mark,),
+        )
+        if row is None:
+            return None
+        attempt = self.row(
+            "SELECT a.agent_name, w.name FROM revision_events e JOIN job_attempts a ON a.job_id = e.subject "
+            "LEFT JOIN workers w ON w.id = a.worker_id WHERE e.sequence = ? ORDER BY e.position, a.number DESC "
+            "LIMIT 1",
+            (row[0],),
+        )
+        agent, worker = attempt if attempt is not None else (None, None)
+        return MarkSource(int(row[0]), int(row[1]), row[2], row[3], agent, worker)
 
     # --- assets, representations, roots ------------------------------------------------
 

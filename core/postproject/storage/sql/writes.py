@@ -57,10 +57,11 @@ class SqlWrites(ABC):
     # What PostgreSQL adds (concurrent edits) where SQLite's single writer needs nothing: extra
     # RETURNING columns of a progress report (a NOTIFY that wakes followers); a lock that holds
     # a worker's row until the edit ends (two claims by one worker count each other); a lock that
-    # queues edits requesting with one idempotency key (until the first ends).
+    # queues edits requesting with one idempotency key; a fingerprint recorded by its owner's function.
     PROGRESS_NOTICE: ClassVar[str] = ""
     LOCK_WORKER: ClassVar[str | None] = None
     LOCK_IDEMPOTENCY_KEY: ClassVar[str | None] = None
+    SET_FINGERPRINT: ClassVar[str] = q.SET_FINGERPRINT
     sequence: int
 
     def __init__(self) -> None:
@@ -227,7 +228,7 @@ class SqlWrites(ABC):
     def set_fingerprint(self, rep_id: bytes, fingerprint: Fingerprint) -> bool:
         """Record a fingerprint; False (nothing written) when the same value is already current."""
         fingerprint_row = (fingerprint.algorithm, fingerprint.version, fingerprint.value, self.sequence)
-        row = self._row(q.SET_FINGERPRINT, (self.dialect.id(rep_id), *fingerprint_row))
+        row = self._row(self.SET_FINGERPRINT, (self.dialect.id(rep_id), *fingerprint_row))
         if row is None:
             return False
         self.fingerprinted(rep_id)

@@ -8,6 +8,7 @@ until a deadline; a lock not obtained in time is a ``storage`` error with reason
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import random
 import secrets
@@ -21,15 +22,25 @@ from postproject.storage.sqlite import schema
 from postproject.storage.sqlite.errors import is_busy, translate, translated
 
 APPLICATION_ID = 0x50505231  # "PPR1"
+log = logging.getLogger(__name__)
 Connection = sqlite3.Connection  # for the API layer, which never imports the driver itself
 READ_BUSY_TIMEOUT_MS = 5000
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024  # bytes of WAL kept after a checkpoint
 TRUNCATE_EVERY = 2000  # commits between the writer's truncating checkpoint attempts
+# The WAL's bound: every WAL_CHECK_EVERY commits the writer looks at the WAL's size (one
+# stat) and past WAL_BOUND checkpoints and truncates it, waiting up to CHECKPOINT_WAIT_MS for
+# the readers' current read transactions to end (polls are short; readers that start
+# meanwhile read the checkpointed file, not the WAL). With no wait it lost to any reader
+# mid-poll, and readers that overlap grew the WAL without bound (3.5 GB in 45 s).
+WAL_BOUND = 64 * 1024 * 1024
+WAL_CHECK_EVERY = 64
+CHECKPOINT_WAIT_MS = 40
 # Waiting for the write lock: jittered sleeps of 20-200 µs (the kernel's timer slack adds
 # ~50 µs), so a released lock is taken again within ~0.1 ms; after ~300 tries (~50 ms, a long
 # hold) waiters back off to sleeps of up to 5 ms. With 50-500 µs, four local workers often
 # waited on a free lock: S4 (W=4 / W=1) went from 0.66x to 0.97x in paired drains (README).
 LOCK_RETRY_SLEEP = (0.00002, 0.0002)
+LOCK_WARNING_MIN = 1.0  # s: a wait for the lock is worth a warning past half of a timeout this long
 LOCK_RETRY_BACKOFF_AFTER = 300
 LOCK_RETRY_BACKOFF_SLEEP = 0.005
 # What os.link raises where a filesystem has no hard links (FAT, exFAT, some network shares).
@@ -103,29 +114,56 @@ def _put_in_place(building: Path, path: Path) -> None:
 
 def open_file(path: Path, *, read_only: bool) -> sqlite3.Connection:
     """Open an existing production, checking that it is one and migrating a writable one."""
+    return open_checked(path, read_only=read_only)[0]
+
+
+def open_checked(path: Path, *, read_only: bool) -> tuple[sqlite3.Connection, bool]:
+    """:func:`open_file`, and whether the view may be behind the production (``possibly_stale``).
+
+    A read-only open where this process cannot create the WAL's side files (a read-only
+    mount, a directory it may not write) reads the WAL through the existing ``-shm`` when
+    there is one (SQLite reads a WAL with read-only side files); when there is a ``-wal`` but
+    no usable ``-shm`` (a copy of a live production without it), the file is read as
+    immutable, which ignores the WAL: that view may miss committed revisions, and says so.
+    """
     if not path.exists():
         raise NotFoundError(f"no production at {path}")
     if not path.is_file():
         raise StorageError(f"{path} is not a production file", reason=Reason.NOT_A_PRODUCTION)
+    modes = ["ro" if read_only else "rw"]
     if read_only and not _writable_beside(path):
-        # A read-only mount, or a directory we cannot write: SQLite cannot make the WAL's
-        # shared-memory file, so read the file as immutable (nobody can be writing it here).
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        has_wal = _size(wal) > 0
+        # without a WAL the immutable read is exact; with one, read it through its -shm if we can
+        modes = ["ro", "ro&immutable=1"] if has_wal and os.access(shm, os.R_OK) else ["ro&immutable=1"]
+    for mode in modes:
+        last = mode == modes[-1]
         with translated(path):
-            conn = _connect(path, "ro&immutable=1")
             try:
-                _check(conn, path, read_only=True)
+                conn = _connect(path, mode)
+            except sqlite3.Error:
+                if last:
+                    raise
+                continue
+            try:
+                _check(conn, path, read_only=read_only)
+            except sqlite3.Error:
+                conn.close()
+                if last:
+                    raise
+                continue
             except BaseException:
                 conn.close()
                 raise
-        return conn
-    with translated(path):
-        conn = _connect(path, "ro" if read_only else "rw")
-        try:
-            _check(conn, path, read_only=read_only)
-        except BaseException:
-            conn.close()
-            raise
-    return conn
+        return conn, mode.endswith("immutable=1") and _size(Path(f"{path}-wal")) > 0
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _writable_beside(path: Path) -> bool:
@@ -172,8 +210,15 @@ def _check(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
 
 
 def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> None:
-    """Take the write lock fairly: jittered retries until ``timeout`` seconds have passed."""
-    deadline = clock.monotonic() + timeout
+    """Take the write lock fairly: jittered retries until ``timeout`` seconds have passed.
+
+    Past half of ``timeout`` it logs a warning once: another program holds the lock that long
+    (a worker's renewals wait up to its lease: a lock held longer than the lease loses the
+    claim, and the warning comes while there is still time to see why).
+    """
+    start = clock.monotonic()
+    deadline = start + timeout
+    warn_at: float | None = start + timeout / 2
     waited = 0
     while True:
         try:
@@ -188,6 +233,16 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
                     reason=Reason.BUSY,
                 ) from exc
         waited += 1
+        now = clock.monotonic()
+        if warn_at is not None and now >= warn_at and timeout >= LOCK_WARNING_MIN:
+            warn_at = None
+            log.warning(
+                "waited %.1f s for the write lock of %s: another program holds it; this edit gives up after %g s",
+                now - start,
+                path,
+                timeout,
+                extra={"action": "lock_wait"},
+            )
         # Short random sleeps keep waiters fair and the lock busy; back off under long holds.
         low, high = LOCK_RETRY_SLEEP
         clock.sleep(
@@ -195,12 +250,26 @@ def begin_immediate(conn: sqlite3.Connection, path: Path, *, timeout: float) -> 
         )
 
 
-def truncate_wal(conn: sqlite3.Connection) -> None:
-    """Try to checkpoint the whole WAL and truncate it (best effort: readers may hold it)."""
+def truncate_wal(conn: sqlite3.Connection, *, wait_ms: int = 0) -> None:
+    """Try to checkpoint the whole WAL and truncate it, waiting up to ``wait_ms`` for readers
+    in a read transaction to end (best effort: a reader may hold one longer)."""
     try:
+        if wait_ms:
+            conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except sqlite3.Error:
         pass  # busy: the next attempt, or journal_size_limit after a reset, will do it
+    finally:
+        if wait_ms:
+            conn.execute("PRAGMA busy_timeout = 0")  # the writer's own busy handling again
+
+
+def wal_size(path: Path) -> int:
+    """The WAL's size in bytes (0 when there is none)."""
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except OSError:
+        return 0
 
 
 def set_writer_mode(conn: sqlite3.Connection) -> None:

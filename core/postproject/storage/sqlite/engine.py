@@ -19,9 +19,10 @@ from postproject.storage.sqlite.writes import Head, WriteSession
 class SqliteEngine:
     """The engine interface (:class:`postproject.engine.Engine`) over one production file."""
 
-    def __init__(self, path: Path, reader: Reader) -> None:
+    def __init__(self, path: Path, reader: Reader, *, possibly_stale: bool = False) -> None:
         self.path = path
         self.location = str(path)
+        self.possibly_stale = possibly_stale
         self._key = str(path.resolve())  # one wake-up channel per file, however it was named
         self._reader = reader
         self._graph = Graph(reader)
@@ -36,7 +37,8 @@ class SqliteEngine:
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool) -> SqliteEngine:
-        return cls(path, Reader(connection.open_file(path, read_only=read_only), path))
+        conn, stale = connection.open_checked(path, read_only=read_only)
+        return cls(path, Reader(conn, path), possibly_stale=stale)
 
     @property
     def reads(self) -> Reader:
@@ -79,8 +81,17 @@ class SqliteEngine:
     def notify_committed(self) -> None:
         signals.notify(self._key)
         self._commits += 1
-        if self._commits % connection.TRUNCATE_EVERY == 0 and self._write_conn is not None:
-            connection.truncate_wal(self._write_conn)  # keep the WAL bounded under sustained writes
+        if self._write_conn is None:
+            return
+        if (
+            self._commits % connection.WAL_CHECK_EVERY == 0
+            and connection.wal_size(self.path) > connection.WAL_BOUND
+        ):
+            connection.truncate_wal(
+                self._write_conn, wait_ms=connection.CHECKPOINT_WAIT_MS
+            )  # the WAL's bound
+        elif self._commits % connection.TRUNCATE_EVERY == 0:
+            connection.truncate_wal(self._write_conn)  # keep the WAL small under sustained writes
 
     # --- moving a production between engines -------------------------------------------------
 

@@ -1,0 +1,4 @@
+-- Version 11 (SQLite): nothing changes. PostgreSQL's 0011 makes the functions that rewrite
+-- history SECURITY DEFINER for its database roles (pp_owner, pp_writer, pp_reader); a SQLite
+-- file has no roles (its file permissions are its access control). This file keeps both
+-- engines' versions alike.
