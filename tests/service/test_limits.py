@@ -11,10 +11,12 @@ real ``postproject serve`` processes, with and without ``--no-sweep``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,9 @@ from postproject.service.app import create_app
 from postproject.service.config import ServiceConfig
 from postproject.service.server import DrainingServer
 from tests.service.conftest import Scene, Service, wait_until
+from tests.service.test_client_api import problem
+
+TIME_LIMIT = 1.0  # seconds: a request's limit in the in-process service of the time-limit test
 
 
 class InProcessService(Service):
@@ -106,3 +111,60 @@ def test_a_quiet_stream_gets_a_keep_alive_comment_after_the_quiet_time(
     # little, a slow machine only lengthens them).
     gaps = [later - earlier for earlier, later in itertools.pairwise(comments)]
     assert all(gap >= quiet / 2 for gap in gaps), gaps
+
+
+@contextmanager
+def writes_blocked(service_engine: str, scene: Scene, job_id: str) -> Iterator[None]:
+    """While open, the production's writes wait: on SQLite another connection holds its write
+    lock; on PostgreSQL another transaction holds the row lock of ``job_id`` (a cancel waits for
+    it before its commit) and the revision-numbering lock (every commit waits for it)."""
+    if service_engine == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(scene.location, isolation_level=None)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            yield
+            conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+        return
+    from postproject.storage.postgresql import connection, uri
+    from postproject.storage.postgresql.statements import NUMBERING_LOCK
+
+    with connection.connect(uri.parse(scene.location)) as pg, pg.transaction():
+        pg.execute("SELECT 1 FROM jobs WHERE id = %s FOR UPDATE", (job_id,))
+        pg.execute(NUMBERING_LOCK)
+        yield
+
+
+def test_a_request_over_its_time_limit_answers_504_and_commits_nothing(
+    service_engine: str, in_process: Callable[..., InProcessService]
+) -> None:
+    # One handle: a request after a 504 gets it only once the call answered 504 has ended (its
+    # outcome is then final, whatever it was).
+    service = in_process(time_limit=TIME_LIMIT, pool_size=1)
+    supervisor = service.client("supervisor")
+    job = service.request_job()
+    counts = supervisor.get("/v1/jobs/counts").json()
+
+    def settled() -> dict[str, Any] | None:
+        answer = supervisor.get(f"/v1/jobs/{job['id']}")
+        return answer.json() if answer.status_code == 200 else None  # 504 while the handle is lent
+
+    cancel = functools.partial(supervisor.post, f"/v1/jobs/{job['id']}/cancel")
+    request = functools.partial(supervisor.post, "/v1/jobs", json=service.job_body())
+    for attempt in (cancel, request):
+        with writes_blocked(service_engine, service.scene, job["id"]):
+            body = problem(attempt(), 504, "timeout")
+            assert f"{TIME_LIMIT:g} s" in body["detail"]
+            assert supervisor.get("/v1/health").status_code == 200
+            # Held past the time limit: on PostgreSQL the statement timeout has ended the call;
+            # on SQLite it still waits for the write lock (10 s) and takes it once it is free.
+            threading.Event().wait(3 * TIME_LIMIT)
+        assert wait_until(settled, timeout=60)["state"] == "requested"  # no cancel committed
+        assert supervisor.get("/v1/jobs/counts").json() == counts  # no job requested
+    assert supervisor.get("/v1/ready").status_code == 200
+    cancelled = supervisor.post(f"/v1/jobs/{job['id']}/cancel")
+    assert cancelled.status_code == 200, cancelled.text
+    assert service.request_job()["state"] == "requested"
