@@ -25,10 +25,11 @@ import uvicorn
 
 from postproject.model import clock as clocks
 from postproject.service.app import create_app
-from postproject.service.config import ServiceConfig
+from postproject.service.config import SWEEP_INTERVAL, ServiceConfig
 from postproject.service.server import DrainingServer
 from tests.service.conftest import Scene, Service, wait_until
 from tests.service.test_client_api import problem
+from tests.service.test_worker_api import claim, only_kind, register
 
 TIME_LIMIT = 1.0  # seconds: a request's limit in the in-process service of the time-limit test
 
@@ -168,3 +169,39 @@ def test_a_request_over_its_time_limit_answers_504_and_commits_nothing(
     cancelled = supervisor.post(f"/v1/jobs/{job['id']}/cancel")
     assert cancelled.status_code == 200, cancelled.text
     assert service.request_job()["state"] == "requested"
+
+
+def test_no_sweep_never_finalises_an_expired_claim_and_an_instance_without_it_does(
+    service_factory: Callable[..., Service], tmp_path: Path
+) -> None:
+    quiet = service_factory("--no-sweep")
+    kind = only_kind(quiet)
+    worker, name, session = register(quiet, capacity=2, kinds=[kind])
+    requeued = quiet.request_job(kind=kind, max_attempts=2)["id"]  # an attempt left after the first
+    failed = quiet.request_job(kind=kind, max_attempts=1)["id"]  # none left
+    leases = [claim(quiet, worker, name, session, lease_seconds=1) for _ in range(2)]
+    assert {lease["job"]["id"] for lease in leases} == {requeued, failed}
+    expiry = max(lease["expires_at_unix_micros"] for lease in leases)
+    wait_until(lambda: clocks.wall_millis() * 1000 > expiry + 100_000, timeout=60)
+    # A restart after the expiry: an instance's first sweep pass runs at its start (not here).
+    assert quiet.stop() == 0
+    quiet.start()
+    threading.Event().wait(2 * SWEEP_INTERVAL + 1)  # two sweep intervals, and some
+    reader = quiet.client("reader")
+    for job in (requeued, failed):
+        assert reader.get(f"/v1/jobs/{job}").json()["state"] == "claimed"
+        kinds = [h["kind"] for h in reader.get(f"/v1/jobs/{job}/history").json()["items"]]
+        assert kinds == ["job_requested", "job_claimed"], kinds
+    sweeping = Service(quiet.scene, tmp_path / "sweeping.log").start()  # no --no-sweep: it sweeps
+    try:
+        states = {requeued: "requested", failed: "failed"}
+
+        def finalised() -> bool:
+            return all(reader.get(f"/v1/jobs/{job}").json()["state"] == s for job, s in states.items())
+
+        wait_until(finalised, timeout=60)
+        kinds = [h["kind"] for h in reader.get(f"/v1/jobs/{requeued}/history").json()["items"]]
+        assert kinds == ["job_requested", "job_claimed", "job_lost"], kinds
+    finally:
+        assert sweeping.stop() == 0, sweeping.log()[-3000:]
+    assert quiet.stop() == 0, quiet.log()[-3000:]
