@@ -37,7 +37,7 @@ from postproject.service.config import (
     with_statement_timeout,
 )
 from postproject.service.gate import Gate
-from postproject.service.handles import Handles
+from postproject.service.handles import Handles, commit
 from postproject.service.hub import FeedHub
 from postproject.service.problems import MEDIA_TYPE, Problem, document, from_error, scrub
 from postproject.service.stream import Streams
@@ -133,7 +133,7 @@ async def _sweep(app: FastAPI, config: ServiceConfig) -> None:
     def once(production: Production) -> int:
         with production.edit(origin=client_api.ORIGIN, message="Finalize lost work") as tx:
             count = tx.finalize_lost(SWEEP_BATCH)
-            tx.commit()
+            commit(tx)
         return count
 
     while not app.state.draining:

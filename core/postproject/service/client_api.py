@@ -33,7 +33,7 @@ from postproject.model.values import MetadataValue
 from postproject.production import Production
 from postproject.service import models
 from postproject.service.auth import Principal, require
-from postproject.service.handles import Handles
+from postproject.service.handles import Handles, commit
 from postproject.service.problems import Problem
 from postproject.transaction import Transaction
 from postproject.views import knowledge as kv
@@ -237,7 +237,7 @@ async def request_job(
                 if key is not None:
                     scope = f"job-request:{principal.name}"  # (the principal is resolved by now)
                     tx.record_reply(scope, key, digest, json.dumps(reply, separators=(",", ":")))
-                tx.commit()
+                commit(tx)
         except AlreadyExistsError:  # the same key committed by a concurrent request first
             again = recorded(production)
             if again is None:
@@ -346,7 +346,7 @@ def _act(
             _own(production, principal, parsed)
         with edit(production, principal, message) as tx:
             change(tx, parsed)
-            tx.commit()
+            commit(tx)
         return views.job_view(production.job(parsed))
 
     return work
@@ -374,7 +374,7 @@ async def retry_job(job_id: str, principal: Submitter, pool: Pool) -> JSONRespon
         _own(production, principal, parsed)
         with edit(production, principal, "Retry job") as tx:
             new = tx.request_again(parsed)
-            tx.commit()
+            commit(tx)
         return views.job_view(production.job(new))
 
     view = await pool.run(work, principal=principal)
@@ -407,7 +407,7 @@ async def sweep(principal: Supervisor, pool: Pool) -> JSONResponse:
     def work(production: Production) -> int:
         with edit(production, principal, "Finalize lost work") as tx:
             count = tx.finalize_lost(100)
-            tx.commit()
+            commit(tx)
         return count
 
     return json_response({"finalized": await pool.run(work, principal=principal)})
@@ -429,7 +429,7 @@ async def regenerate(body: models.RegenerationBody, principal: Supervisor, pool:
         if downstream.plans:
             with edit(production, principal, f"Regenerate {len(downstream.plans)} artifact(s)") as tx:
                 job_ids = tx.enqueue_plans(downstream.plans)
-                tx.commit()
+                commit(tx)
         return {"job_ids": [str(j) for j in job_ids], **kv.plans_view(downstream.plans, downstream)}
 
     return json_response(await pool.run(work, principal=principal), 201)

@@ -63,6 +63,7 @@ from postproject.service.client_api import (
     parse_id,
     replayed,
 )
+from postproject.service.handles import commit
 from postproject.service.problems import Problem
 from postproject.transaction import Transaction
 
@@ -145,7 +146,7 @@ async def register(
     def work(production: Production) -> WorkerSession:
         with edit(production, principal, f"Register worker {name}") as tx:
             session = tx.register_worker(name, capacity=body.capacity, kinds=body.kinds, host=body.host)
-            tx.commit()
+            commit(tx)
         return session
 
     session = await pool.run(work, principal=principal)
@@ -170,7 +171,7 @@ async def heartbeat(
         session = known.find(production, name, body.session)
         with edit(production, principal, "Heartbeat") as tx:
             tx.heartbeat(session)
-            tx.commit()
+            commit(tx)
 
     await pool.run(work, principal=principal)
     return Response(status_code=204)
@@ -215,7 +216,7 @@ async def claim(
                 lease = _claim_skipping(production, tx, session, skip, tool, duration, agent)
             else:
                 lease = tx.claim_next_job_lease(tool, duration, agent=agent, worker=session)
-            tx.commit()
+            commit(tx)
         if lease is None:
             return None
         try:
@@ -310,7 +311,7 @@ async def renew(body: models.RenewBody, principal: Worker, pool: Pool) -> JSONRe
         try:
             with edit(production, principal, "Renew job claim") as tx:
                 tx.renew_job_lease(lease, duration)
-                tx.commit()
+                commit(tx)
         except ConflictError as exc:
             return _stopped_or_raise(production, lease, exc)
         return {"job_id": str(lease.job_id), "expires_at_unix_micros": _micros(lease.expires_at),
@@ -330,7 +331,7 @@ async def progress(body: models.ProgressBody, principal: Worker, pool: Pool) -> 
                 tx.report_progress(
                     lease, fraction=body.fraction, stage=body.stage, message=body.message, renew=renew
                 )
-                tx.commit()
+                commit(tx)
         except ConflictError as exc:
             return _stopped_or_raise(production, lease, exc)
         return {"job_id": str(lease.job_id), "expires_at_unix_micros": _micros(lease.expires_at),
@@ -360,7 +361,7 @@ async def record_log(body: models.LogBody, principal: Worker, pool: Pool) -> JSO
         lease = _lease(production, body.lease_token)
         with edit(production, principal, "Record attempt log") as tx:
             attempt = tx.record_attempt_log(lease, tail=body.tail, path=body.path, root=body.root)
-            tx.commit()
+            commit(tx)
         return {"job_id": str(lease.job_id), "attempt": attempt}
 
     return json_response(await pool.run(work, principal=principal))
@@ -372,7 +373,7 @@ async def release(body: models.LeaseBody, principal: Worker, pool: Pool) -> JSON
         lease = _lease(production, body.lease_token)
         with edit(production, principal, "Release job claim") as tx:
             tx.release_job_lease(lease)
-            tx.commit()
+            commit(tx)
         return {"job": views.job_view(production.job(lease.job_id))}
 
     return json_response(await pool.run(work, principal=principal))
@@ -384,7 +385,7 @@ async def stopped(body: models.LeaseBody, principal: Worker, pool: Pool) -> JSON
         lease = _lease(production, body.lease_token)
         with edit(production, principal, "Confirm job stopped") as tx:
             outcome = tx.confirm_stopped(lease)
-            tx.commit()
+            commit(tx)
         return {"job_id": str(lease.job_id), "outcome": outcome.value}
 
     return json_response(await pool.run(work, principal=principal))
@@ -490,7 +491,7 @@ async def complete(
                 }
                 reply = json.dumps({"status": 200, "body": view}, separators=(",", ":"))
                 tx.record_reply("completion", key, digest, reply)
-                tx.commit()
+                commit(tx)
         except PostProjectError:  # refused: was this attempt's report recorded already?
             again = recorded(production)
             if again is None:
