@@ -117,6 +117,8 @@ def test_workers_and_a_follower_ride_out_a_server_restart(
         _pg_ctl(server, "start", "--log", server.log_path, "--wait", "--silent")
         after = wait_until(lambda: _try_request(uri, asset, original), "a request after the restart", 60)
         wait_until(lambda: _states(uri, [after]) == [JobState.SUCCEEDED], "the new job done", 120)
+        for log in logs:  # a worker still in its backoff when the new job was done comes back too
+            wait_until(functools.partial(_says, log, "answers again"), "the worker back", 90)
         assert [w.poll() for w in workers] == [None, None]
     finally:
         for worker in workers:

@@ -28,6 +28,7 @@ def failed_with_long_paths(builder: ProductionBuilder, tmp_path: Path) -> Any:
     log.write_text("frame= 12 fps=0.0 q=0.0 size=0kB\n" * 20 + f"{DEEP}/A001_C002.mov: Invalid data\n")
     production = builder.production
     with production.edit() as tx:
+        tx.add_media_root("farm-logs", tmp_path)  # a recorded log lies under a media root
         lease = tx.claim_job_lease(
             job, ToolIdentity("ffmpeg", "6.1"), timedelta(minutes=2), AgentIdentity("r-07")
         )
