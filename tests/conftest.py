@@ -25,9 +25,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from postproject import FakeClock, Production
 from tests import production_template
+
+# Hypothesis without its per-example deadline: a deadline is a wall-clock assertion, and a
+# loaded CI machine (tests in parallel) missed the 200 ms default on a plain round trip.
+settings.register_profile("postproject", deadline=None)
+settings.load_profile("postproject")
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 ENGINES = ("sqlite", "postgresql")
