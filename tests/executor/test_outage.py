@@ -109,7 +109,7 @@ def test_workers_and_a_follower_ride_out_a_server_restart(
         wait_until(lambda: _states(uri, before) == [JobState.SUCCEEDED] * 2, "the first jobs done", 120)
         _pg_ctl(server, "stop", "--mode", "immediate", "--wait", "--silent")
         for log in logs:  # every worker met the outage (its idle lanes, heartbeats, sweeps)
-            wait_until(functools.partial(_says, log, "database unreachable"), "the outage logged", 60)
+            wait_until(functools.partial(_says, log, "database unreachable"), "the outage logged", 150)
         follow_err = tmp_path / "follow.err"
         wait_until(lambda: "database unreachable" in follow_err.read_text(), "the follower's outage", 60)
         assert [w.poll() for w in workers] == [None, None], "a worker exited during the outage"

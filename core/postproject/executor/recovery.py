@@ -165,9 +165,11 @@ def retrying(
         try:
             result = action()
         except PostProjectError as exc:
-            if not transient(exc) or (not repeat_ambiguous and ambiguous(exc)):
+            if not transient(exc):
                 raise
-            outage.failed(exc)
+            outage.failed(exc)  # said at once, also when an ambiguous failure is not repeated
+            if not repeat_ambiguous and ambiguous(exc):
+                raise
             hint = exc.retry_after if isinstance(exc, ServiceUnavailable) else None
             delay = backoff.next(hint)
             if until is not None:
