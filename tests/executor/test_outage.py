@@ -160,3 +160,45 @@ def _try_request(uri: str, asset: Any, original: Any) -> Any:
         return _request(uri, asset, original)
     except StorageError:
         return None
+
+
+def test_a_worker_started_while_the_server_is_down_waits_for_it(
+    own_server: LocalServer, tmp_path: Path, clip: ClipInfo
+) -> None:
+    """A node that boots while the database restarts keeps trying instead of exiting (before,
+    opening the production was outside the recovery policy: exit 7 at once)."""
+    server = own_server
+    server.create_database("farm")
+    uri = server.uri("farm", production="boot")
+    (tmp_path / "media").mkdir()
+    (tmp_path / "thumbs").mkdir()
+    shutil.copyfile(clip.path, tmp_path / "media" / "A.mov")
+    with Production.create(uri) as production, production.edit() as tx:
+        tx.add_media_root("media", tmp_path / "media")
+        tx.add_media_root("thumbs", tmp_path / "thumbs")
+        asset = tx.create_asset("A001")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, "A.mov", root="media")
+        tx.commit()
+    _pg_ctl(server, "stop", "--mode", "immediate", "--wait", "--silent")
+    log = tmp_path / "worker.log"
+    env = script_env() | {"POSTPROJECT_CONFIG": "/dev/null"}
+    with log.open("wb") as out:
+        worker = subprocess.Popen(
+            [str(SCRIPT_DIR / "postproject"), "worker", "run", uri, "--watch", "--lease", "10s",
+             "--log-format", "json", "--kind", "generate-thumbnail", "--agent-name", "early"],
+            stdout=subprocess.DEVNULL, stderr=out, env=env,
+        )  # fmt: skip
+    try:
+        said = functools.partial(_says, log, "database unreachable")
+        wait_until(lambda: said() or worker.poll() is not None, "the outage logged", 60)
+        assert worker.poll() is None, log.read_text()  # it waits rather than exits
+        _pg_ctl(server, "start", "--log", server.log_path, "--wait", "--silent")
+        job = wait_until(lambda: _try_request(uri, asset, original), "a request after the start", 60)
+        wait_until(
+            lambda: _states(uri, [job]) == [JobState.SUCCEEDED], "the job done by the early worker", 120
+        )
+    finally:
+        if worker.poll() is None:
+            worker.send_signal(signal.SIGTERM)
+        code = worker.wait(60)
+    assert code == 143, log.read_text()

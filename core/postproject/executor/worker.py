@@ -42,6 +42,7 @@ refused token or credentials, a missing production, a fenced session).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -152,10 +153,14 @@ class Worker:
         )
         self._presence = presence
         try:
-            with backend.attached():  # fail fast (not_found, auth) before starting threads
+            attached = self._attach()  # fail fast (not_found, auth) before starting threads
+            if attached is None:
+                return self.stats
+            with attached:
                 if presence.register(self._stop) is None:
                     return self.stats
-                swept = sum(jobs.sweep(directory) for directory in backend.root_directories())
+                directories = retrying(backend.root_directories, self._outage, stop=self._stop)
+                swept = sum(jobs.sweep(directory) for directory in directories or ())
             if swept:
                 log.info(
                     "removed %d stale staging folder(s) of killed workers", swept, extra={"action": "swept"}
@@ -217,9 +222,24 @@ class Worker:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
+    def _attach(self) -> contextlib.ExitStack | None:
+        """The backend attached to the calling thread (its handle opened), an unreachable peer
+        waited out (a worker starting while the database restarts keeps trying); None when
+        the worker stopped meanwhile. Errors retrying cannot cure (not found, refused) raise."""
+
+        def attempt() -> contextlib.ExitStack:
+            stack = contextlib.ExitStack()
+            stack.enter_context(self._backend.attached())
+            return stack
+
+        return retrying(attempt, self._outage, stop=self._stop)
+
     def _lane(self) -> None:
         try:
-            with self._backend.attached():
+            attached = self._attach()
+            if attached is None:
+                return
+            with attached:
                 idle, backoff = False, Backoff(cap=IDLE_RECHECK)
                 while not self._stop.is_set() and self._budget.take():
                     claimed = self._claim(IDLE_RECHECK if idle and self.config.watch else 0.0)
