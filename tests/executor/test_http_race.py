@@ -40,7 +40,7 @@ from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")]
 
-JOBS = int(os.environ.get("PP_RACE_JOBS", "240"))  # the 2,000: PP_RACE_JOBS=2000
+JOBS = int(os.environ.get("PP_RACE_JOBS", "120"))  # the 2,000: PP_RACE_JOBS=2000
 WORKERS = 8
 ROOT = Path(__file__).resolve().parents[2]
 
