@@ -67,12 +67,11 @@ def _states(uri: str, job_ids: list[Any]) -> list[JobState] | None:
         return None
 
 
-def test_workers_and_a_follower_ride_out_a_server_restart(
-    own_server: LocalServer, tmp_path: Path, clip: ClipInfo
-) -> None:
-    server = own_server
+def _farm(server: LocalServer, name: str, tmp_path: Path, clip: ClipInfo) -> tuple[str, Any, Any]:
+    """A production ``name`` in a new database ``farm`` with a clip under the media root
+    ``media`` and a root ``thumbs`` for the outputs: (its URI, the asset, the original)."""
     server.create_database("farm")
-    uri = server.uri("farm", production="restart")
+    uri = server.uri("farm", production=name)
     (tmp_path / "media").mkdir()
     (tmp_path / "thumbs").mkdir()
     shutil.copyfile(clip.path, tmp_path / "media" / "A.mov")
@@ -82,6 +81,14 @@ def test_workers_and_a_follower_ride_out_a_server_restart(
         asset = tx.create_asset("A001")
         original = tx.add_representation(asset, RepresentationKind.ORIGINAL, "A.mov", root="media")
         tx.commit()
+    return uri, asset, original
+
+
+def test_workers_and_a_follower_ride_out_a_server_restart(
+    own_server: LocalServer, tmp_path: Path, clip: ClipInfo
+) -> None:
+    server = own_server
+    uri, asset, original = _farm(server, "restart", tmp_path, clip)
     before = [_request(uri, asset, original) for _ in range(2)]
 
     env = script_env() | {"POSTPROJECT_CONFIG": "/dev/null"}
@@ -168,17 +175,7 @@ def test_a_worker_started_while_the_server_is_down_waits_for_it(
     """A node that boots while the database restarts keeps trying instead of exiting (before,
     opening the production was outside the recovery policy: exit 7 at once)."""
     server = own_server
-    server.create_database("farm")
-    uri = server.uri("farm", production="boot")
-    (tmp_path / "media").mkdir()
-    (tmp_path / "thumbs").mkdir()
-    shutil.copyfile(clip.path, tmp_path / "media" / "A.mov")
-    with Production.create(uri) as production, production.edit() as tx:
-        tx.add_media_root("media", tmp_path / "media")
-        tx.add_media_root("thumbs", tmp_path / "thumbs")
-        asset = tx.create_asset("A001")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, "A.mov", root="media")
-        tx.commit()
+    uri, asset, original = _farm(server, "boot", tmp_path, clip)
     _pg_ctl(server, "stop", "--mode", "immediate", "--wait", "--silent")
     log = tmp_path / "worker.log"
     env = script_env() | {"POSTPROJECT_CONFIG": "/dev/null"}
