@@ -386,14 +386,15 @@ def fill(lib: str, n: int, root: str) -> str:
     return d
 
 
-def scenario_drain(lib: str, d: str, n: int, workers: int, max_seconds: float) -> dict[str, Any]:
+def run_together(
+    target: Callable[..., None], workers: int, args: Callable[[int, Any, Any], tuple[Any, ...]]
+) -> tuple[list[dict[str, Any]], float]:
+    """Spawn ``workers`` processes running ``target(*args(w, barrier, results))``, start the
+    clock when all of them wait at the barrier, and collect one result dict from each:
+    (the results, the start on ``time.perf_counter``)."""
     ctx = mp.get_context("spawn")
-    barrier = ctx.Barrier(workers + 1)
-    results = ctx.Queue()
-    procs = [
-        ctx.Process(target=worker_main, args=(lib, d, w, barrier, results, max_seconds))
-        for w in range(workers)
-    ]
+    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
+    procs = [ctx.Process(target=target, args=args(w, barrier, results)) for w in range(workers)]
     for p in procs:
         p.start()
     barrier.wait()
@@ -401,6 +402,13 @@ def scenario_drain(lib: str, d: str, n: int, workers: int, max_seconds: float) -
     outs = [results.get() for _ in procs]
     for p in procs:
         p.join()
+    return outs, t0
+
+
+def scenario_drain(lib: str, d: str, n: int, workers: int, max_seconds: float) -> dict[str, Any]:
+    outs, t0 = run_together(
+        worker_main, workers, lambda w, barrier, results: (lib, d, w, barrier, results, max_seconds)
+    )
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         return {"error": fatal[0].strip().splitlines()[-1], "ops": float("nan")}

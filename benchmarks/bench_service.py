@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import signal
 import socket
@@ -44,6 +43,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from baselines import percentile, run_together
 from postproject import JobRef, JobRequest, Production, RepresentationKind
 from postproject.executor.access import connect
 from postproject.executor.backend import ClaimRequest, DirectBackend, Success
@@ -57,13 +57,6 @@ KIND = "org.postproject:generate-proxy"
 TOOL = ToolIdentity("bench worker", "1")
 LEASE = timedelta(seconds=60)
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def seed(location: str, out: Path) -> tuple[str, Any, Any]:
@@ -134,19 +127,11 @@ def worker(
 def run_loop(
     mode: str, where: str, token: str, out: Path, workers: int, until: float = 1e12
 ) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(workers + 1), ctx.Queue()
-    procs = [
-        ctx.Process(target=worker, args=(mode, where, token, str(out), w, until, barrier, results))
-        for w in range(workers)
-    ]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    outs = [results.get() for _ in procs]
-    for p in procs:
-        p.join()
+    outs, t0 = run_together(
+        worker,
+        workers,
+        lambda w, barrier, results: (mode, where, token, str(out), w, until, barrier, results),
+    )
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         print(fatal[0], flush=True)
