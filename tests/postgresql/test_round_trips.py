@@ -107,6 +107,22 @@ def test_claims_and_a_worker_completion_take_two_round_trips_each(
         assert production.job_counts()[JobState.REQUESTED] == 1
 
 
+def _claimed(production: Production, tmp_path: Path) -> tuple[Any, Any]:
+    """One job requested on an original and claimed: (its lease, the job)."""
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    with production.edit() as tx:
+        lease = tx.claim_next_job_lease(TOOL, LEASE)
+        tx.commit()
+    assert lease is not None
+    return lease, production.job(lease.job_id)
+
+
 def test_an_operation_without_a_round_trip_sends_no_savepoint(
     postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,20 +137,10 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
         sent.append(str(query).split(None, 1)[0].upper())
         return execute(self, query, *args, **kwargs)
 
-    source, output = tmp_path / "source.mov", tmp_path / "out.mov"
-    source.write_bytes(b"source")
+    output = tmp_path / "out.mov"
     output.write_bytes(b"out")
     with Production.create(postgres_uri) as production:
-        with production.edit() as tx:
-            asset = tx.create_asset("A")
-            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
-            tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
-            tx.commit()
-        with production.edit() as tx:
-            lease = tx.claim_next_job_lease(TOOL, LEASE)
-            tx.commit()
-        assert lease is not None
-        job = production.job(lease.job_id)
+        lease, job = _claimed(production, tmp_path)
         monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
         with production.edit() as tx:
             rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
@@ -234,19 +240,8 @@ def test_a_completion_numbered_first_records_its_principal(
         sent.append(str(query))
         return execute(self, query, *args, **kwargs)
 
-    source = tmp_path / "source.mov"
-    source.write_bytes(b"source")
     with Production.create(postgres_uri) as production:
-        with production.edit() as tx:
-            asset = tx.create_asset("A")
-            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
-            tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
-            tx.commit()
-        with production.edit() as tx:
-            lease = tx.claim_next_job_lease(TOOL, LEASE)
-            tx.commit()
-        assert lease is not None
-        job = production.job(lease.job_id)
+        lease, job = _claimed(production, tmp_path)
         output = tmp_path / "out.mov"
         output.write_bytes(b"out")
         monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
