@@ -257,6 +257,26 @@ def test_search_finds_a_job_by_its_parameters_values(s: Setup) -> None:
     assert plain not in every_page(production, search="proxy-720p")
 
 
+def test_a_term_shorter_than_a_trigram_is_looked_up_among_one_states_jobs_walked_or_gathered(
+    s: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No index finds two letters, so with a state each of that state's jobs has its own
+    parameters looked up, on the walk and on the gather alike (PostgreSQL scanned every
+    parameter value on both before)."""
+    shot = requested_with(s, (NOTE, LangStringValue("Plan serré Q7", "fr")))
+    others = [requested_with(s, (TICKET, f"TCK-{n:06d}")) for n in range(5)]
+    with s.production.edit() as tx:
+        lease = tx.claim_job_lease(others[0], TOOL, us(10_000_000))
+        tx.fail_job_lease(lease, "decoder error")
+        tx.commit()
+    for window in (job_search.WINDOW_PER_ROW, 0):
+        monkeypatch.setattr(job_search, "WINDOW_PER_ROW", window)
+        assert every_page(s.production, search="Q7", state=JobState.REQUESTED) == [shot]
+        assert every_page(s.production, search="q7 serré", state=JobState.REQUESTED) == [shot]
+        assert every_page(s.production, search="Q7", state=JobState.FAILED) == []
+        assert every_page(s.production, search="TC", state=JobState.FAILED) == [others[0]]
+
+
 def test_a_parameter_every_job_has_pages_the_same_walked_or_gathered(s: Setup) -> None:
     jobs = [requested_with(s, (PROFILE, "proxy-720p"), (TICKET, f"TCK-{n:06d}")) for n in range(30)]
     for descending in (False, True):
