@@ -151,14 +151,19 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
             tx.commit()
         assert "SAVEPOINT" not in sent and "RELEASE" not in sent
         # BEGIN and the lease check (sent ahead of the queued inserts, which it does not read);
-        # at commit: the job, the number, the representation, the activity, publish, COMMIT
-        assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "WITH", "WITH", "SELECT", "COMMIT"]
+        # at commit: the job, then one pp_commit (the number, the representation, the activity,
+        # publish: migration 0012), COMMIT
+        assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "COMMIT"]
         assert production.job(lease.job_id).state is JobState.SUCCEEDED
 
 
 def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
-    """What the last pp_publish sent was asked to renumber (its array parameters by table)."""
-    params = [values for query, values in sent if "pp_publish" in query][-1]
+    """What the last pp_publish sent was asked to renumber (its array parameters by table),
+    sent as itself or inside pp_commit (whose first parameter is the rows it writes)."""
+    query, params = [
+        (query, values) for query, values in sent if "pp_publish" in query or "pp_commit" in query
+    ][-1]
+    params = params[1:] if "pp_commit" in query else params
     names = ("assets", "roots", "representations", "fingerprints", "activities", "metadata_kinds")
     return dict(zip(names, params[10:16], strict=True)) | {"jobs": params[17]}
 
@@ -210,7 +215,7 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
                 tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
                 tx.complete_job_lease(lease, rep, activity)
                 receipt = tx.commit()
-            assert any("pp_number" in query for query, _ in sent)
+            assert any("pp_commit" in query for query, _ in sent)  # pp_number inside it
             renumbered = _publish_arrays(sent)
             assert renumbered.pop("jobs") == [job.id.bytes]
             assert all(value is None for value in renumbered.values()), renumbered
@@ -253,7 +258,7 @@ def test_a_completion_numbered_first_records_its_principal(
             tx.complete_job_lease(lease, rep, activity)
             receipt = tx.commit()
         monkeypatch.undo()
-        number = next(i for i, query in enumerate(sent) if "pp_number" in query)
+        number = next(i for i, query in enumerate(sent) if "pp_commit" in query)  # pp_number inside it
         assert any("set_config('postproject.principal'" in query for query in sent[:number])
         assert receipt.revision is not None and receipt.revision.principal == "render-node-7"
         assert production.activity(activity).revision_sequence == receipt.revision.sequence

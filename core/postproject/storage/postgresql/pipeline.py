@@ -107,12 +107,15 @@ def _positional(sql: str, slots: tuple[int, ...]) -> str:
 
 class Entry:
     """A queued statement: its SQL and parameters, flags, the SQL to send after ``pp_number``
-    when not derived by :func:`finalised`, and the rows it writes (``(table, key)``)."""
+    when not derived by :func:`finalised`, the rows it writes (``(table, key)``), and, for an
+    insert of new rows that ``pp_commit`` can write instead, the kind of row it is (``pack``)."""
 
-    __slots__ = ("flags", "keys", "late", "params", "sql")
+    __slots__ = ("flags", "keys", "late", "pack", "params", "sql")
 
-    def __init__(self, sql: str, params: Params | None, flags: int, late: str | None) -> None:
-        self.sql, self.params, self.flags, self.late = sql, params, flags, late
+    def __init__(
+        self, sql: str, params: Params | None, flags: int, late: str | None, pack: str | None = None
+    ) -> None:
+        self.sql, self.params, self.flags, self.late, self.pack = sql, params, flags, late, pack
         self.keys: list[tuple[str, Any]] = []
 
 
@@ -173,11 +176,12 @@ class Pipeline:
         keep: bool = False,
         flags: int = 0,
         late: str | None = None,
+        pack: str | None = None,
     ) -> None:
         """Send a statement with the next round trip (its errors surface there); ``keep``: its
-        cursor is in :attr:`kept` after that round trip; ``flags``, ``late``: see :class:`Entry`."""
+        cursor is in :attr:`kept` after that round trip; ``flags``, ``late``, ``pack``: see :class:`Entry`."""
         self.check()
-        entry = Entry(sql, params, flags | (KEEP if keep else 0), late)
+        entry = Entry(sql, params, flags | (KEEP if keep else 0), late, pack)
         self._queue.append(entry)
         self.last = entry
 
@@ -191,11 +195,12 @@ class Pipeline:
         *,
         flags: int = 0,
         late: str | None = None,
+        pack: str | None = None,
     ) -> None:
         """Queue a data-modifying statement (``sql`` is ``WITH w AS (...) ``) that must touch ``count`` rows."""
         expect = " SELECT pp_expect(count(*), %(expected)s, %(state)s, %(message)s) FROM w"
         self.queue(sql + expect, {**params, "expected": count, "state": state, "message": message},
-                   flags=flags, late=late + expect if late is not None else None)  # fmt: skip
+                   flags=flags, late=late + expect if late is not None else None, pack=pack)  # fmt: skip
 
     def wrote(self, table: str, key: Any) -> None:
         """The edit wrote ``key`` of ``table``: by the statement just queued (it writes the final
@@ -218,6 +223,18 @@ class Pipeline:
             and any(entry.flags & INDEPENDENT for entry in self._queue)
             and all(entry.flags & (INDEPENDENT | EARLY | LATE) for entry in self._queue)
         )
+
+    def packable_at_commit(self) -> list[Entry] | None:
+        """The queued inserts a commit that numbers first would send after ``pp_number``, when
+        ``pp_commit`` can write every one of them (each has a ``pack``); else None."""
+        late = [entry for entry in self._queue if not entry.flags & EARLY]
+        return late if all(entry.pack is not None for entry in late) else None
+
+    def take(self, entries: list[Entry]) -> None:
+        """Forget ``entries`` (queued): the caller sends what they write in another form."""
+        taken = {id(entry) for entry in entries}
+        self._queue = [entry for entry in self._queue if id(entry) not in taken]
+        self.last = None
 
     def send(
         self,

@@ -75,7 +75,7 @@ _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 
 # Queued inserts of new rows (shared statements): no read of the edit looks for them before
 # commit but through its memory, and they never wait for another edit's row lock.
-_NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
+_NEW_ROWS = {DIALECT.sql(q.INSERT_ASSET): "assets", DIALECT.sql(q.INSERT_METADATA): "metadata"}
 # Queue flags (.pipeline): an insert of a new row; a lease transition of a job this edit locked
 # (at commit, sent before the inserts queued ahead of it); the cycle check (after them).
 NEW_ROW, LOCKED_ROW, AFTER_INSERTS = pipelines.INDEPENDENT, pipelines.EARLY, pipelines.LATE
@@ -145,7 +145,8 @@ class WriteSession(SqlWrites):
         return self.pipeline.rowcount(sql, params)
 
     def later(self, sql: str, params: Params | None = None) -> None:
-        self.pipeline.queue(sql, params, flags=NEW_ROW if sql in _NEW_ROWS else 0)
+        pack = _NEW_ROWS.get(sql)
+        self.pipeline.queue(sql, params, flags=NEW_ROW if pack is not None else 0, pack=pack)
 
     def remember(self, table: str, key: Any, value: Any = None) -> None:
         super().remember(table, key, value)
@@ -218,7 +219,7 @@ class WriteSession(SqlWrites):
         ):
             message = f"the asset or media root of {values['path']!r} does not exist"
             self.pipeline.queue_expecting(
-                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW
+                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW, pack="representations"
             )
             return True
         return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
@@ -274,6 +275,7 @@ class WriteSession(SqlWrites):
                 message,
                 flags=NEW_ROW,
                 late=pg.INSERT_ACTIVITY_LATE,
+                pack="activities",
             )
             return True
         return bool(self.one(pg.INSERT_ACTIVITY + " SELECT count(*) FROM w", params)[0] == 1)
@@ -511,39 +513,45 @@ class WriteSession(SqlWrites):
         metadata = renumbered["metadata"]
         if principal is not None:  # the revision's principal column reads it (migration 0008);
             self.pipeline.queue(PRINCIPAL, (principal,), flags=LOCKED_ROW)  # sent before pp_number
-        started = clock.monotonic()
-        cursor = self.pipeline.send(
-            pg.PUBLISH,
-            (
-                PROVISIONAL,
-                Id(revision_id),
-                committed_at,
-                origin,
-                message,
-                high_water,
-                [e.position for e in self.staged],
-                [e.kind for e in self.staged],
-                [optional(s) for s in self._subjects],
-                [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
-                _array(renumbered["assets"]),
-                _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
-                _array(renumbered["representations"]),
-                _array(renumbered["fingerprints"]),
-                _array(renumbered["activities"]),
-                [kind for kind, _ in metadata] or None,
-                _array(target for _, target in metadata),
-                _array(renumbered["jobs"]),
-                self.reset_mark is not None,
-            ),
-            then="COMMIT",
-            number=number,
+        # Numbered first with only inserts of new rows after pp_number: one pp_commit writes them
+        # all and publishes (migration 0012), instead of a statement each and pp_publish's.
+        packed = _packed(self.pipeline.packable_at_commit()) if number is not None and not cycle else None
+        publish = (
+            PROVISIONAL,
+            Id(revision_id),
+            committed_at,
+            origin,
+            message,
+            high_water,
+            [e.position for e in self.staged],
+            [e.kind for e in self.staged],
+            [optional(s) for s in self._subjects],
+            [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
+            _array(renumbered["assets"]),
+            _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
+            _array(renumbered["representations"]),
+            _array(renumbered["fingerprints"]),
+            _array(renumbered["activities"]),
+            [kind for kind, _ in metadata] or None,
+            _array(target for _, target in metadata),
+            _array(renumbered["jobs"]),
+            self.reset_mark is not None,
         )
+        started = clock.monotonic()
+        if packed is not None:
+            rows, entries = packed
+            self.pipeline.take(entries)
+            cursor = self.pipeline.send(pg.COMMIT_ROWS, (rows, *publish), then="COMMIT")
+        else:
+            cursor = self.pipeline.send(pg.PUBLISH, publish, then="COMMIT", number=number)
         elapsed = clock.monotonic() - started
         assert cursor is not None
         self.pipeline.begun = False
         published = cursor.fetchone()
         assert published is not None
-        self.sequence, mark, server_now = published
+        self.sequence, mark, server_now = published[:3]
+        if packed is not None:
+            self.host.last_locked_at = published[3]
         for table in ("assets", "representations", "activities", "jobs"):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])
@@ -581,6 +589,65 @@ class WriteSession(SqlWrites):
         self.pipeline.end(statements)
         if raise_mark:
             self.host.committed(None, high_water, None, 0.0)
+
+
+def _packed(entries: list[pipelines.Entry] | None) -> tuple[str, list[pipelines.Entry]] | None:
+    """The rows ``entries`` insert as ``pp_commit``'s jsonb text (0012), with the entries; None
+    when there are none, or a text value JSON cannot carry as the driver would (a NUL, which
+    PostgreSQL's text refuses, or an unpaired surrogate): those go as statements, whose error is
+    the driver's own."""
+    if not entries:
+        return None
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        assert entry.pack is not None
+        assert entry.params is not None
+        rows.setdefault(entry.pack, []).append(_PACKERS[entry.pack](entry.params))
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    if "\\u0000" in text:
+        return None
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return None
+    return text, entries
+
+
+def _pack_asset(params: Any) -> dict[str, Any]:  # q.INSERT_ASSET's
+    asset, name, now, _ = params
+    return {"id": asset.hex(), "name": name, "created_at": now}
+
+
+def _pack_metadata(params: Any) -> dict[str, Any]:  # q.INSERT_METADATA's
+    kind, target, vocabulary, name, value, _ = params
+    return {"kind": kind, "target": target.hex(), "vocabulary": vocabulary, "property": name, "value": value}
+
+
+def _pack_representation(p: Any) -> dict[str, Any]:  # pg.INSERT_REPRESENTATION's
+    return {
+        "id": p["id"].hex(), "asset": p["asset"].hex(), "kind": p["kind"], "path": p["path"],
+        "root": p["root"], "size": p["size"], "mtime": p["mtime"], "created_at": p["now"],
+        "algorithm": p["algorithm"], "version": p["version"], "value": p["value"].hex(),
+        "message": p["message"],
+    }  # fmt: skip
+
+
+def _pack_activity(p: Any) -> dict[str, Any]:  # pg.INSERT_ACTIVITY's
+    return {
+        "id": p["id"].hex(), "kind": p["kind"], "tool_name": p["tool_name"],
+        "tool_version": p["tool_version"], "tool_uri": p["tool_uri"], "agent": p["agent"],
+        "started": p["started"], "finished": p["finished"], "reps": [r.hex() for r in p["reps"]],
+        "directions": p["directions"], "edges": [r.hex() for r in p["edges"]], "roles": p["roles"],
+        "message": p["message"],
+    }  # fmt: skip
+
+
+_PACKERS = {
+    "assets": _pack_asset,
+    "metadata": _pack_metadata,
+    "representations": _pack_representation,
+    "activities": _pack_activity,
+}
 
 
 def _lost(job_id: bytes) -> str:
