@@ -13,7 +13,6 @@ driver runs).
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -159,19 +158,14 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
 
 
 def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
-    """What the last commit asked pp_publish to renumber (its array parameters by table): its
-    arguments as one jsonb (pp_publish_json, or pp_commit's second parameter: migration 0012)."""
+    """What the last pp_publish sent was asked to renumber (its array parameters by table),
+    sent as itself or inside pp_commit (whose first parameter is the rows it writes)."""
     query, params = [
         (query, values) for query, values in sent if "pp_publish" in query or "pp_commit" in query
     ][-1]
-    arguments = json.loads(params[1] if "pp_commit" in query else params[0])
-    names = ("assets", "roots", "representations", "fingerprinted", "activities", "metadata_kinds", "jobs")
-    return {
-        name: [bytes.fromhex(i) for i in arguments[name]]
-        if name == "jobs" and arguments[name]
-        else arguments[name]
-        for name in names
-    }
+    params = params[1:] if "pp_commit" in query else params
+    names = ("assets", "roots", "representations", "fingerprints", "activities", "metadata_kinds")
+    return dict(zip(names, params[10:16], strict=True)) | {"jobs": params[17]}
 
 
 def test_a_completion_writes_its_rows_once_with_their_final_number(

@@ -172,14 +172,6 @@ NO_CYCLE = (
 PUBLISH = (
     "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %b, %s, %b, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
-# pp_publish's arguments as one jsonb object (0012): what a commit sends, unless a value
-# cannot travel as JSON text (see writes._json).
-PUBLISH_JSON = "SELECT * FROM pp_publish_json(%s::jsonb)"
-PUBLISH_KEYS = (
-    "provisional", "id", "committed_at", "origin", "message", "high_water", "positions", "kinds",
-    "subjects", "payloads", "assets", "roots", "representations", "fingerprinted", "activities",
-    "metadata_kinds", "metadata_targets", "jobs", "reset",
-)  # fmt: skip
 # A commit numbered first whose queued statements are all inserts of new rows: pp_number, the
-# rows (one jsonb), then pp_publish (its arguments as PUBLISH_JSON's), in one call (0012).
-COMMIT_ROWS = "SELECT * FROM pp_commit(%s::jsonb, %s::jsonb)"
+# rows (one jsonb), pp_publish's arguments after them, in one call (0012).
+COMMIT_ROWS = "SELECT * FROM pp_commit(%s::jsonb, " + PUBLISH.split("(", 1)[1]

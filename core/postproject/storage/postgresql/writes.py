@@ -537,16 +537,12 @@ class WriteSession(SqlWrites):
             _array(renumbered["jobs"]),
             self.reset_mark is not None,
         )
-        text = _json(dict(zip(pg.PUBLISH_KEYS, publish, strict=True))) if number is None or packed else None
         started = clock.monotonic()
-        if packed is not None and text is not None:
+        if packed is not None:
             rows, entries = packed
             self.pipeline.take(entries)
-            cursor = self.pipeline.send(pg.COMMIT_ROWS, (rows, text), then="COMMIT")
-        elif number is None and text is not None:
-            cursor = self.pipeline.send(pg.PUBLISH_JSON, (text,), then="COMMIT")
+            cursor = self.pipeline.send(pg.COMMIT_ROWS, (rows, *publish), then="COMMIT")
         else:
-            packed = None
             cursor = self.pipeline.send(pg.PUBLISH, publish, then="COMMIT", number=number)
         elapsed = clock.monotonic() - started
         assert cursor is not None
@@ -607,28 +603,14 @@ def _packed(entries: list[pipelines.Entry] | None) -> tuple[str, list[pipelines.
         assert entry.pack is not None
         assert entry.params is not None
         rows.setdefault(entry.pack, []).append(_PACKERS[entry.pack](entry.params))
-    text = _json(rows)
-    return (text, entries) if text is not None else None
-
-
-def _json(value: Any) -> str | None:
-    """``value`` as JSON text for a jsonb parameter, ids (``bytes``) as hex; None when a text in
-    it cannot travel so (a NUL, which PostgreSQL's text refuses, or an unpaired surrogate): the
-    caller then sends its values as parameters, and any error is the driver's own."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_hex)
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
     if "\\u0000" in text:
         return None
     try:
         text.encode()
     except UnicodeEncodeError:
         return None
-    return text
-
-
-def _hex(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.hex()
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    return text, entries
 
 
 def _pack_asset(params: Any) -> dict[str, Any]:  # q.INSERT_ASSET's

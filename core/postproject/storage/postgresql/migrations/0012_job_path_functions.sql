@@ -12,32 +12,32 @@
 -- representation whose asset or media root is absent, an activity whose representation is
 -- absent abort the edit, so the COMMIT sent after it cannot publish anything.
 --
--- pp_publish's own arguments go as one jsonb too (pp_publish_json, which every other commit
--- calls alone): nineteen parameters, most of them arrays, cost the driver more to send than
--- one text.
---
--- Both only insert (history stays append-only: no UPDATE here) and call pp_number and
--- pp_publish, so they run with their caller's rights (SECURITY INVOKER, the default); their
+-- It only inserts (history stays append-only: no UPDATE here) and calls pp_number and
+-- pp_publish, so it runs with its caller's rights (SECURITY INVOKER, the default); its
 -- search_path is pinned like theirs.
 
--- pp_publish's arguments as one jsonb object keyed by their names without "p_" (the events'
--- payloads as JSON texts in strings, kept as they are; ids as hex): one parameter for the
--- driver to send instead of nineteen.
-CREATE FUNCTION pp_publish_json(p jsonb)
-RETURNS TABLE (published bigint, mark bigint, server_now bigint) LANGUAGE sql
-SET search_path FROM CURRENT AS $$
-    SELECT r.* FROM jsonb_to_record(p) AS a (
-        provisional bigint, id uuid, committed_at bigint, origin text, message text, high_water bigint,
-        positions integer[], kinds text[], subjects uuid[], payloads text[], assets uuid[], roots uuid[],
-        representations uuid[], fingerprinted uuid[], activities uuid[], metadata_kinds smallint[],
-        metadata_targets uuid[], jobs uuid[], reset boolean
-    ) CROSS JOIN LATERAL pp_publish(a.provisional, a.id, a.committed_at, a.origin, a.message, a.high_water,
-        a.positions, a.kinds, a.subjects, a.payloads, a.assets, a.roots, a.representations, a.fingerprinted,
-        a.activities, a.metadata_kinds, a.metadata_targets, a.jobs, a.reset) r
-$$;
-
-CREATE FUNCTION pp_commit(p_rows jsonb, p_publish jsonb)
-RETURNS TABLE (published bigint, mark bigint, server_now bigint, locked_at bigint) LANGUAGE plpgsql
+CREATE FUNCTION pp_commit(
+    p_rows jsonb,
+    p_provisional bigint,
+    p_id uuid,
+    p_committed_at bigint,
+    p_origin text,
+    p_message text,
+    p_high_water bigint,
+    p_positions integer[],
+    p_kinds text[],
+    p_subjects uuid[],
+    p_payloads text[],
+    p_assets uuid[],
+    p_roots uuid[],
+    p_representations uuid[],
+    p_fingerprinted uuid[],
+    p_activities uuid[],
+    p_metadata_kinds smallint[],
+    p_metadata_targets uuid[],
+    p_jobs uuid[],
+    p_reset boolean
+) RETURNS TABLE (published bigint, mark bigint, server_now bigint, locked_at bigint) LANGUAGE plpgsql
 SET search_path FROM CURRENT AS $$
 DECLARE
     seq bigint;
@@ -118,7 +118,10 @@ BEGIN
         )) WITH ORDINALITY AS x (kind, target, vocabulary, property, value, n)
         ORDER BY x.n;
     END IF;
-    SELECT p.published, p.mark, p.server_now INTO published, mark, server_now FROM pp_publish_json(p_publish) p;
+    SELECT p.published, p.mark, p.server_now INTO published, mark, server_now
+    FROM pp_publish(p_provisional, p_id, p_committed_at, p_origin, p_message, p_high_water, p_positions,
+                    p_kinds, p_subjects, p_payloads, p_assets, p_roots, p_representations, p_fingerprinted,
+                    p_activities, p_metadata_kinds, p_metadata_targets, p_jobs, p_reset) p;
     IF published IS DISTINCT FROM seq THEN
         RAISE EXCEPTION 'revision % was published as number %', seq, published;
     END IF;
