@@ -13,6 +13,8 @@ driver runs).
 
 from __future__ import annotations
 
+import json
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
+from postproject.storage.postgresql import connection, types, uri
+from postproject.storage.postgresql import statements as pg
 
 TOOL = ToolIdentity("pg-trips", "1")
 LEASE = timedelta(minutes=5)
@@ -263,3 +267,37 @@ def test_a_completion_numbered_first_records_its_principal(
         assert receipt.revision is not None and receipt.revision.principal == "render-node-7"
         assert production.activity(activity).revision_sequence == receipt.revision.sequence
         assert next(iter(production.revisions())).principal == "render-node-7"  # stored, newest first
+
+
+def test_pp_commit_checks_what_its_rows_refer_to_and_publishes_nothing_when_absent(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    """Migration 0012: pp_commit makes the checks the queued inserts made: a representation whose
+    asset is absent, an activity whose representation is absent raise PPN01 with the row's own
+    message (the edit's error), the transaction is aborted, and no revision is published."""
+    with Production.create(postgres_uri) as production:
+        _, job = _claimed(production, tmp_path)
+        published = production.revisions(limit=1)[0].sequence
+    absent = uuid.uuid4().hex
+    representation = {
+        "id": uuid.uuid4().hex, "asset": absent, "kind": 1, "path": "x.mov", "root": None, "size": 1,
+        "mtime": 1, "created_at": 1, "algorithm": "sha256", "version": 1, "value": "00",
+        "message": "the asset or media root of 'x.mov' does not exist",
+    }  # fmt: skip
+    activity = {
+        "id": uuid.uuid4().hex, "kind": "k", "tool_name": None, "tool_version": None, "tool_uri": None,
+        "agent": None, "started": None, "finished": None, "reps": [absent], "directions": [0],
+        "edges": [absent], "roles": [""], "message": "a representation of the activity does not exist",
+    }  # fmt: skip
+    subject = types.Id(uuid.uuid4().bytes)
+    publish = (1 << 62, types.Id(uuid.uuid4().bytes), 1, None, None, None, [1], ["x"], [subject], ["{}"])
+    with connection.connect(uri.parse(postgres_uri), autocommit=True) as conn:
+        types.configure(conn)
+        for rows in ({"representations": [representation]}, {"activities": [activity]}):
+            with pytest.raises(psycopg.Error) as caught, conn.transaction():
+                conn.execute(pg.COMMIT_ROWS, (json.dumps(rows), *publish, *[None] * 8, False))
+            assert caught.value.sqlstate == "PPN01"
+            assert caught.value.diag.message_primary == next(iter(rows.values()))[0]["message"]
+    with Production.open(postgres_uri, read_only=True) as production:
+        assert production.revisions(limit=1)[0].sequence == published
+        assert production.job(job.id).state is JobState.CLAIMED
