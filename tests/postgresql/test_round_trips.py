@@ -4,7 +4,8 @@ issue 27: a worker's completion in 2, its rows written once, with their final re
 Neither a claim nor a completion can be one round trip: the claim's answer (the lease) goes
 to the caller before the caller's code decides to commit, and a completion's lease check
 decides whether ``complete_job_lease`` raises before the caller goes on; the commit's own
-statements (``pp_number``, the queued inserts, ``pp_publish``, ``COMMIT``) share one.
+statements share one: since migration 0012 a completion's commit is its transition, one
+``pp_commit`` (``pp_number``, the queued inserts, ``pp_publish``) and ``COMMIT``.
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
@@ -42,7 +43,8 @@ PROFILE = Property("https://example.com/transcode", "profile")
 
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    count = [0]
+    """[round trips, statements] sent since the test last reset them."""
+    count = [0, 0]
     pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
@@ -50,6 +52,7 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        count[1] += 1
         if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             count[0] += 1
         return execute(self, *args, **kwargs)
@@ -75,19 +78,24 @@ def test_claims_and_a_worker_completion_take_two_round_trips_each(
             session = tx.register_worker("trips", capacity=2)
             tx.commit()
 
+        statements = [0]
+
         def measured(edit: Any) -> tuple[int, Any]:
-            trips[0] = 0
+            trips[0] = trips[1] = 0
             with production.edit() as tx:
                 result = edit(tx)
                 tx.commit()
+            statements[0] = trips[1]
             return trips[0], result
 
         used, lease = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE))
         assert lease is not None
         assert used == 2
+        assert statements[0] == 4  # BEGIN, the claim; pp_publish, COMMIT
         used, by_worker = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE, worker=session))
         assert by_worker is not None
         assert used == 2
+        assert statements[0] == 5  # BEGIN, the worker's row lock, the claim; pp_publish, COMMIT
         job = production.job(lease.job_id)
         output = tmp_path / "out.mov"
         output.write_bytes(b"out")
@@ -101,6 +109,7 @@ def test_claims_and_a_worker_completion_take_two_round_trips_each(
 
         used, _ = measured(complete)
         assert used == 2  # the lease check (sent ahead of the queued inserts); the commit
+        assert statements[0] == 5  # BEGIN, the lease check; the transition, pp_commit, COMMIT (9 before 0012)
         used, third = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE, worker=session))
         assert third is not None
         assert used == 2

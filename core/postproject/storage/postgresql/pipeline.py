@@ -18,7 +18,9 @@ ahead of them: a lease transition refers to them only through foreign keys check
 then ``pp_number`` (the lock and the next number), then the inserts, writing the revision's
 number through ``pp_sequence()`` instead of the provisional one (:func:`finalised`): nothing
 of theirs is left for ``pp_publish`` to renumber. A read that does not see the queued inserts
-(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``).
+(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``). The
+write session may take those inserts out of the queue at commit and send them as one
+``pp_commit`` call instead (:meth:`Pipeline.packable_at_commit`, :meth:`Pipeline.take`).
 """
 
 from __future__ import annotations

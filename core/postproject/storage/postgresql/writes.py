@@ -13,7 +13,11 @@ Rows written once (``migrations/0009_job_path.sql``): inserts of new rows still 
 commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
 the next number) and write that number; the edit's other statements go before it (a lease
 transition refers to the new rows through foreign keys checked at commit), so nothing that may
-wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest.
+wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest. When every
+statement queued for after ``pp_number`` is such an insert (a worker's completion, metadata or
+an asset added alone), one ``pp_commit`` call (``migrations/0012_job_path_functions.sql``)
+takes the number, writes those rows (passed as one jsonb, :func:`_packed`) and publishes: one
+statement instead of one per row and ``pp_publish``'s.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
