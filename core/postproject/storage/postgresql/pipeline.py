@@ -135,6 +135,7 @@ class Host(Protocol):
     last_locked_at: int | None  # server time the last commit here took the numbering lock
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
+    commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
 
     @property
     def known(self) -> Known: ...

@@ -13,11 +13,8 @@ Rows written once (``migrations/0009_job_path.sql``): inserts of new rows still 
 commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
 the next number) and write that number; the edit's other statements go before it (a lease
 transition refers to the new rows through foreign keys checked at commit), so nothing that may
-wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest. When every
-statement queued for after ``pp_number`` is such an insert (a worker's completion, metadata or
-an asset added alone), one ``pp_commit`` call (``migrations/0012_job_path_functions.sql``)
-takes the number, writes those rows (passed as one jsonb, :func:`_packed`) and publishes: one
-statement instead of one per row and ``pp_publish``'s.
+wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest. When only
+such inserts follow ``pp_number``, one ``pp_commit`` call (0012, :mod:`.packing`) does it all.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
@@ -58,6 +55,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage import rows
+from postproject.storage.postgresql import packing
 from postproject.storage.postgresql import pipeline as pipelines
 from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
@@ -517,30 +515,20 @@ class WriteSession(SqlWrites):
         metadata = renumbered["metadata"]
         if principal is not None:  # the revision's principal column reads it (migration 0008);
             self.pipeline.queue(PRINCIPAL, (principal,), flags=LOCKED_ROW)  # sent before pp_number
-        # Numbered first with only inserts of new rows after pp_number: one pp_commit writes them
-        # all and publishes (migration 0012), instead of a statement each and pp_publish's.
-        packed = _packed(self.pipeline.packable_at_commit()) if number is not None and not cycle else None
+        # only inserts of new rows after pp_number: one pp_commit writes them and publishes (0012)
+        packable = number is not None and not cycle and self.host.commits_rows
+        packed = packing.packed(self.pipeline.packable_at_commit()) if packable else None
         publish = (
-            PROVISIONAL,
-            Id(revision_id),
-            committed_at,
-            origin,
-            message,
-            high_water,
-            [e.position for e in self.staged],
-            [e.kind for e in self.staged],
+            PROVISIONAL, Id(revision_id), committed_at, origin, message, high_water,
+            [e.position for e in self.staged], [e.kind for e in self.staged],
             [optional(s) for s in self._subjects],
             [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
             _array(renumbered["assets"]),
             _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
-            _array(renumbered["representations"]),
-            _array(renumbered["fingerprints"]),
-            _array(renumbered["activities"]),
-            [kind for kind, _ in metadata] or None,
-            _array(target for _, target in metadata),
-            _array(renumbered["jobs"]),
-            self.reset_mark is not None,
-        )
+            _array(renumbered["representations"]), _array(renumbered["fingerprints"]),
+            _array(renumbered["activities"]), [kind for kind, _ in metadata] or None,
+            _array(target for _, target in metadata), _array(renumbered["jobs"]), self.reset_mark is not None,
+        )  # fmt: skip
         started = clock.monotonic()
         if packed is not None:
             rows, entries = packed
@@ -593,65 +581,6 @@ class WriteSession(SqlWrites):
         self.pipeline.end(statements)
         if raise_mark:
             self.host.committed(None, high_water, None, 0.0)
-
-
-def _packed(entries: list[pipelines.Entry] | None) -> tuple[str, list[pipelines.Entry]] | None:
-    """The rows ``entries`` insert as ``pp_commit``'s jsonb text (0012), with the entries; None
-    when there are none, or a text value JSON cannot carry as the driver would (a NUL, which
-    PostgreSQL's text refuses, or an unpaired surrogate): those go as statements, whose error is
-    the driver's own."""
-    if not entries:
-        return None
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for entry in entries:
-        assert entry.pack is not None
-        assert entry.params is not None
-        rows.setdefault(entry.pack, []).append(_PACKERS[entry.pack](entry.params))
-    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
-    if "\\u0000" in text:
-        return None
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return None
-    return text, entries
-
-
-def _pack_asset(params: Any) -> dict[str, Any]:  # q.INSERT_ASSET's
-    asset, name, now, _ = params
-    return {"id": asset.hex(), "name": name, "created_at": now}
-
-
-def _pack_metadata(params: Any) -> dict[str, Any]:  # q.INSERT_METADATA's
-    kind, target, vocabulary, name, value, _ = params
-    return {"kind": kind, "target": target.hex(), "vocabulary": vocabulary, "property": name, "value": value}
-
-
-def _pack_representation(p: Any) -> dict[str, Any]:  # pg.INSERT_REPRESENTATION's
-    return {
-        "id": p["id"].hex(), "asset": p["asset"].hex(), "kind": p["kind"], "path": p["path"],
-        "root": p["root"], "size": p["size"], "mtime": p["mtime"], "created_at": p["now"],
-        "algorithm": p["algorithm"], "version": p["version"], "value": p["value"].hex(),
-        "message": p["message"],
-    }  # fmt: skip
-
-
-def _pack_activity(p: Any) -> dict[str, Any]:  # pg.INSERT_ACTIVITY's
-    return {
-        "id": p["id"].hex(), "kind": p["kind"], "tool_name": p["tool_name"],
-        "tool_version": p["tool_version"], "tool_uri": p["tool_uri"], "agent": p["agent"],
-        "started": p["started"], "finished": p["finished"], "reps": [r.hex() for r in p["reps"]],
-        "directions": p["directions"], "edges": [r.hex() for r in p["edges"]], "roles": p["roles"],
-        "message": p["message"],
-    }  # fmt: skip
-
-
-_PACKERS = {
-    "assets": _pack_asset,
-    "metadata": _pack_metadata,
-    "representations": _pack_representation,
-    "activities": _pack_activity,
-}
 
 
 def _lost(job_id: bytes) -> str:
