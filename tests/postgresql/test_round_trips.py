@@ -26,6 +26,7 @@ import pytest
 from postproject import (
     ActivityRef,
     ActivitySpec,
+    AssetRef,
     JobRequest,
     JobState,
     Production,
@@ -310,3 +311,32 @@ def test_pp_commit_checks_what_its_rows_refer_to_and_publishes_nothing_when_abse
     with Production.open(postgres_uri, read_only=True) as production:
         assert production.revisions(limit=1)[0].sequence == published
         assert production.job(job.id).state is JobState.CLAIMED
+
+
+def test_a_value_json_text_cannot_carry_is_committed_by_the_statements(
+    postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit that only adds metadata commits through pp_commit (0012); one whose value holds
+    a NUL (JSON's \\u0000, which PostgreSQL's jsonb refuses) goes as pp_number, the insert and
+    pp_publish instead, and both read back as they were asserted, in order."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            tx.commit()
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        for values in (["proxy-720p", "proxy-1080p"], ["nul \x00 inside", "after it"]):
+            sent.clear()
+            with production.edit() as tx:
+                for value in values:
+                    tx.add_metadata(AssetRef(asset), PROFILE, value)
+                tx.commit()
+            commit_rows = any("pp_commit" in query for query in sent)
+            assert commit_rows is ("\x00" not in values[0]), sent
+            assert [a.value.value for a in production.metadata[AssetRef(asset)]][-2:] == values
