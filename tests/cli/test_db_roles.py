@@ -198,6 +198,13 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
         ).fetchall()
         assert [name for name, _ in definers] == ["pp_publish", "pp_set_fingerprint"]
         assert all(config == ["search_path=farm, pg_temp"] for _, config in definers)
+        # 0012's pp_commit only inserts (then calls pp_number and pp_publish): the caller's
+        # rights, its search_path pinned all the same
+        commit = conn.execute(
+            "SELECT prosecdef, proconfig FROM pg_proc WHERE pronamespace = 'farm'::regnamespace "
+            "AND proname = 'pp_commit'"
+        ).fetchall()
+        assert commit == [(False, ["search_path=farm"])]
 
     job_path(logins.uri("writer"), tmp_path)
 
@@ -212,6 +219,7 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
         assert refused(conn, "DROP TABLE revisions CASCADE")
         assert refused(conn, "DROP SCHEMA farm CASCADE")
         assert refused(conn, "ALTER FUNCTION pp_publish SECURITY INVOKER")
+        assert refused(conn, "ALTER FUNCTION pp_commit SECURITY DEFINER")
 
     with logins.connect("reader") as conn:
         conn.execute("SET search_path TO farm")

@@ -4,7 +4,8 @@ issue 27: a worker's completion in 2, its rows written once, with their final re
 Neither a claim nor a completion can be one round trip: the claim's answer (the lease) goes
 to the caller before the caller's code decides to commit, and a completion's lease check
 decides whether ``complete_job_lease`` raises before the caller goes on; the commit's own
-statements (``pp_number``, the queued inserts, ``pp_publish``, ``COMMIT``) share one.
+statements share one: since migration 0012 a completion's commit is its transition, one
+``pp_commit`` (``pp_number``, the queued inserts, ``pp_publish``) and ``COMMIT``.
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
@@ -13,6 +14,8 @@ driver runs).
 
 from __future__ import annotations
 
+import json
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ import pytest
 from postproject import (
     ActivityRef,
     ActivitySpec,
+    AssetRef,
     JobRequest,
     JobState,
     Production,
@@ -30,6 +34,8 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
+from postproject.storage.postgresql import connection, types, uri
+from postproject.storage.postgresql import statements as pg
 
 TOOL = ToolIdentity("pg-trips", "1")
 LEASE = timedelta(minutes=5)
@@ -38,7 +44,8 @@ PROFILE = Property("https://example.com/transcode", "profile")
 
 @pytest.fixture
 def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    count = [0]
+    """[round trips, statements] sent since the test last reset them."""
+    count = [0, 0]
     pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
     def counted_pipeline(self: Any) -> Any:
@@ -46,6 +53,7 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return pipeline(self)
 
     def counted_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
+        count[1] += 1
         if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
             count[0] += 1
         return execute(self, *args, **kwargs)
@@ -71,19 +79,24 @@ def test_claims_and_a_worker_completion_take_two_round_trips_each(
             session = tx.register_worker("trips", capacity=2)
             tx.commit()
 
+        statements = [0]
+
         def measured(edit: Any) -> tuple[int, Any]:
-            trips[0] = 0
+            trips[0] = trips[1] = 0
             with production.edit() as tx:
                 result = edit(tx)
                 tx.commit()
+            statements[0] = trips[1]
             return trips[0], result
 
         used, lease = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE))
         assert lease is not None
         assert used == 2
+        assert statements[0] == 4  # BEGIN, the claim; pp_publish, COMMIT
         used, by_worker = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE, worker=session))
         assert by_worker is not None
         assert used == 2
+        assert statements[0] == 5  # BEGIN, the worker's row lock, the claim; pp_publish, COMMIT
         job = production.job(lease.job_id)
         output = tmp_path / "out.mov"
         output.write_bytes(b"out")
@@ -97,6 +110,7 @@ def test_claims_and_a_worker_completion_take_two_round_trips_each(
 
         used, _ = measured(complete)
         assert used == 2  # the lease check (sent ahead of the queued inserts); the commit
+        assert statements[0] == 5  # BEGIN, the lease check; the transition, pp_commit, COMMIT (9 before 0012)
         used, third = measured(lambda tx: tx.claim_next_job_lease(TOOL, LEASE, worker=session))
         assert third is not None
         assert used == 2
@@ -151,14 +165,19 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
             tx.commit()
         assert "SAVEPOINT" not in sent and "RELEASE" not in sent
         # BEGIN and the lease check (sent ahead of the queued inserts, which it does not read);
-        # at commit: the job, the number, the representation, the activity, publish, COMMIT
-        assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "WITH", "WITH", "SELECT", "COMMIT"]
+        # at commit: the job, then one pp_commit (the number, the representation, the activity,
+        # publish: migration 0012), COMMIT
+        assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "COMMIT"]
         assert production.job(lease.job_id).state is JobState.SUCCEEDED
 
 
 def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
-    """What the last pp_publish sent was asked to renumber (its array parameters by table)."""
-    params = [values for query, values in sent if "pp_publish" in query][-1]
+    """What the last pp_publish sent was asked to renumber (its array parameters by table),
+    sent as itself or inside pp_commit (whose first parameter is the rows it writes)."""
+    query, params = [
+        (query, values) for query, values in sent if "pp_publish" in query or "pp_commit" in query
+    ][-1]
+    params = params[1:] if "pp_commit" in query else params
     names = ("assets", "roots", "representations", "fingerprints", "activities", "metadata_kinds")
     return dict(zip(names, params[10:16], strict=True)) | {"jobs": params[17]}
 
@@ -210,7 +229,7 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
                 tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
                 tx.complete_job_lease(lease, rep, activity)
                 receipt = tx.commit()
-            assert any("pp_number" in query for query, _ in sent)
+            assert any("pp_commit" in query for query, _ in sent)  # pp_number inside it
             renumbered = _publish_arrays(sent)
             assert renumbered.pop("jobs") == [job.id.bytes]
             assert all(value is None for value in renumbered.values()), renumbered
@@ -253,8 +272,71 @@ def test_a_completion_numbered_first_records_its_principal(
             tx.complete_job_lease(lease, rep, activity)
             receipt = tx.commit()
         monkeypatch.undo()
-        number = next(i for i, query in enumerate(sent) if "pp_number" in query)
+        number = next(i for i, query in enumerate(sent) if "pp_commit" in query)  # pp_number inside it
         assert any("set_config('postproject.principal'" in query for query in sent[:number])
         assert receipt.revision is not None and receipt.revision.principal == "render-node-7"
         assert production.activity(activity).revision_sequence == receipt.revision.sequence
         assert next(iter(production.revisions())).principal == "render-node-7"  # stored, newest first
+
+
+def test_pp_commit_checks_what_its_rows_refer_to_and_publishes_nothing_when_absent(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    """Migration 0012: pp_commit makes the checks the queued inserts made: a representation whose
+    asset is absent, an activity whose representation is absent raise PPN01 with the row's own
+    message (the edit's error), the transaction is aborted, and no revision is published."""
+    with Production.create(postgres_uri) as production:
+        _, job = _claimed(production, tmp_path)
+        published = production.revisions(limit=1)[0].sequence
+    absent = uuid.uuid4().hex
+    representation = {
+        "id": uuid.uuid4().hex, "asset": absent, "kind": 1, "path": "x.mov", "root": None, "size": 1,
+        "mtime": 1, "created_at": 1, "algorithm": "sha256", "version": 1, "value": "00",
+        "message": "the asset or media root of 'x.mov' does not exist",
+    }  # fmt: skip
+    activity = {
+        "id": uuid.uuid4().hex, "kind": "k", "tool_name": None, "tool_version": None, "tool_uri": None,
+        "agent": None, "started": None, "finished": None, "reps": [absent], "directions": [0],
+        "edges": [absent], "roles": [""], "message": "a representation of the activity does not exist",
+    }  # fmt: skip
+    subject = types.Id(uuid.uuid4().bytes)
+    publish = (1 << 62, types.Id(uuid.uuid4().bytes), 1, None, None, None, [1], ["x"], [subject], ["{}"])
+    with connection.connect(uri.parse(postgres_uri), autocommit=True) as conn:
+        types.configure(conn)
+        for rows in ({"representations": [representation]}, {"activities": [activity]}):
+            with pytest.raises(psycopg.Error) as caught, conn.transaction():
+                conn.execute(pg.COMMIT_ROWS, (json.dumps(rows), *publish, *[None] * 8, False))
+            assert caught.value.sqlstate == "PPN01"
+            assert caught.value.diag.message_primary == next(iter(rows.values()))[0]["message"]
+    with Production.open(postgres_uri, read_only=True) as production:
+        assert production.revisions(limit=1)[0].sequence == published
+        assert production.job(job.id).state is JobState.CLAIMED
+
+
+def test_a_value_json_text_cannot_carry_is_committed_by_the_statements(
+    postgres_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit that only adds metadata commits through pp_commit (0012); one whose value holds
+    a NUL (JSON's \\u0000, which PostgreSQL's jsonb refuses) goes as pp_number, the insert and
+    pp_publish instead, and both read back as they were asserted, in order."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            tx.commit()
+        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        for values in (["proxy-720p", "proxy-1080p"], ["nul \x00 inside", "after it"]):
+            sent.clear()
+            with production.edit() as tx:
+                for value in values:
+                    tx.add_metadata(AssetRef(asset), PROFILE, value)
+                tx.commit()
+            commit_rows = any("pp_commit" in query for query in sent)
+            assert commit_rows is ("\x00" not in values[0]), sent
+            assert [a.value.value for a in production.metadata[AssetRef(asset)]][-2:] == values

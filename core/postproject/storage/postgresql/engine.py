@@ -18,7 +18,7 @@ from postproject.engine import TableDump
 from postproject.model import clock as clocks
 from postproject.model.errors import NotFoundError
 from postproject.storage import signals
-from postproject.storage.postgresql import connection, copying, roles, schema, types
+from postproject.storage.postgresql import connection, copying, packing, roles, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
 from postproject.storage.postgresql.connection import Connection, Pool
 from postproject.storage.postgresql.errors import translated
@@ -49,9 +49,12 @@ class PostgresEngine:
         self._unheard = itertools.count()
         self._closed = False
         self.last_locked_at: int | None = None  # server time the last commit here took the numbering lock
+        self.commits_rows = False
         try:
             with translated(uri):
                 self._clock.probe(conn)
+                if not read_only:
+                    self.commits_rows = (schema.read_version(conn, uri.production) or 0) >= packing.VERSION
             if read_only:
                 conn.close()
             else:

@@ -18,7 +18,9 @@ ahead of them: a lease transition refers to them only through foreign keys check
 then ``pp_number`` (the lock and the next number), then the inserts, writing the revision's
 number through ``pp_sequence()`` instead of the provisional one (:func:`finalised`): nothing
 of theirs is left for ``pp_publish`` to renumber. A read that does not see the queued inserts
-(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``).
+(a lease row) is sent ahead of them, so they stay queued for the commit (``overtake``). The
+write session may take those inserts out of the queue at commit and send them as one
+``pp_commit`` call instead (:meth:`Pipeline.packable_at_commit`, :meth:`Pipeline.take`).
 """
 
 from __future__ import annotations
@@ -107,12 +109,15 @@ def _positional(sql: str, slots: tuple[int, ...]) -> str:
 
 class Entry:
     """A queued statement: its SQL and parameters, flags, the SQL to send after ``pp_number``
-    when not derived by :func:`finalised`, and the rows it writes (``(table, key)``)."""
+    when not derived by :func:`finalised`, the rows it writes (``(table, key)``), and, for an
+    insert of new rows that ``pp_commit`` can write instead, the kind of row it is (``pack``)."""
 
-    __slots__ = ("flags", "keys", "late", "params", "sql")
+    __slots__ = ("flags", "keys", "late", "pack", "params", "sql")
 
-    def __init__(self, sql: str, params: Params | None, flags: int, late: str | None) -> None:
-        self.sql, self.params, self.flags, self.late = sql, params, flags, late
+    def __init__(
+        self, sql: str, params: Params | None, flags: int, late: str | None, pack: str | None = None
+    ) -> None:
+        self.sql, self.params, self.flags, self.late, self.pack = sql, params, flags, late, pack
         self.keys: list[tuple[str, Any]] = []
 
 
@@ -130,6 +135,7 @@ class Host(Protocol):
     last_locked_at: int | None  # server time the last commit here took the numbering lock
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
+    commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
 
     @property
     def known(self) -> Known: ...
@@ -173,11 +179,12 @@ class Pipeline:
         keep: bool = False,
         flags: int = 0,
         late: str | None = None,
+        pack: str | None = None,
     ) -> None:
         """Send a statement with the next round trip (its errors surface there); ``keep``: its
-        cursor is in :attr:`kept` after that round trip; ``flags``, ``late``: see :class:`Entry`."""
+        cursor is in :attr:`kept` after that round trip; ``flags``, ``late``, ``pack``: see :class:`Entry`."""
         self.check()
-        entry = Entry(sql, params, flags | (KEEP if keep else 0), late)
+        entry = Entry(sql, params, flags | (KEEP if keep else 0), late, pack)
         self._queue.append(entry)
         self.last = entry
 
@@ -191,11 +198,12 @@ class Pipeline:
         *,
         flags: int = 0,
         late: str | None = None,
+        pack: str | None = None,
     ) -> None:
         """Queue a data-modifying statement (``sql`` is ``WITH w AS (...) ``) that must touch ``count`` rows."""
         expect = " SELECT pp_expect(count(*), %(expected)s, %(state)s, %(message)s) FROM w"
         self.queue(sql + expect, {**params, "expected": count, "state": state, "message": message},
-                   flags=flags, late=late + expect if late is not None else None)  # fmt: skip
+                   flags=flags, late=late + expect if late is not None else None, pack=pack)  # fmt: skip
 
     def wrote(self, table: str, key: Any) -> None:
         """The edit wrote ``key`` of ``table``: by the statement just queued (it writes the final
@@ -218,6 +226,18 @@ class Pipeline:
             and any(entry.flags & INDEPENDENT for entry in self._queue)
             and all(entry.flags & (INDEPENDENT | EARLY | LATE) for entry in self._queue)
         )
+
+    def packable_at_commit(self) -> list[Entry] | None:
+        """The queued inserts a commit that numbers first would send after ``pp_number``, when
+        ``pp_commit`` can write every one of them (each has a ``pack``); else None."""
+        late = [entry for entry in self._queue if not entry.flags & EARLY]
+        return late if all(entry.pack is not None for entry in late) else None
+
+    def take(self, entries: list[Entry]) -> None:
+        """Forget ``entries`` (queued): the caller sends what they write in another form."""
+        taken = {id(entry) for entry in entries}
+        self._queue = [entry for entry in self._queue if id(entry) not in taken]
+        self.last = None
 
     def send(
         self,

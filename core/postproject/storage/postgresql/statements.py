@@ -172,3 +172,6 @@ NO_CYCLE = (
 PUBLISH = (
     "SELECT * FROM pp_publish(%s, %s, %s, %s, %s, %s, %s, %b, %s, %b, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+# A commit numbered first whose queued statements are all inserts of new rows: pp_number, the
+# rows (one jsonb), pp_publish's arguments after them, in one call (0012).
+COMMIT_ROWS = "SELECT * FROM pp_commit(%s::jsonb, " + PUBLISH.split("(", 1)[1]

@@ -13,7 +13,8 @@ Rows written once (``migrations/0009_job_path.sql``): inserts of new rows still 
 commit (a worker's completion queues all of its own) are sent after ``pp_number`` (the lock,
 the next number) and write that number; the edit's other statements go before it (a lease
 transition refers to the new rows through foreign keys checked at commit), so nothing that may
-wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest.
+wait for another edit's row runs under the lock. ``pp_publish`` renumbers the rest. When only
+such inserts follow ``pp_number``, one ``pp_commit`` call (0012, :mod:`.packing`) does it all.
 
 Round trips: statements whose result the caller does not need (an asset, metadata, a
 representation or activity whose references are known to exist, a lease transition after the
@@ -54,6 +55,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage import rows
+from postproject.storage.postgresql import packing
 from postproject.storage.postgresql import pipeline as pipelines
 from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
@@ -75,7 +77,7 @@ _WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 
 # Queued inserts of new rows (shared statements): no read of the edit looks for them before
 # commit but through its memory, and they never wait for another edit's row lock.
-_NEW_ROWS = frozenset((DIALECT.sql(q.INSERT_ASSET), DIALECT.sql(q.INSERT_METADATA)))
+_NEW_ROWS = {DIALECT.sql(q.INSERT_ASSET): "assets", DIALECT.sql(q.INSERT_METADATA): "metadata"}
 # Queue flags (.pipeline): an insert of a new row; a lease transition of a job this edit locked
 # (at commit, sent before the inserts queued ahead of it); the cycle check (after them).
 NEW_ROW, LOCKED_ROW, AFTER_INSERTS = pipelines.INDEPENDENT, pipelines.EARLY, pipelines.LATE
@@ -145,7 +147,8 @@ class WriteSession(SqlWrites):
         return self.pipeline.rowcount(sql, params)
 
     def later(self, sql: str, params: Params | None = None) -> None:
-        self.pipeline.queue(sql, params, flags=NEW_ROW if sql in _NEW_ROWS else 0)
+        pack = _NEW_ROWS.get(sql)
+        self.pipeline.queue(sql, params, flags=NEW_ROW if pack is not None else 0, pack=pack)
 
     def remember(self, table: str, key: Any, value: Any = None) -> None:
         super().remember(table, key, value)
@@ -218,7 +221,7 @@ class WriteSession(SqlWrites):
         ):
             message = f"the asset or media root of {values['path']!r} does not exist"
             self.pipeline.queue_expecting(
-                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW
+                pg.INSERT_REPRESENTATION, values, 1, "PPN01", message, flags=NEW_ROW, pack="representations"
             )
             return True
         return bool(self.one(pg.INSERT_REPRESENTATION + " SELECT count(*) FROM w", values)[0] == 1)
@@ -274,6 +277,7 @@ class WriteSession(SqlWrites):
                 message,
                 flags=NEW_ROW,
                 late=pg.INSERT_ACTIVITY_LATE,
+                pack="activities",
             )
             return True
         return bool(self.one(pg.INSERT_ACTIVITY + " SELECT count(*) FROM w", params)[0] == 1)
@@ -511,39 +515,35 @@ class WriteSession(SqlWrites):
         metadata = renumbered["metadata"]
         if principal is not None:  # the revision's principal column reads it (migration 0008);
             self.pipeline.queue(PRINCIPAL, (principal,), flags=LOCKED_ROW)  # sent before pp_number
+        # only inserts of new rows after pp_number: one pp_commit writes them and publishes (0012)
+        packable = number is not None and not cycle and self.host.commits_rows
+        packed = packing.packed(self.pipeline.packable_at_commit()) if packable else None
+        publish = (
+            PROVISIONAL, Id(revision_id), committed_at, origin, message, high_water,
+            [e.position for e in self.staged], [e.kind for e in self.staged],
+            [optional(s) for s in self._subjects],
+            [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
+            _array(renumbered["assets"]),
+            _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
+            _array(renumbered["representations"]), _array(renumbered["fingerprints"]),
+            _array(renumbered["activities"]), [kind for kind, _ in metadata] or None,
+            _array(target for _, target in metadata), _array(renumbered["jobs"]), self.reset_mark is not None,
+        )  # fmt: skip
         started = clock.monotonic()
-        cursor = self.pipeline.send(
-            pg.PUBLISH,
-            (
-                PROVISIONAL,
-                Id(revision_id),
-                committed_at,
-                origin,
-                message,
-                high_water,
-                [e.position for e in self.staged],
-                [e.kind for e in self.staged],
-                [optional(s) for s in self._subjects],
-                [json.dumps(e.payload, separators=(",", ":")) for e in self.staged],
-                _array(renumbered["assets"]),
-                _array(written["media_roots"][name][1] for name in renumbered["media_roots"]),
-                _array(renumbered["representations"]),
-                _array(renumbered["fingerprints"]),
-                _array(renumbered["activities"]),
-                [kind for kind, _ in metadata] or None,
-                _array(target for _, target in metadata),
-                _array(renumbered["jobs"]),
-                self.reset_mark is not None,
-            ),
-            then="COMMIT",
-            number=number,
-        )
+        if packed is not None:
+            rows, entries = packed
+            self.pipeline.take(entries)
+            cursor = self.pipeline.send(pg.COMMIT_ROWS, (rows, *publish), then="COMMIT")
+        else:
+            cursor = self.pipeline.send(pg.PUBLISH, publish, then="COMMIT", number=number)
         elapsed = clock.monotonic() - started
         assert cursor is not None
         self.pipeline.begun = False
         published = cursor.fetchone()
         assert published is not None
-        self.sequence, mark, server_now = published
+        self.sequence, mark, server_now = published[:3]
+        if packed is not None:
+            self.host.last_locked_at = published[3]
         for table in ("assets", "representations", "activities", "jobs"):
             self.host.known.add(table, written[table])
         self.host.known.add("media_roots", written["media_roots"])

@@ -1,0 +1,3 @@
+-- Version 12 (SQLite): nothing changes. PostgreSQL's 0012 writes a commit's numbered rows and
+-- publishes them in one function call (pp_commit); SQLite's single writer sends no statements
+-- over a network. This file keeps both engines' versions alike.
