@@ -84,7 +84,7 @@ class MainWindow(QMainWindow):
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
         self._build()
-        self._first_rows = FirstRows(self._held_while_opening, self.table.viewport())
+        self._first_rows = FirstRows(self._held_while_opening, self.table.viewport(), lambda: [self.detail])
         self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
         self.jobs.status.connect(self.status.message)
         self.jobs.job_requested.connect(lambda text: self._select_when_loaded([text]))
@@ -322,7 +322,8 @@ class MainWindow(QMainWindow):
         session.table.status_changed.connect(self._table_status)
         session.table.ticked.connect(self._ticked)
         self.log.set_log_model(session.events)
-        self._first_rows.defer("tabs", lambda: self._connect_tabs(session))
+        if not self._first_rows.defer("tabs", lambda: self._connect_tabs(session)):
+            self._connect_tabs(session)
         self._tab_changed(self.tabs.currentIndex())
         self.status.set_production(location)
         self.setWindowTitle(f"{production_location.title(location)} — PostProject Monitor")

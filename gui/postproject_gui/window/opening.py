@@ -4,9 +4,14 @@ From the moment a production is asked for until its first page of jobs is in, th
 widgets do not paint: the first paint after an open has the rows (no empty table painted
 meanwhile, no half-filled window), and the GUI thread stays free to take the page the moment
 a reader has read it. (The widgets in the window, not the top-level window itself: a window
-held before its first expose would never paint, at least offscreen.) Work the first rows do not need (the lifecycle diagram of the overview, the rest of
-the session's opening: the feed, the counts, knowledge, workers, the event log) waits until
-those rows are painted, and runs once then, however often it was asked for meanwhile.
+held before its first expose would never paint, at least offscreen.)
+
+Work the first rows do not need (the lifecycle diagram of the overview, the other tabs'
+connection to the production, the rest of the session's opening: the feed, the counts,
+knowledge, workers, the event log) waits until those rows are painted, and runs once then,
+however often it was asked for meanwhile. What shows that work (the detail panel) holds its
+paints until then, so that the first rows' paint does not draw it as it was, only for it to
+be drawn again right after.
 
 The hold ends when the first page is in, or when the opening failed, and at the latest after
 :data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). What waits for the
@@ -27,15 +32,22 @@ PAINT_MS = 100  # deferred work runs at the latest this long after the hold ends
 
 class FirstRows(QObject):
     """Holds the paints of ``held()`` from :meth:`begin` until :meth:`release`, then runs what was
-    :meth:`defer`-red once ``viewport`` (the job table's) has painted (see the module docstring).
+    :meth:`defer`-red once ``viewport`` (the job table's) has painted (see the module docstring);
+    the paints of ``held_longer()`` are held until that work ran.
 
     ``holding``: paints are held; ``active``: between :meth:`begin` and the deferred work's run.
     """
 
-    def __init__(self, held: Callable[[], Sequence[QWidget]], viewport: QWidget) -> None:
+    def __init__(
+        self,
+        held: Callable[[], Sequence[QWidget]],
+        viewport: QWidget,
+        held_longer: Callable[[], Sequence[QWidget]] = list,
+    ) -> None:
         super().__init__(viewport)
-        self._held, self._viewport = held, viewport
+        self._held, self._held_longer, self._viewport = held, held_longer, viewport
         self._holding_now: list[QWidget] = []
+        self._holding_longer: list[QWidget] = []
         self._holding = False
         self._awaiting_paint = False
         self._deferred: dict[str, Callable[[], object]] = {}
@@ -57,8 +69,9 @@ class FirstRows(QObject):
         self.end()
         self._holding = True
         self._holding_now = [w for w in self._held() if w.updatesEnabled()]
-        for widget in self._holding_now:
-            widget.setUpdatesEnabled(False)
+        self._holding_longer = [w for w in self._held_longer() if w.updatesEnabled()]
+        for widget in (*self._holding_now, *self._holding_longer):
+            widget.setUpdatesEnabled(False)  # (held by name, a child stays held when its parent is not)
         self._timer.start(HOLD_MS)
 
     def defer(self, key: str, work: Callable[[], object]) -> bool:
@@ -88,6 +101,7 @@ class FirstRows(QObject):
         """Stop holding and drop the deferred work (the production is closing)."""
         self._timer.stop()
         self._paint_again()
+        self._paint_later_ones()
         self._holding = self._awaiting_paint = False
         self._deferred.clear()
 
@@ -95,6 +109,11 @@ class FirstRows(QObject):
         for widget in self._holding_now:
             widget.setUpdatesEnabled(True)
         self._holding_now = []
+
+    def _paint_later_ones(self) -> None:
+        for widget in self._holding_longer:
+            widget.setUpdatesEnabled(True)
+        self._holding_longer = []
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if self._awaiting_paint and event.type() == QEvent.Type.Paint and watched is self._viewport:
@@ -114,5 +133,8 @@ class FirstRows(QObject):
         self._awaiting_paint = False
         self._timer.stop()
         work, self._deferred = list(self._deferred.values()), {}
-        for run in work:
-            run()
+        try:
+            for run in work:
+                run()
+        finally:
+            self._paint_later_ones()
