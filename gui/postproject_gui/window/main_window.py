@@ -335,7 +335,8 @@ class MainWindow(QMainWindow):
         """What does not paint while a production opens: every widget in the window."""
         central = self.centralWidget()
         assert central is not None  # set in _build
-        return [central, self.menuBar(), *self.findChildren(QToolBar), self.log, self.statusBar()]
+        bars = self.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly)  # (fast)
+        return [central, self.menuBar(), *bars, self.log, self.statusBar()]
 
     def _connect_tabs(self, session: MonitorSession) -> None:
         """The other tabs follow the session once the first rows are painted (before the rest
