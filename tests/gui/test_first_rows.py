@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, QObject
 
+from postproject import JobState
 from postproject_gui.services import reads
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ready, wait_for
@@ -85,3 +86,28 @@ def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
     session = window.session
     assert session is not None
     window.close()
+
+
+def test_a_page_that_does_not_come_does_not_hold_the_window_back(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold has a bound: while the first page is still being read (here: held back until the
+    window has painted), the window paints its empty table ("Loading…"), then the rows."""
+    window = make_window()
+    qtbot.waitExposed(window)
+    paints = TablePaints(window)
+    painted_empty = threading.Event()
+    jobs_page = reads.jobs_page
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        painted_empty.wait(30)
+        return jobs_page(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "jobs_page", slow)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: 0 in paints.rows)
+    session = window.session
+    assert session is not None and session.table.loading
+    painted_empty.set()
+    wait_for(qtbot, lambda: ready(window) and any(n > 0 for n in paints.rows))
+    wait_for(qtbot, lambda: window.detail.scene.state.counts.get(JobState.REQUESTED) == 10_000)
