@@ -84,7 +84,9 @@ class MainWindow(QMainWindow):
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
         self._build()
-        self._first_rows = FirstRows(self._held_while_opening, self.table.viewport(), lambda: [self.detail])
+        self._first_rows = FirstRows(
+            self._held_while_opening, self.table.viewport(), lambda: [self.detail, self.summary]
+        )
         self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
         self.jobs.status.connect(self.status.message)
         self.jobs.job_requested.connect(lambda text: self._select_when_loaded([text]))

@@ -9,9 +9,9 @@ held before its first expose would never paint, at least offscreen.)
 Work the first rows do not need (the lifecycle diagram of the overview, the other tabs'
 connection to the production, the rest of the session's opening: the feed, the counts,
 knowledge, workers, the event log) waits until those rows are painted, and runs once then,
-however often it was asked for meanwhile. What shows that work (the detail panel) holds its
-paints until then, so that the first rows' paint does not draw it as it was, only for it to
-be drawn again right after.
+however often it was asked for meanwhile. What shows that work (the detail panel, and the
+summary's counts, read after the first page) holds its paints until then, so that the first
+rows' paint does not draw it as it was, only for it to be drawn again right after.
 
 The hold ends when the first page is in, or when the opening failed, and at the latest after
 :data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). What waits for the
