@@ -68,8 +68,7 @@ class LifecycleScene(QGraphicsScene):
         health: ClaimHealth | None = None,
     ) -> None:
         stuck, expiring = int(health is ClaimHealth.STUCK), int(health is ClaimHealth.EXPIRING)
-        self._state = DiagramState("job", state, dict(lay.arrow_counts(taken)), offered, {}, stuck, expiring)
-        self._rebuild()
+        self._show(DiagramState("job", state, dict(lay.arrow_counts(taken)), offered, {}, stuck, expiring))
 
     def show_production(
         self,
@@ -80,8 +79,14 @@ class LifecycleScene(QGraphicsScene):
         highlighted: JobState | None = None,
         offered: tuple[Transition, ...] = (),
     ) -> None:
-        self._state = DiagramState("production", highlighted, {}, offered, dict(counts), stuck, expiring)
-        self._rebuild()
+        self._show(DiagramState("production", highlighted, {}, offered, dict(counts), stuck, expiring))
+
+    def _show(self, state: DiagramState) -> None:
+        """Draw ``state``; the same state again draws nothing (the window asks again whenever
+        counts, claims or the filter may have changed, often with nothing new to draw)."""
+        if state != self._state:
+            self._state = state
+            self._rebuild()
 
     # --- drawing -----------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from postproject import (
     ActivityId,
@@ -161,15 +161,26 @@ class ProductionService:
         return FeedWatcher(self._location, after=after, loop=self._loop, clock=self._clock)
 
     async def open(self) -> ProductionInfo:
-        """Open the production read-only on the first reader thread; the production's facts.
-        The other readers open on their thread when first given a read (:meth:`_pick`), so
-        that the first page, asked for meanwhile, goes to the first reader and does not wait
-        for (nor share the processor with) every reader's opening."""
+        """Open the production read-only on the first reader thread; the production's facts."""
+        return await self.begin_open()
+
+    def begin_open(self) -> asyncio.Future[ProductionInfo]:
+        """:meth:`open`, handed to the first reader thread now (not at a later turn of the
+        loop): a page asked for right after (:meth:`begin_jobs_page`) is read on the same
+        thread as soon as the production is open, after its head. The other readers open on
+        their thread when first given a read (:meth:`_pick`), so that the first page does not
+        wait for (nor share the processor with) every reader's opening."""
         first = self._readers[0]
         first.used = True
-        production, head = await self._run(first, self._on_reader, first, _with_head, ())
+        return self._submit(first, self._on_reader, first, self._info, ())
+
+    def _info(self, production: Production) -> ProductionInfo:
         return ProductionInfo(
-            production.id, self._location, head, production.location, production.possibly_stale
+            production.id,
+            self._location,
+            reads.head(production),
+            production.location,
+            production.possibly_stale,
         )
 
     def _opened(self, worker: _Worker) -> Production:
@@ -207,7 +218,16 @@ class ProductionService:
     async def jobs_page(
         self, query: StoreQuery, cursor: str | None = None, limit: int = PAGE_SIZE
     ) -> JobPage:
-        return await self._read_named(reads.jobs_page, query, cursor, limit)
+        return await self.begin_jobs_page(query, cursor, limit)
+
+    def begin_jobs_page(
+        self, query: StoreQuery, cursor: str | None = None, limit: int = PAGE_SIZE
+    ) -> asyncio.Future[JobPage]:
+        """:meth:`jobs_page`, handed to a reader thread now (await the future for the page)."""
+        worker = self._pick()
+        return self._submit(
+            worker, self._on_reader, worker, reads.jobs_page, (worker.names, query, cursor, limit)
+        )
 
     async def jobs(self, ids: Iterable[JobId], *, parameters: bool = False) -> dict[JobId, JobRow | None]:
         """The current rows of these jobs (None for a job that does not exist); ``parameters``:
@@ -376,12 +396,15 @@ class ProductionService:
             raise RuntimeError(f"the production service for {self.shown} is closed")
 
     async def _run(self, worker: _Worker, fn: Callable[..., T], *args: object) -> T:
+        return await self._submit(worker, fn, *args)
+
+    def _submit(self, worker: _Worker, fn: Callable[..., T], *args: object) -> asyncio.Future[T]:
+        """``fn(*args)`` handed to ``worker``'s thread now; its result as a future of the loop."""
         self._check_open()
         worker.pending += 1
-        try:
-            return await self._loop.run_in_executor(worker.executor, fn, *args)
-        finally:
-            worker.pending -= 1
+        future = self._loop.run_in_executor(worker.executor, fn, *args)
+        future.add_done_callback(lambda done: _finished(worker, done))
+        return future
 
     def _pick(self) -> _Worker:
         """The reader with the fewest reads waiting, in turn; a reader not used yet (its
@@ -426,8 +449,12 @@ class ProductionService:
         return fn(worker.production, *args)
 
 
-def _with_head(production: Production) -> tuple[Production, int]:
-    return production, reads.head(production)
+def _finished(worker: _Worker, done: asyncio.Future[Any]) -> None:
+    worker.pending -= 1
+    if not done.cancelled():
+        done.exception()  # retrieved: a future handed out and never awaited (its task was
+        # cancelled first, as when a window closes while opening) fails quietly; an awaited
+        # one raises to whoever awaits it all the same
 
 
 def _dashboard_facts(

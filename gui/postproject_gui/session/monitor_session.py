@@ -29,7 +29,14 @@ from postproject_gui.services.feed_watcher import FeedWatcher
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.production_service import ProductionService, page_size
 from postproject_gui.services.tasks import TaskRunner
-from postproject_gui.services.types import ClaimOutlook, JobCounts, JobDetail, ProductionInfo, StoreQuery
+from postproject_gui.services.types import (
+    ClaimOutlook,
+    JobCounts,
+    JobDetail,
+    JobPage,
+    ProductionInfo,
+    StoreQuery,
+)
 from postproject_gui.services.waiting import BusyWaiter, Operation, is_busy
 from postproject_gui.session.knowledge_session import KnowledgeSession
 from postproject_gui.session.worker_watch import WorkerWatch
@@ -79,7 +86,8 @@ class MonitorSession(QObject):
         self.knowledge = KnowledgeSession(service, self.spawn, self)
         self.knowledge.settled.connect(self._notify_idle)
         self.workers = WorkerWatch(service, self.spawn, self)
-        self.info: ProductionInfo | None = None
+        self.info: ProductionInfo | None = None  # set once opened (the first page is in by then)
+        self._open_read = False  # the production opened (a page failing before says nothing)
         self._watcher: FeedWatcher | None = None
         self._filter = JobFilter()
         self._counts: JobCounts | None = None
@@ -100,6 +108,7 @@ class MonitorSession(QObject):
         self._reread_when_live = False
         self._reads = 0
         self._idle: list[asyncio.Future[None]] = []
+        self._shown: asyncio.Future[None] | None = None  # see start(paced=True)
         self._table_idle: list[asyncio.Future[None]] = []
         self._boundary = QTimer(self)
         self._boundary.setSingleShot(True)
@@ -197,23 +206,38 @@ class MonitorSession(QObject):
 
     # --- opening and closing -----------------------------------------------------------
 
-    def start(self) -> None:
-        """Open the production in the background (``opened`` then ``applied`` follow)."""
-        self.spawn(self._open(), f"Opening {production_location.name(self.service.location)}")
+    def start(self, *, paced: bool = False) -> None:
+        """Open the production in the background (``opened`` then ``applied`` follow).
 
-    async def _open(self) -> None:
-        # The first page first, asked for as the readers open (it is what people wait for): it
-        # runs on a reader as soon as that reader's production is open, with no turn of the
-        # GUI thread in between.
+        The first page is what people wait for: the opening and then the first page are handed
+        to the first reader thread here, before this returns (no turn of the GUI thread in
+        between), and nothing else is read, nor the feed watched, until that page is in.
+        ``paced``: the rest of the opening also waits for :meth:`first_rows_shown` (the window
+        says when it has painted those rows)."""
+        opening = self.service.begin_open()
         self.table.set_loader(self._load_page)
-        self.table.reset(self._filter)
+        self.table.reset(self._filter)  # asks for the first page: read right after the opening
+        if paced:
+            self._shown = self.service.loop.create_future()
+        self.spawn(self._open(opening), f"Opening {production_location.name(self.service.location)}")
+
+    def first_rows_shown(self) -> None:
+        """The window painted the first rows: the rest of the opening may go on."""
+        if self._shown is not None and not self._shown.done():
+            self._shown.set_result(None)
+
+    async def _open(self, opening: asyncio.Future[ProductionInfo]) -> None:
         try:
-            info = await self.service.open()
+            info = await opening
         except PostProjectError as exc:
             self.table.set_loader(None)
             self._presenter.present(exc, f"Opening {production_location.name(self.service.location)}")
             self.open_failed.emit(self.service.shown)
             return
+        self._open_read = True
+        await self._until_table_idle()  # the first page first: nothing competes with it
+        if self._shown is not None:
+            await self._shown
         self.info = info
         self._feed_head = info.head
         watcher = self.service.watcher(after=info.head)
@@ -306,15 +330,18 @@ class MonitorSession(QObject):
     # --- loading -----------------------------------------------------------------------
 
     def _load_page(self, generation: int, query: StoreQuery, cursor: str | None) -> None:
-        self.spawn(self._fetch_page(generation, query, cursor), "Loading jobs")
+        # Handed to a reader now (a task would ask for it at its first turn, after whatever the
+        # GUI thread does first: the first page would wait for the window's first paint).
+        page = self.service.begin_jobs_page(query, cursor, page_size(self.table.rowCount()))
+        self.spawn(self._fetch_page(generation, page), "Loading jobs")
 
-    async def _fetch_page(self, generation: int, query: StoreQuery, cursor: str | None) -> None:
+    async def _fetch_page(self, generation: int, reading: asyncio.Future[JobPage]) -> None:
         try:
-            page = await self.service.jobs_page(query, cursor, page_size(self.table.rowCount()))
+            page = await reading
         except BaseException as exc:
             self.table.page_failed(generation)
             self._notify_idle()
-            if self.info is None and isinstance(exc, PostProjectError):
+            if not self._open_read and isinstance(exc, PostProjectError):
                 return  # the first page, asked for while opening: the opening says what failed
             raise
         self.table.page_loaded(generation, page)

@@ -55,6 +55,7 @@ from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 from postproject_gui.window import menus
 from postproject_gui.window.fitting import LOG_HEIGHT, ToolbarFit, first_geometry
 from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
+from postproject_gui.window.opening import FirstRows
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
@@ -83,6 +84,9 @@ class MainWindow(QMainWindow):
         presenter.set_widget(self)
         self.session: MonitorSession | None = None
         self._build()
+        self._first_rows = FirstRows(
+            self._held_while_opening, self.table.viewport(), lambda: [self.detail, self.summary]
+        )
         self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
         self.jobs.status.connect(self.status.message)
         self.jobs.job_requested.connect(lambda text: self._select_when_loaded([text]))
@@ -280,13 +284,26 @@ class MainWindow(QMainWindow):
 
     def open_production(self, location: str | Path) -> MonitorSession:
         """Close the current production (if any) and open ``location``: a ``.pproj`` path or a
-        ``postgresql://`` URI (the title and status bar show it without its password)."""
+        ``postgresql://`` URI (the title and status bar show it without its password).
+
+        The first rows first (see :mod:`postproject_gui.window.opening`): the window holds its
+        paints and the session starts reading as soon as the table has its model; the rest of
+        the wiring runs while a reader opens the production and reads the first page."""
         self.close_production()
         location = production_location.of(location)
         session = self._open_session(location)
         session.setParent(self)
         self.session = session
+        self._first_rows.begin()
+        session.table.set_look(self.theme.theme.states, self.theme.state_icon)
+        self.table.set_table_model(session.table)
+        self.workspaces.set_production(location)
+        session.set_initial_filter(self.workspaces.initial_filter())
+        self.workspaces.restore_columns()
+        session.start(paced=True)
+        session.table.status_changed.connect(self._first_page_in)
         session.opened.connect(self._opened)
+        session.open_failed.connect(lambda _path: self._first_rows.release())
         session.open_failed.connect(lambda _path: QTimer.singleShot(0, self._open_failed))
         session.counts_changed.connect(self._counts_changed)
         session.outlook_changed.connect(self._outlook_changed)
@@ -306,24 +323,41 @@ class MainWindow(QMainWindow):
         session.knowledge.stale_changed.connect(self.summary.set_stale)
         session.table.status_changed.connect(self._table_status)
         session.table.ticked.connect(self._ticked)
-        session.table.set_look(self.theme.theme.states, self.theme.state_icon)
-        self.table.set_table_model(session.table)
-        self.workspaces.set_production(location)
-        session.set_initial_filter(self.workspaces.initial_filter())
-        self.workspaces.restore_columns()
         self.log.set_log_model(session.events)
-        self.knowledge.connect_session(session)
-        self.dashboard.connect_session(session)
-        self.workers.connect_session(session)
+        if not self._first_rows.defer("tabs", lambda: self._connect_tabs(session)):
+            self._connect_tabs(session)
         self._tab_changed(self.tabs.currentIndex())
         self.status.set_production(location)
         self.setWindowTitle(f"{production_location.title(location)} — PostProject Monitor")
         self._filter_changed(session.filter)
-        session.start()
         self._selection_changed()
         return session
 
+    def _held_while_opening(self) -> list[QWidget]:
+        """What does not paint while a production opens: every widget in the window."""
+        central = self.centralWidget()
+        assert central is not None  # set in _build
+        bars = self.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly)  # (fast)
+        return [central, self.menuBar(), *bars, self.log, self.statusBar()]
+
+    def _connect_tabs(self, session: MonitorSession) -> None:
+        """The other tabs follow the session once the first rows are painted (before the rest
+        of its opening: their signals come after it)."""
+        if session is not self.session:
+            return
+        self.knowledge.connect_session(session)
+        self.dashboard.connect_session(session)
+        self.workers.connect_session(session)
+        self._tab_changed(self.tabs.currentIndex())
+        session.first_rows_shown()
+
+    def _first_page_in(self) -> None:
+        """The first page is in (or could not be read): paint."""
+        if self.session is not None and not self.session.table.loading:
+            self._first_rows.release()
+
     def close_production(self) -> None:
+        self._first_rows.end()
         if self.session is not None:
             self.workspaces.save()  # while the session still says what the filter is
         session, self.session = self.session, None
@@ -453,6 +487,12 @@ class MainWindow(QMainWindow):
             self._show_overview()
 
     def _show_overview(self) -> None:
+        """The production's lifecycle diagram and counts in the detail panel (once the first
+        rows are painted, while a production opens)."""
+        if not self._first_rows.defer("overview", self._show_overview_now):
+            self._show_overview_now()
+
+    def _show_overview_now(self) -> None:
         s = self.session
         if s is None:
             self.summary.set_counts(None)

@@ -1,0 +1,140 @@
+"""The first rows first: what the window does while a production opens.
+
+From the moment a production is asked for until its first page of jobs is in, the window's
+widgets do not paint: the first paint after an open has the rows (no empty table painted
+meanwhile, no half-filled window), and the GUI thread stays free to take the page the moment
+a reader has read it. (The widgets in the window, not the top-level window itself: a window
+held before its first expose would never paint, at least offscreen.)
+
+Work the first rows do not need (the lifecycle diagram of the overview, the other tabs'
+connection to the production, the rest of the session's opening: the feed, the counts,
+knowledge, workers, the event log) waits until those rows are painted, and runs once then,
+however often it was asked for meanwhile. What shows that work (the detail panel, and the
+summary's counts, read after the first page) holds its paints until then, so that the first
+rows' paint does not draw it as it was, only for it to be drawn again right after.
+
+The hold ends when the first page is in, or when the opening failed, and at the latest after
+:data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). What waits for the
+painted rows runs at the latest :data:`PAINT_MS` after that (a table not on screen, as with
+another tab shown, never paints).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
+
+HOLD_MS = 300  # the window paints at the latest this long after an open, page or not
+PAINT_MS = 100  # deferred work runs at the latest this long after the hold ends
+
+
+class FirstRows(QObject):
+    """Holds the paints of ``held()`` from :meth:`begin` until :meth:`release`, then runs what was
+    :meth:`defer`-red once ``viewport`` (the job table's) has painted (see the module docstring);
+    the paints of ``held_longer()`` are held until that work ran.
+
+    ``holding``: paints are held; ``active``: between :meth:`begin` and the deferred work's run.
+    """
+
+    def __init__(
+        self,
+        held: Callable[[], Sequence[QWidget]],
+        viewport: QWidget,
+        held_longer: Callable[[], Sequence[QWidget]] = list,
+    ) -> None:
+        super().__init__(viewport)
+        self._held, self._held_longer, self._viewport = held, held_longer, viewport
+        self._holding_now: list[QWidget] = []
+        self._holding_longer: list[QWidget] = []
+        self._holding = False
+        self._awaiting_paint = False
+        self._deferred: dict[str, Callable[[], object]] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._timed_out)
+        viewport.installEventFilter(self)
+
+    @property
+    def holding(self) -> bool:
+        return self._holding
+
+    @property
+    def active(self) -> bool:
+        return self._holding or self._awaiting_paint
+
+    def begin(self) -> None:
+        """A production is being opened: hold paints until :meth:`release`."""
+        self.end()
+        self._holding = True
+        self._holding_now = [w for w in self._held() if w.updatesEnabled()]
+        self._holding_longer = [w for w in self._held_longer() if w.updatesEnabled()]
+        for widget in (*self._holding_now, *self._holding_longer):
+            widget.setUpdatesEnabled(False)  # (held by name, a child stays held when its parent is not)
+        self._timer.start(HOLD_MS)
+
+    def defer(self, key: str, work: Callable[[], object]) -> bool:
+        """Run ``work`` once the first rows are painted (the last one given per ``key``), if an
+        opening is under way: True; else False (the caller runs it now)."""
+        if not self.active:
+            return False
+        self._deferred.pop(key, None)
+        self._deferred[key] = work  # in the order last asked for
+        return True
+
+    def release(self) -> None:
+        """The first page is in (or will not come): paint, then run the deferred work."""
+        if not self._holding:
+            return
+        self._holding = False
+        self._paint_again()
+        if self._viewport.isVisible():
+            self._awaiting_paint = True
+            self._timer.start(PAINT_MS)
+        else:
+            self._timer.stop()
+            self._awaiting_paint = True
+            QTimer.singleShot(0, self, self._flush)
+
+    def end(self) -> None:
+        """Stop holding and drop the deferred work (the production is closing)."""
+        self._timer.stop()
+        self._paint_again()
+        self._paint_later_ones()
+        self._holding = self._awaiting_paint = False
+        self._deferred.clear()
+
+    def _paint_again(self) -> None:
+        for widget in self._holding_now:
+            widget.setUpdatesEnabled(True)
+        self._holding_now = []
+
+    def _paint_later_ones(self) -> None:
+        for widget in self._holding_longer:
+            widget.setUpdatesEnabled(True)
+        self._holding_longer = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if self._awaiting_paint and event.type() == QEvent.Type.Paint and watched is self._viewport:
+            self._timer.stop()
+            QTimer.singleShot(0, self, self._flush)  # after this paint, not inside it
+        return False
+
+    def _timed_out(self) -> None:
+        if self._holding:
+            self.release()
+        else:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._awaiting_paint:
+            return
+        self._awaiting_paint = False
+        self._timer.stop()
+        work, self._deferred = list(self._deferred.values()), {}
+        try:
+            for run in work:
+                run()
+        finally:
+            self._paint_later_ones()

@@ -1,0 +1,113 @@
+"""The first rows first (issue 26, item 0): opening a production, the window reads the first page
+without waiting for a turn of the GUI thread, paints the table only once that page is in, and
+builds the lifecycle diagram only after the rows are painted, once per state it shows."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QEvent, QObject
+
+from postproject import JobState
+from postproject_gui.services import reads
+from tests.gui.conftest import WindowFactory
+from tests.gui.helpers import ready, wait_for
+
+
+class TablePaints(QObject):
+    """The number of rows in the table at each paint of its viewport."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__()
+        self.window = window
+        self.rows: list[int] = []
+        window.table.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            model = self.window.table.model()
+            self.rows.append(model.rowCount() if model is not None else -1)
+        return False
+
+
+def test_the_first_paint_after_an_open_has_the_rows_and_the_diagram_follows_them(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the empty table was painted 3-4 times while the first page was read (each paint
+    of the window delaying the page) and the lifecycle diagram was rebuilt 4-6 times, all of it
+    before the rows. Now the table paints once the page is in, and the diagram, deferred until
+    the rows are painted, is built at most once per state it shows (the production's name, then
+    its counts), with the same counts in the end."""
+    window = make_window()
+    qtbot.waitExposed(window)
+    paints = TablePaints(window)
+    scene = window.detail.scene
+    rebuilds: list[int] = []  # how many table paints had rows at each rebuild
+    rebuild = scene._rebuild
+
+    def counted() -> None:
+        rebuilds.append(sum(1 for n in paints.rows if n > 0))
+        rebuild()
+
+    monkeypatch.setattr(scene, "_rebuild", counted)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window))
+    session = window.session
+    assert session is not None and session.counts is not None
+    wait_for(qtbot, lambda: scene.state.counts == session.counts.by_state)  # type: ignore[union-attr]
+    assert paints.rows and paints.rows[0] > 0, f"the table painted {paints.rows[:5]} rows first"
+    assert rebuilds and all(rows_painted > 0 for rows_painted in rebuilds), rebuilds
+    assert len(rebuilds) <= 2, rebuilds
+    assert window.detail.mode == "production"
+    assert sum(scene.state.counts.values()) == 10_000
+
+
+def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
+    make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open_production hands the opening and the first page to a reader before it returns:
+    the page is read while the GUI thread is still busy (here: blocked), not at a later turn
+    of its loop (before, the page waited for that turn, which came after a paint of the window)."""
+    window = make_window()
+    read = threading.Event()
+    jobs_page = reads.jobs_page
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        page = jobs_page(*args, **kwargs)
+        read.set()
+        return page
+
+    monkeypatch.setattr(reads, "jobs_page", reading)
+    window.open_production(big_copy)
+    assert read.wait(10), "the first page was not read while the GUI thread was busy"
+    session = window.session
+    assert session is not None
+    window.close()
+
+
+def test_a_page_that_does_not_come_does_not_hold_the_window_back(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold has a bound: while the first page is still being read (here: held back until the
+    window has painted), the window paints its empty table ("Loading…"), then the rows."""
+    window = make_window()
+    qtbot.waitExposed(window)
+    paints = TablePaints(window)
+    painted_empty = threading.Event()
+    jobs_page = reads.jobs_page
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        painted_empty.wait(30)
+        return jobs_page(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "jobs_page", slow)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: 0 in paints.rows)
+    session = window.session
+    assert session is not None and session.table.loading
+    painted_empty.set()
+    wait_for(qtbot, lambda: ready(window) and any(n > 0 for n in paints.rows))
+    wait_for(qtbot, lambda: window.detail.scene.state.counts.get(JobState.REQUESTED) == 10_000)
