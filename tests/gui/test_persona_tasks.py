@@ -6,13 +6,16 @@ meets. It checks the outcome in the store and pins the number of actions, so a c
 adds a click to one of these tasks fails here. Before the Failed card listed the most recent
 failures first, (a) took 6 actions: the card, the table scrolled right to its Finished column,
 a click on its header (oldest first), the table scrolled right again (a new order starts at
-the left edge), the header again (newest first), the row.
+the left edge), the header again (newest first), the row. A header click now keeps the
+table's scroll, and the Finished header's first click lists what finished last first.
 
 ====================================================  =======  ===========================================
 Task                                                  Actions  What they are
 ====================================================  =======  ===========================================
 (a) producer: the most recent failure, and why        2        the Failed card (most recently failed
                                                                first), its first row
+    ... from the whole list, by the Finished header   3        the scroll bar's track (the Finished column
+                                                               into view), the Finished header, the row
 (b) producer: retry that failed job                   4        (a), Retry… in the job's detail, Retry
                                                                in the confirmation
 (c) editor: an original re-delivered -> Stale 0       4        the Artifacts tab, the original's row,
@@ -60,6 +63,7 @@ CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModi
 
 # The counts measured (each test asserts at most this many actions).
 MOST_RECENT_FAILURE = 2
+FINISHED_HEADER = 3
 RETRY = 4
 STALE_TO_ZERO = 4
 CANCEL_STUCK = 4
@@ -115,10 +119,22 @@ def find_most_recent_failure(qtbot: Any, window: MainWindow, user: User, latest:
     user.click(window.summary.cards[JobState.FAILED], "click the Failed card")
     wait_for(qtbot, lambda: ready(window) and session.table.rowCount() == 5)
     table = window.table
+    if session.filter.sort != "finished":  # not listed by when they failed
+        sort_by_finished(qtbot, window, user)
+    wait_for(qtbot, lambda: ready(window) and listed(window)[0] == latest)
+    user.click_row(table, 0, column("kind"), "click the first row")
+    wait_for(qtbot, lambda: shown_job(window) == latest)
+
+
+def sort_by_finished(qtbot: Any, window: MainWindow, user: User) -> None:
+    """Newest finished first, by the Finished column's header (scrolled into view first)."""
+    session, table = window.session, window.table
+    assert session is not None
     header = table.horizontalHeader()
     finished = column("finished")
-    while not (session.filter.sort == "finished" and session.filter.newest_first):
-        # Not listed by when they failed: sort by the Finished column (scrolled into view first).
+    for _ in range(3):
+        if session.filter.sort == "finished" and session.filter.newest_first:
+            return
         if header.sectionViewportPosition(finished) + 20 > table.viewport().width():
             bar = table.horizontalScrollBar()
             user.click(bar, "click the scroll bar's track right of its handle", page_right(bar))
@@ -126,9 +142,7 @@ def find_most_recent_failure(qtbot: Any, window: MainWindow, user: User, latest:
         before = session.filter
         user.click(header, "click the Finished header", pos=QPoint(pos, header.height() // 2))
         wait_for(qtbot, lambda before=before: ready(window) and session.filter != before)
-    wait_for(qtbot, lambda: ready(window) and listed(window)[0] == latest)
-    user.click_row(table, 0, column("kind"), "click the first row")
-    wait_for(qtbot, lambda: shown_job(window) == latest)
+    raise AssertionError(f"not sorted newest finished first: {session.filter}")
 
 
 def page_right(bar: QScrollBar) -> QPoint:
@@ -155,6 +169,26 @@ def test_a_producer_finds_the_most_recent_failure_and_reads_why(
     assert failure.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
     done = user.done()
     assert len(done) <= MOST_RECENT_FAILURE, done
+
+
+def test_a_from_the_whole_list_the_finished_header_puts_what_finished_last_first(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """The same question from the list of every job: the Finished column's first click lists
+    what finished last first, and the column stays in view (a sort keeps the table's scroll)."""
+    _ids, latest = failures(builder)
+    window = opened(qtbot, make_window, builder.production.location, builder.production.clock)  # type: ignore[arg-type]
+    user = User(window)
+    sort_by_finished(qtbot, window, user)
+    table, header = window.table, window.table.horizontalHeader()
+    wait_for(qtbot, lambda: ready(window) and listed(window)[0] == latest)
+    left = header.sectionViewportPosition(column("finished"))
+    assert left >= 0 and left + 20 <= table.viewport().width()  # the column clicked is in view
+    user.click_row(table, 0, column("finished"), "click the first row")
+    wait_for(qtbot, lambda: shown_job(window) == latest)
+    assert "moov atom not found" in window.detail.failure.toPlainText()
+    done = user.done()
+    assert len(done) <= FINISHED_HEADER, done
 
 
 def test_b_a_producer_retries_that_failed_job(
