@@ -28,6 +28,8 @@ Task                                                  Actions  What they are
 (d) supervisor: cancel a stuck claim                  4        the Stuck claims card, its row, Del,
                                                                Cancel 1 job in the confirmation
 (e) supervisor: a job by its ticket number, detail    3        Ctrl+F, the ticket typed, the row found
+    ... and the ticket read in the detail             4        the detail paged down once (its Parameters
+                                                               are below the diagram and the facts)
 ====================================================  =======  ===========================================
 """
 
@@ -39,7 +41,7 @@ from typing import Any
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QScrollBar, QStyle, QStyleOptionSlider, QToolButton, QWidget
+from PySide6.QtWidgets import QScrollArea, QScrollBar, QStyle, QStyleOptionSlider, QToolButton, QWidget
 
 from postproject import (
     FakeClock,
@@ -75,6 +77,7 @@ STALE_TO_ZERO = 4
 STALE_CARD_TO_ZERO = 5
 CANCEL_STUCK = 4
 FIND_TICKET = 3
+TICKET_READ = 4
 
 
 def opened(
@@ -152,14 +155,18 @@ def sort_by_finished(qtbot: Any, window: MainWindow, user: User) -> None:
     raise AssertionError(f"not sorted newest finished first: {session.filter}")
 
 
+def page_down(bar: QScrollBar) -> QPoint:
+    return page_right(bar)
+
+
 def page_right(bar: QScrollBar) -> QPoint:
-    """A point on a scroll bar's track right of its handle (a click there pages right)."""
+    """A point on a scroll bar's track right of (or below) its handle: a click there pages on."""
     option = QStyleOptionSlider()
     bar.initStyleOption(option)
     rect = bar.style().subControlRect(
         QStyle.ComplexControl.CC_ScrollBar, option, QStyle.SubControl.SC_ScrollBarAddPage, bar
     )
-    assert rect.width() > 2, "the scroll bar's handle already touches its right end"
+    assert min(rect.width(), rect.height()) > 2, "the scroll bar's handle already touches its end"
     return rect.center()
 
 
@@ -375,5 +382,15 @@ def test_e_a_supervisor_finds_a_job_by_its_ticket_number(
     wait_for(qtbot, lambda: shown_job(window) == wanted)
     params = window.detail.param_model
     assert [params.record(r)[2] for r in range(params.rowCount())] == ["TCK-054321"]
-    done = user.done()
+    done = list(user.done())
     assert len(done) <= FIND_TICKET, done
+    # The ticket itself is in the Parameters, below the diagram, the facts and the attempts:
+    # reading it takes the detail paged down (what the count above leaves out).
+    view = window.detail.params_view
+    bar = window.detail.findChild(QScrollArea).verticalScrollBar()  # type: ignore[union-attr]
+    for _ in range(6):
+        if in_view(view).height() == view.height():
+            break
+        user.click(bar, "click the detail's scroll bar below its handle", page_down(bar))
+    assert in_view(view).height() == view.height(), "the ticket never came into view"
+    assert len(user.done()) <= TICKET_READ, user.done()
