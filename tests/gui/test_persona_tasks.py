@@ -14,6 +14,7 @@ Task                                                  Actions  What they are
 ====================================================  =======  ===========================================
 (a) producer: the most recent failure, and why        2        the Failed card (most recently failed
                                                                first), its first row
+    ... from the lifecycle diagram                    2        its Failed state, the first row
     ... from the whole list, by the Finished header   3        the scroll bar's track (the Finished column
                                                                into view), the Finished header, the row
 (b) producer: retry that failed job                   4        (a), Retry… in the job's detail, Retry
@@ -181,6 +182,26 @@ def test_a_producer_finds_the_most_recent_failure_and_reads_why(
     assert in_view(failure).height() == failure.height() > 0  # all of it on screen
     assert "moov atom not found" in failure.toPlainText()
     assert failure.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    done = user.done()
+    assert len(done) <= MOST_RECENT_FAILURE, done
+
+
+def test_a_from_the_lifecycle_diagram_the_failed_state_lists_the_most_recent_failure_first(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """The same question from the production's lifecycle diagram (the detail panel as the
+    window opens): its Failed state lists the failed jobs as the card does."""
+    _ids, latest = failures(builder)
+    window = opened(qtbot, make_window, builder.production.location, builder.production.clock)  # type: ignore[arg-type]
+    user = User(window)
+    view, node = window.detail.diagram, window.detail.scene.nodes[JobState.FAILED]
+    point = view.mapFromScene(node.sceneBoundingRect().center())
+    user.click(view.viewport(), "click Failed in the lifecycle diagram", point)
+    wait_for(qtbot, lambda: ready(window) and window.session.filter.state is JobState.FAILED)  # type: ignore[union-attr]
+    wait_for(qtbot, lambda: ready(window) and listed(window)[:1] == [latest])
+    user.click_row(window.table, 0, column("kind"), "click the first row")
+    wait_for(qtbot, lambda: shown_job(window) == latest)
+    assert "moov atom not found" in window.detail.failure.toPlainText()
     done = user.done()
     assert len(done) <= MOST_RECENT_FAILURE, done
 
