@@ -88,7 +88,7 @@ def opened(
     window = make_window(location, clock)
     window.resize(*SIZE)
     window.activateWindow()
-    qtbot.waitUntil(lambda: window.isActiveWindow() and window.size().width() == SIZE[0])
+    wait_for(qtbot, lambda: window.isActiveWindow() and window.size().width() == SIZE[0])
     wait_for(qtbot, lambda: ready(window) and window.session is not None and window.session.table.rowCount())
     assert window.workspaces.current.key == "producer" and window.tabs.currentIndex() == JOBS
     return window
