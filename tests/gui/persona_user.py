@@ -12,6 +12,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPoint, QRect, Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -33,6 +34,7 @@ class User:
         self.window = window
         self.actions: list[str] = []
         self.failures: list[str] = []  # what a dialog answer could not find (checked by done())
+        self.waiting: list[str] = []  # dialog and menu answers not given yet (checked by done())
 
     @property
     def count(self) -> int:
@@ -60,7 +62,16 @@ class User:
         point = widget.rect().center() if pos is None else pos
         target, local = _under(widget, point)
         click = QTest.mouseDClick if double else QTest.mouseClick
-        self._do(what, lambda: click(target, button, keys, local))
+
+        def act() -> None:
+            click(target, button, keys, local)
+            if button == RIGHT:  # what the window system sends with a right click (QTest does not)
+                menu = QContextMenuEvent(
+                    QContextMenuEvent.Reason.Mouse, local, target.mapToGlobal(local), keys
+                )
+                QApplication.sendEvent(target, menu)
+
+        self._do(what, act)
 
     def click_cell(
         self,
@@ -107,17 +118,20 @@ class User:
 
     def _when(self, find: Callable[[], Any], then: Callable[[Any], None], what: str) -> None:
         deadline = time.monotonic() + 20
+        self.waiting.append(what)
 
         def poll() -> None:
             found = find()
             if found is not None:
+                self.waiting.remove(what)
                 then(found)
             elif time.monotonic() < deadline:
-                QTimer.singleShot(20, poll)
+                QTimer.singleShot(20, self.window, poll)
             else:
+                self.waiting.remove(what)
                 self.failures.append(f"{what}: it never showed")
 
-        QTimer.singleShot(0, poll)
+        QTimer.singleShot(0, self.window, poll)  # dropped with the window
 
     def _click_button(self, dialog: QDialog, text: str, what: str) -> None:
         buttons = [b for b in dialog.findChildren(QAbstractButton) if b.isVisible() and b.text() == text]
@@ -140,7 +154,7 @@ class User:
 
     def done(self) -> list[str]:
         """The actions, once every dialog and menu answer found what it was told to click."""
-        assert not self.failures, self.failures
+        assert not self.failures and not self.waiting, (self.failures, self.waiting)
         return self.actions
 
 

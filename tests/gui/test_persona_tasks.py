@@ -22,7 +22,8 @@ Task                                                  Actions  What they are
 (c) editor: an original re-delivered -> Stale 0       4        the Artifacts tab, the original's row,
                                                                Ctrl+Shift+D (regenerate stale downstream),
                                                                Enqueue 2 jobs in the preview; the workers
-                                                               then run
+                                                               then run. With the mouse alone also 4: the
+                                                               row's menu instead of a click and the keys
     ... from the Stale card                           5        the Stale card, the first stale artifact,
                                                                Shift+click the second, Plan regeneration…,
                                                                Enqueue 2 jobs
@@ -40,6 +41,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QScrollArea, QScrollBar, QStyle, QStyleOptionSlider, QToolButton, QWidget
@@ -62,7 +64,7 @@ from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.farm_scene import build_farm
 from tests.gui.helpers import KIND, ProductionBuilder, ready, wait_for
-from tests.gui.persona_user import User, in_view
+from tests.gui.persona_user import RIGHT, User, in_view
 from tests.gui.test_converging_regeneration import clip, make_show, run_worker  # noqa: F401 - a fixture
 from tests.gui.test_monitor_postgresql import pg_builder  # noqa: F401 - a fixture
 
@@ -248,12 +250,17 @@ def test_b_a_producer_retries_that_failed_job(
 # --- (c): the editor -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("how", ["shortcut", "row menu"])
 def test_c_an_editor_regenerates_what_a_redelivered_original_made_stale(
     qtbot: Any,
     make_window: WindowFactory,
     tmp_path: Path,
     clip: Any,  # noqa: F811 - the fixture
+    how: str,
 ) -> None:
+    """The Artifacts tab, then "Regenerate stale downstream" on the original: by its shortcut
+    (named in the Artifacts menu and the row's menu) once the row is selected, or with the
+    mouse alone from the row's menu (the right click selects the row)."""
     path, original, _thumb_job = make_show(tmp_path, clip)
     window = opened(qtbot, make_window, path, None)
     stale = window.summary.stale_card
@@ -266,13 +273,14 @@ def test_c_an_editor_regenerates_what_a_redelivered_original_made_stale(
     wait_for(qtbot, lambda: row_of(proxy, str(original)) is not None)
     row = row_of(proxy, str(original))
     assert row is not None
-    user.click_row(table, row, 1, "click the original's row")
-    assert window.knowledge.targets() == [original]
     user.answer("Enqueue 2 jobs", "confirm the preview: Enqueue 2 jobs")
-    # Its shortcut (named in the Artifacts menu and the row's menu; with the mouse, the row's
-    # menu or the Artifacts menu, one action more: the bar above the table has no room for a
-    # fourth button at 1024 px).
-    user.press(Qt.Key.Key_D, "Ctrl+Shift+D: regenerate stale downstream", CTRL_SHIFT)
+    if how == "shortcut":
+        user.click_row(table, row, 1, "click the original's row")
+        assert window.knowledge.targets() == [original]
+        user.press(Qt.Key.Key_D, "Ctrl+Shift+D: regenerate stale downstream", CTRL_SHIFT)
+    else:
+        user.choose("Regenerate stale downstream…", "choose Regenerate stale downstream… in its menu")
+        user.click_row(table, row, 1, "right-click the original's row", button=RIGHT)
     the_farm_brings_stale_to_zero(qtbot, window, path)
     done = user.done()
     assert len(done) <= STALE_TO_ZERO, done
