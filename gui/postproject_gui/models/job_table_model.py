@@ -66,6 +66,7 @@ FOREGROUND, DECORATION, ACCESSIBLE = (
         Qt.ItemDataRole.AccessibleTextRole,
     )
 )
+INITIAL_ORDER = int(Qt.ItemDataRole.InitialSortOrderRole.value)  # a header's first click
 ALIGN_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 ALIGN_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
@@ -369,6 +370,8 @@ class JobTableModel(QAbstractTableModel):
             return (col.description or col.title) + sorting
         if role == ALIGNMENT:
             return ALIGN_RIGHT if col.align_right else ALIGN_LEFT
+        if role == INITIAL_ORDER and col.sort == "finished":
+            return Qt.SortOrder.DescendingOrder  # a first click: what finished last on top
         return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:

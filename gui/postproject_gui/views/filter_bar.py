@@ -70,13 +70,14 @@ class FilterBar(QFrame):
         self.search.setObjectName("searchField")
         self.search.setAccessibleName("Search jobs")
         self.search.setPlaceholderText(
-            "Search every job: kinds, assets, agents, workers, diagnostics, ids   Ctrl+F"
+            "Search every job: kinds, assets, workers, diagnostics, parameters (tickets), ids   Ctrl+F"
         )
         self.search.setClearButtonEnabled(True)
         self.search.setToolTip(
             "Searches every job in the production (the store's text index), not only those loaded.\n"
             "Each word must appear in the job's kind, output asset name, an agent or worker that\n"
-            "ran it, or its diagnostic (case-insensitive, any part of a word), or end its id (6+ hex digits)."
+            "ran it, its diagnostic or a text value of its parameters (a ticket such as TCK-054321,\n"
+            "a take, a shot; case-insensitive, any part of a word), or end its id (6+ hex digits)."
         )
         self.time = QComboBox(self)
         self.time.setObjectName("timeFilter")

@@ -118,6 +118,7 @@ class JobTableView(QTableView):
         self.row_actions: list[QAction | None] = []  # context menu, set by the window
         self._user_hidden = {i for i, c in enumerate(COLUMNS) if not c.visible}
         self._listing: tuple[JobState | None, bool] = (None, False)  # (state, stuck) shown
+        self._reordering = False  # while a header click asks for its order
         self._empty_text = ""
         self._muted = QColor("#6b7280")
         self._anchor: tuple[QPersistentModelIndex, int] | None = None
@@ -333,10 +334,14 @@ class JobTableView(QTableView):
         """Show the order, and hide the columns that are necessarily empty for this listing
         (no lease on failed jobs, no diagnostic on claimed ones); the user's own choice of
         columns is kept apart and comes back with the next listing."""
+        same_columns = self._listing == (state, stuck)
         self._listing = (state, stuck)
         self._apply_visibility()
         self.show_order(newest_first, stuck, sort)
-        self.horizontalScrollBar().setValue(0)  # a new list starts at its left edge: State in view
+        if not (self._reordering and same_columns):
+            # A new list starts at its left edge (State in view); a header click that only
+            # reorders it keeps the columns where they are, the one clicked still in view.
+            self.horizontalScrollBar().setValue(0)
         self.scrollToTop()
 
     def _apply_visibility(self) -> None:
@@ -377,7 +382,11 @@ class JobTableView(QTableView):
         if wanted is None:  # the store cannot sort by this column: keep the indicator where it was
             self.show_order(flt.newest_first, False, flt.sort)
             return
-        self.order_requested.emit(*wanted)
+        self._reordering = True
+        try:
+            self.order_requested.emit(*wanted)
+        finally:
+            self._reordering = False
 
     def _header_menu(self, pos: QPoint) -> None:
         menu = QMenu(self)

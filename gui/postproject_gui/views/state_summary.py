@@ -1,6 +1,7 @@
 """The state summary bar: how many jobs are in each state, stuck claims and stale artifacts.
 
-A card click means "show me these": a job count lists its jobs in the Jobs tab, the stale
+A card click means "show me these": a job count lists its jobs in the Jobs tab (the finished
+states by when they finished, the newest first: see :func:`card_order`), the stale
 card opens the Artifacts tab with only the stale or diverged artifacts listed. A card looks
 selected only while what it lists is on screen (so never two at once, and never a card whose
 click would turn its own filter off from another tab); clicking the selected card in the
@@ -21,6 +22,20 @@ from postproject_gui.look.states import HEALTH_LOOKS, STATE_LOOKS, ClaimHealth, 
 from postproject_gui.look.theme import Theme, paint_artifact_glyph, paint_glyph
 from postproject_gui.services.filters import JobFilter
 from postproject_gui.services.types import ClaimOutlook, JobCounts, StaleCount
+
+FINISHED = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+
+
+def card_order(flt: JobFilter, state: JobState | None) -> JobFilter:
+    """The order a card lists its jobs in: succeeded, failed or cancelled jobs by when they
+    finished, the newest first (the most recent failure on top, whenever it was requested);
+    the others, and all jobs again, in request order. A sort by another column (kind,
+    priority, ...) that the user chose is kept."""
+    if state in FINISHED and flt.sort == "requested":
+        return flt.with_(sort="finished", newest_first=True)
+    if state not in FINISHED and flt.sort == "finished":
+        return flt.with_(sort="requested", newest_first=True)
+    return flt
 
 
 class CountCard(QToolButton):
@@ -239,7 +254,8 @@ class StateSummary(QFrame):
 
     def _toggle_state(self, state: JobState) -> None:
         same = self._jobs_shown and self._filter.state is state and not self._filter.stuck
-        self.filter_requested.emit(self._filter.with_(state=None if same else state, stuck=False))
+        shown = None if same else state
+        self.filter_requested.emit(card_order(self._filter.with_(state=shown, stuck=False), shown))
         self._sync()
 
     def _toggle_stuck(self) -> None:

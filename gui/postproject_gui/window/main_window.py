@@ -48,7 +48,7 @@ from postproject_gui.views.dashboard_tab import DashboardTab
 from postproject_gui.views.event_log import EventLogDock
 from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.notifications import NoticeBar, Notifier
-from postproject_gui.views.state_summary import StateSummary
+from postproject_gui.views.state_summary import StateSummary, card_order
 from postproject_gui.views.status import StatusBar
 from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
@@ -238,9 +238,7 @@ class MainWindow(QMainWindow):
         self.table.selection_changed_rows.connect(lambda _n: self._selection_changed())
         self.detail.action_requested.connect(lambda action: self.jobs.on_diagram_action(action))
         self.detail.copy_requested.connect(lambda what: self.jobs.copy_shown(what))
-        self.detail.state_clicked.connect(
-            lambda value: self._set_filter(self._filter().with_(state=JobState(value), stuck=False))
-        )
+        self.detail.state_clicked.connect(self._state_clicked)
         self.detail.link_activated.connect(self._link)
         self.log.job_activated.connect(lambda text: self.select_job(JobId.parse(text)))
 
@@ -400,7 +398,9 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentIndex(WORKERS)
         else:
             self._summary_filter(
-                JobFilter(state=JobState.FAILED) if topic == "failed" else JobFilter(stuck=True)
+                card_order(JobFilter(state=JobState.FAILED), JobState.FAILED)
+                if topic == "failed"
+                else JobFilter(stuck=True)
             )
 
     def _apply_workspace_filter(self, flt: JobFilter) -> None:
@@ -455,6 +455,11 @@ class MainWindow(QMainWindow):
         """A failure group lists its jobs: failed, with the group's search, in the table."""
         self.tabs.setCurrentIndex(JOBS)
         self._set_filter(JobFilter(state=JobState.FAILED, kind=self._filter().kind, text=group.search))
+
+    def _state_clicked(self, value: str) -> None:
+        """A state of the lifecycle diagram lists its jobs, in the order its card would."""
+        state = JobState(value)
+        self._set_filter(card_order(self._filter().with_(state=state, stuck=False), state))
 
     def _summary_filter(self, flt: JobFilter) -> None:
         """A job count card lists its jobs: in the Jobs tab."""
