@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 import pytest
@@ -144,18 +145,11 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
     their writes still queued, so their savepoints never reach the server (no SAVEPOINT, no
     RELEASE, no subtransaction). An operation that reads inside its savepoint still sends it:
     tests/contract/test_engine_contract.py rolls such savepoints back on both engines."""
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query).split(None, 1)[0].upper())
-        return execute(self, query, *args, **kwargs)
-
     output = tmp_path / "out.mov"
     output.write_bytes(b"out")
     with Production.create(postgres_uri) as production:
         lease, job = _claimed(production, tmp_path)
-        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        sent = _recording(monkeypatch, lambda query, _: query.split(None, 1)[0].upper())
         with production.edit() as tx:
             rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
             activity = tx.create_activity(
@@ -169,6 +163,22 @@ def test_an_operation_without_a_round_trip_sends_no_savepoint(
         # publish: migration 0012), COMMIT
         assert sent == ["BEGIN", "SELECT", "WITH", "SELECT", "COMMIT"]
         assert production.job(lease.job_id).state is JobState.SUCCEEDED
+
+
+T = TypeVar("T")
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch, entry: Callable[[str, Any], T]) -> list[T]:
+    """From now on, ``entry(query text, parameters)`` of every statement a cursor executes."""
+    sent: list[T] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
+        sent.append(entry(str(query), params))
+        return execute(self, query, params, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    return sent
 
 
 def _publish_arrays(sent: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -189,13 +199,6 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
     pp_number and write the revision's number: pp_publish renumbers none of them, only the job
     (its transition goes before the numbering lock, with its dependents' counts: the first job
     here has a dependent, which becomes claimable). The rows carry the revision's number."""
-    sent: list[tuple[str, Any]] = []
-    execute = psycopg.Cursor.execute
-
-    def recorded(self: Any, query: Any, params: Any = None, *args: Any, **kwargs: Any) -> Any:
-        sent.append((str(query), params))
-        return execute(self, query, params, *args, **kwargs)
-
     source = tmp_path / "source.mov"
     source.write_bytes(b"source")
     with Production.create(postgres_uri) as production:
@@ -211,7 +214,7 @@ def test_a_completion_writes_its_rows_once_with_their_final_number(
                 )
             )
             tx.commit()
-        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        sent = _recording(monkeypatch, lambda query, params: (query, params))
         for _ in range(2):  # the upstream first (depended on), then its dependent
             with production.edit() as tx:
                 lease = tx.claim_next_job_lease(TOOL, LEASE)
@@ -252,18 +255,11 @@ def test_a_completion_numbered_first_records_its_principal(
     """The principal (migration 0008, a transaction-local setting the revision's column reads)
     is set before pp_number, so a completion whose rows are written with their final number
     (a worker through the service) still records who acted; its inserts keep the final number."""
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return execute(self, query, *args, **kwargs)
-
     with Production.create(postgres_uri) as production:
         lease, job = _claimed(production, tmp_path)
         output = tmp_path / "out.mov"
         output.write_bytes(b"out")
-        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        sent = _recording(monkeypatch, lambda query, _: query)
         with production.edit(origin="postproject-service", principal="render-node-7") as tx:
             rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
             activity = tx.create_activity(
@@ -319,18 +315,11 @@ def test_a_value_json_text_cannot_carry_is_committed_by_the_statements(
     """An edit that only adds metadata commits through pp_commit (0012); one whose value holds
     a NUL (JSON's \\u0000, which PostgreSQL's jsonb refuses) goes as pp_number, the insert and
     pp_publish instead, and both read back as they were asserted, in order."""
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return execute(self, query, *args, **kwargs)
-
     with Production.create(postgres_uri) as production:
         with production.edit() as tx:
             asset = tx.create_asset("A")
             tx.commit()
-        monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+        sent = _recording(monkeypatch, lambda query, _: query)
         for values in (["proxy-720p", "proxy-1080p"], ["nul \x00 inside", "after it"]):
             sent.clear()
             with production.edit() as tx:
