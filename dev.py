@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import venv
 from pathlib import Path
 
@@ -125,18 +126,49 @@ def apt_install(packages: list[str], *flags: str) -> bool:
     )
 
 
-def ensure_system_packages(libraries: dict[str, str], commands: dict[str, str] | None = None) -> None:
-    packages = missing_libraries(libraries)
-    packages += sorted(
-        {package for command, package in (commands or {}).items() if not shutil.which(command)}
-    )
-    if not packages or apt_install(packages):
-        return
-    sys.exit(
-        "These system packages are missing:\n"
-        f"    sudo apt-get install {' '.join(packages)}\n"
-        "(names for Debian/Ubuntu; other distributions ship the same libraries)"
-    )
+class SystemPackages:
+    """The system packages a command needs, installed by one apt-get run in the background
+    while pip installs the Python packages (on a fresh machine each takes about a minute).
+
+    ``required``: what the command cannot run without (it stops, naming them, when they cannot
+    be installed); ``postgresql``: PostgreSQL's server programs, which the tests start their own
+    server from (without them those tests are skipped, and fail under CI=true)."""
+
+    def __init__(
+        self,
+        libraries: dict[str, str],
+        commands: dict[str, str] | None = None,
+        *,
+        postgresql: bool = False,
+    ) -> None:
+        self.required = missing_libraries(libraries) + sorted(
+            {package for command, package in (commands or {}).items() if not shutil.which(command)}
+        )
+        wants_server = postgresql and sys.platform.startswith("linux") and not has_postgresql_server()
+        self.optional = ["postgresql"] if wants_server else []
+        self._installed = True
+        self._thread: threading.Thread | None = None
+        if self.required or self.optional:
+            self._thread = threading.Thread(target=self._install, name="apt-get", daemon=True)
+            self._thread.start()
+
+    def _install(self) -> None:
+        self._installed = apt_install(self.required + self.optional, "--no-install-recommends")
+
+    def wait(self) -> None:
+        """Wait for the installation; stop if what is required is still missing."""
+        if self._thread is None:
+            return
+        self._thread.join()
+        if self._installed:
+            return
+        if self.required:
+            sys.exit(
+                "These system packages are missing:\n"
+                f"    sudo apt-get install {' '.join(self.required + self.optional)}\n"
+                "(names for Debian/Ubuntu; other distributions ship the same libraries)"
+            )
+        say("PostgreSQL's server is missing (sudo apt-get install postgresql): its tests will be skipped")
 
 
 def has_postgresql_server() -> bool:
@@ -144,15 +176,6 @@ def has_postgresql_server() -> bool:
     if configured := os.environ.get("POSTPROJECT_PG_BINDIR"):
         return (Path(configured) / "initdb").is_file()
     return any(Path("/usr/lib/postgresql").glob("*/bin/initdb")) or shutil.which("initdb") is not None
-
-
-def ensure_postgresql_server() -> None:
-    """The PostgreSQL tests start their own server from the system's binaries: install them when
-    missing and we can; otherwise say so (those tests are then skipped, and fail under CI=true)."""
-    if has_postgresql_server() or not sys.platform.startswith("linux"):
-        return
-    if not apt_install(["postgresql"], "--no-install-recommends"):
-        say("PostgreSQL's server is missing (sudo apt-get install postgresql): its tests will be skipped")
 
 
 def test_processes() -> int:
@@ -175,9 +198,9 @@ def parallel_options(args: list[str]) -> list[str]:
 
 
 def test(args: list[str]) -> int:
+    system = SystemPackages(QT_LIBRARIES, TEST_COMMANDS, postgresql=True)
     setup("gui,test,bench,postgresql,service")
-    ensure_system_packages(QT_LIBRARIES, TEST_COMMANDS)
-    ensure_postgresql_server()
+    system.wait()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
     pytest = [PYTHON, "-m", "pytest", *parallel_options(args), *args]
     if args:
@@ -210,16 +233,16 @@ def test(args: list[str]) -> int:
 
 def demo(args: list[str]) -> int:
     postgres = "--postgres" in args
+    x11 = bool(os.environ.get("DISPLAY")) and not os.environ.get("WAYLAND_DISPLAY")
+    system = SystemPackages(QT_LIBRARIES | (QT_X11_LIBRARIES if x11 else {}), postgresql=postgres)
     # --service (passed on to demo run): the workers through a local service.
     setup(
         ",".join(
             ["gui", *(["postgresql"] if postgres else []), *(["service"] if "--service" in args else [])]
         )
     )
-    ensure_system_packages(QT_LIBRARIES)
-    if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        ensure_system_packages(QT_X11_LIBRARIES)
-    elif not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith(
+    system.wait()
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith(
         "linux"
     ):
         say("no display found: the monitor will run offscreen (use --snapshot to save pictures)")
@@ -236,7 +259,6 @@ def demo_postgres(args: list[str]) -> int:
     """The demo on a local PostgreSQL server kept in .pgdata/ (reused by later runs): the demo
     production in it, workers as separate processes connecting over TCP, the monitor on its URI.
     Ctrl-C or closing the monitor stops the workers, then the server."""
-    ensure_postgresql_server()
     if not has_postgresql_server():
         sys.exit("the PostgreSQL demo needs PostgreSQL's server programs: sudo apt-get install postgresql")
     # POSTPROJECT_DEMO_PGDATA lets the demo test keep the server in a scratch folder.
@@ -246,8 +268,9 @@ def demo_postgres(args: list[str]) -> int:
 
 
 def bench(args: list[str]) -> int:
+    system = SystemPackages({}, postgresql=True)
     setup("gui,test,bench,postgresql,service")
-    ensure_postgresql_server()
+    system.wait()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     return run(PYTHON, "benchmarks/run_all.py", *args, env=env)
 
