@@ -197,11 +197,22 @@ def parallel_options(args: list[str]) -> list[str]:
     return [] if chosen else ["--numprocesses", str(test_processes()), "--dist", "loadgroup"]
 
 
+def test_environment() -> dict[str, str]:
+    """Offscreen, with Python's compiled bytecode cached under ``.venv/pycache`` rather than beside
+    the sources (the checkout stays clean). Without a cache every process the suite starts
+    (the pytest-xdist workers, and the workers, services and monitors the tests spawn)
+    compiled the project's modules again, and pytest rewrote every test module's asserts again
+    in each worker: collecting the suite took 13.6 s of CPU per worker without, 4.8 s with."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPYCACHEPREFIX=str(VENV / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (set by some environments; it would turn the cache off)
+    return env
+
+
 def test(args: list[str]) -> int:
     system = SystemPackages(QT_LIBRARIES, TEST_COMMANDS, postgresql=True)
     setup("gui,test,bench,postgresql,service")
     system.wait()
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONDONTWRITEBYTECODE="1")
+    env = test_environment()
     pytest = [PYTHON, "-m", "pytest", *parallel_options(args), *args]
     if args:
         say("running the test suite (offscreen)")
