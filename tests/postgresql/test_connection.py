@@ -7,6 +7,7 @@ import threading
 import psycopg
 import pytest
 
+from postproject import Production
 from postproject.model.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
 from postproject.storage.postgresql import connection, errors, uri
 from postproject.storage.postgresql.localserver import LocalServer, free_port
@@ -78,6 +79,45 @@ def test_every_pooled_connection_is_bound_to_the_schema(postgres_database: Datab
         assert len({row[1] for row in seen}) == 3  # three distinct sessions, each configured
     finally:
         pool.close()
+
+
+def test_a_handed_over_connection_is_the_pools_first(postgres_database: Database) -> None:
+    """The pool opens on the caller's connection (no second handshake) and makes new ones after
+    it, each bound to the schema like the first."""
+    target = parsed(postgres_database.uri(production="handed"))
+    first = connection.connect(target, autocommit=True)
+    first_pid = first.info.backend_pid
+    pool = connection.open_pool(target, autocommit=True, check=False, min_size=1, max_size=2, first=first)
+    try:
+        with pool.connection() as one, pool.connection() as two:
+            pids = {conn.info.backend_pid for conn in (one, two)}
+            paths = {(conn.execute("SHOW search_path").fetchone() or ())[0] for conn in (one, two)}
+        assert first_pid in pids and len(pids) == 2
+        assert paths == {"handed"}
+    finally:
+        pool.close()
+    assert first.closed  # the pool owned it
+
+
+def test_a_read_only_open_connects_once(postgres_database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening read-only (as the monitor's readers do) makes one connection, not one to check the
+    schema and another for the reads: a connection is a server process and a handshake, the
+    largest part of the time to a production's first page."""
+    location = postgres_database.uri(production="once")
+    Production.create(location).close()
+    connects: list[str] = []
+    connect = psycopg.Connection.connect.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[psycopg.Connection[object]], *args: object, **kwargs: object) -> object:
+        connects.append(threading.current_thread().name)
+        return connect(cls, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(counted))  # (the pool's)
+    monkeypatch.setattr(psycopg, "connect", psycopg.Connection.connect)  # (an alias made at import)
+    with Production.open(location, read_only=True) as production:
+        assert production.jobs(limit=10).items == ()
+        assert production.latest_sequence() == 0
+    assert len(connects) == 1, connects
 
 
 def test_a_pool_with_no_free_connection_is_busy(postgres_database: Database) -> None:

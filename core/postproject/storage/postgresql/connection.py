@@ -60,26 +60,42 @@ def open_pool(
     autocommit: bool = False,
     configure: Callable[[Connection], None] | None = None,
     check: bool = True,
+    first: Connection | None = None,
 ) -> Pool:
     """An open pool of connections to ``uri``, each with ``search_path`` = the production's schema
     (then ``configure``).
 
     Unless ``check`` is false (the caller has just connected), one direct connection is made
     first, so a bad URI, password or server fails here with a clear error instead of a pool
-    timeout. ``timeout`` bounds ``pool.connection()`` waits.
+    timeout. ``timeout`` bounds ``pool.connection()`` waits. ``first``: a connection the caller
+    made to ``uri`` with these settings (``autocommit``, ``configure``; idle) and hands over, as
+    the pool's first connection: the pool then opens without connecting again (a connection
+    costs the server a process and both sides a handshake).
     """
     if check:
         connect(uri, application_name=application_name).close()
     production = uri.production
     extra = configure
+    handed = [first] if first is not None else []
 
     def configure_one(conn: Connection) -> None:
+        if conn is first:
+            return  # (configured when it was made)
         set_search_path(conn, production)
         if extra is not None:
             extra(conn)
 
+    class PoolConnection(psycopg.Connection[Any]):
+        @classmethod
+        def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+            """The handed-over connection the first time, a new one after."""
+            if handed:
+                return handed.pop()
+            return super().connect(conninfo, **kwargs)
+
     pool: Pool = ConnectionPool(
         uri.conninfo,
+        connection_class=PoolConnection,
         kwargs={"autocommit": autocommit, **_defaults(uri, application_name)},
         min_size=min_size,
         max_size=max_size,

@@ -55,12 +55,16 @@ class PostgresEngine:
                 self._clock.probe(conn)
                 if not read_only:
                     self.commits_rows = (schema.read_version(conn, uri.production) or 0) >= packing.VERSION
-            if read_only:
-                conn.close()
-            else:
+            if not read_only:
                 self._write_conn = conn
+            # Read-only, the connection that checked the schema becomes the pool's first.
             self._pool: Pool = connection.open_pool(
-                uri, autocommit=True, configure=types.configure, check=False, max_size=POOL_SIZE
+                uri,
+                autocommit=True,
+                configure=types.configure,
+                check=False,
+                max_size=POOL_SIZE,
+                first=conn if read_only else None,
             )
         except BaseException:
             conn.close()
