@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import psycopg
+import psycopg_pool
 import pytest
 
 from postproject import Production
@@ -81,22 +82,42 @@ def test_every_pooled_connection_is_bound_to_the_schema(postgres_database: Datab
         pool.close()
 
 
-def test_a_handed_over_connection_is_the_pools_first(postgres_database: Database) -> None:
-    """The pool opens on the caller's connection (no second handshake) and makes new ones after
-    it, each bound to the schema like the first."""
-    target = parsed(postgres_database.uri(production="handed"))
+def test_reads_start_on_the_callers_connection_and_open_a_pool_only_when_needed(
+    postgres_database: Database, postgres_server: LocalServer
+) -> None:
+    """The caller's connection serves one thread at a time; a second thread reading meanwhile
+    opens the pool (bound to the schema too); the first, once lost, gives way to the pool."""
+    target = parsed(postgres_database.uri(production="lazy"))
     first = connection.connect(target, autocommit=True)
     first_pid = first.info.backend_pid
-    pool = connection.open_pool(target, autocommit=True, check=False, min_size=1, max_size=2, first=first)
+    pools: list[connection.Pool] = []
+
+    def make_pool() -> connection.Pool:
+        pools.append(connection.open_pool(target, autocommit=True, check=False, max_size=2))
+        return pools[-1]
+
+    reads = connection.Connections(first, make_pool)
     try:
-        with pool.connection() as one, pool.connection() as two:
-            pids = {conn.info.backend_pid for conn in (one, two)}
-            paths = {(conn.execute("SHOW search_path").fetchone() or ())[0] for conn in (one, two)}
-        assert first_pid in pids and len(pids) == 2
-        assert paths == {"handed"}
+        with reads.connection() as conn:
+            assert conn is first
+        with reads.connection() as conn:  # given back idle: the same again, still no pool
+            assert conn is first
+        assert pools == []
+        with reads.connection() as one, reads.connection() as two:  # (as two threads at once)
+            assert one is first and two is not first
+            assert two.execute("SHOW search_path").fetchone() == ("lazy",)
+        assert len(pools) == 1
+        with postgres_server.admin() as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (first_pid,))
+        reads.check()  # (as a read that found its connection lost does)
+        with reads.connection() as conn:
+            assert conn is not first and conn.execute("SELECT 1").fetchone() == (1,)
+        assert first.closed and len(pools) == 1
     finally:
-        pool.close()
-    assert first.closed  # the pool owned it
+        reads.close()
+    assert first.closed
+    with pytest.raises(psycopg_pool.PoolClosed), reads.connection():
+        pass
 
 
 def test_a_read_only_open_connects_once(postgres_database: Database, monkeypatch: pytest.MonkeyPatch) -> None:

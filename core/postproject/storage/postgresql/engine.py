@@ -20,7 +20,7 @@ from postproject.model.errors import NotFoundError
 from postproject.storage import signals
 from postproject.storage.postgresql import connection, copying, packing, roles, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
-from postproject.storage.postgresql.connection import Connection, Pool
+from postproject.storage.postgresql.connection import Connection, Connections, Pool
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.reads import Reader
 from postproject.storage.postgresql.uri import PostgresUri, parse
@@ -55,17 +55,12 @@ class PostgresEngine:
                 self._clock.probe(conn)
                 if not read_only:
                     self.commits_rows = (schema.read_version(conn, uri.production) or 0) >= packing.VERSION
-            if not read_only:
+            self._pool: Pool | Connections
+            if read_only:  # the connection that checked the schema serves the reads first
+                self._pool = Connections(conn, lambda: _pool(uri, POOL_SIZE - 1))
+            else:
                 self._write_conn = conn
-            # Read-only, the connection that checked the schema becomes the pool's first.
-            self._pool: Pool = connection.open_pool(
-                uri,
-                autocommit=True,
-                configure=types.configure,
-                check=False,
-                max_size=POOL_SIZE,
-                first=conn if read_only else None,
-            )
+                self._pool = _pool(uri, POOL_SIZE)
         except BaseException:
             conn.close()
             raise
@@ -252,6 +247,10 @@ def database_roles(location: str, *, apply: bool) -> str:
         if apply:
             roles.create(conn, uri.production, database)
     return text
+
+
+def _pool(uri: PostgresUri, size: int) -> Pool:
+    return connection.open_pool(uri, autocommit=True, configure=types.configure, check=False, max_size=size)
 
 
 def _connect(uri: PostgresUri) -> Connection:
