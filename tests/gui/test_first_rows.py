@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, QObject
 
 from postproject import JobState
 from postproject_gui.services import reads
+from postproject_gui.services.production_service import ProductionService
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ready, wait_for
 
@@ -85,6 +86,36 @@ def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
     assert read.wait(10), "the first page was not read while the GUI thread was busy"
     session = window.session
     assert session is not None
+    window.close()
+
+
+def test_the_production_opens_while_the_window_gets_ready_for_it(
+    make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open_production hands the opening to a reader before anything else it does (on
+    PostgreSQL a connection is a server process and a handshake: it is made while the table gets
+    its model, the columns and the filter are restored and the window is wired). Here the table's
+    model waits until the reader has begun to open the production; before, the opening was handed
+    over after the table had its model."""
+    window = make_window()
+    opening = threading.Event()
+    opened = ProductionService._opened
+
+    def begun(self: ProductionService, worker: Any) -> Any:
+        opening.set()
+        return opened(self, worker)
+
+    monkeypatch.setattr(ProductionService, "_opened", begun)
+    began_first: list[bool] = []
+    set_table_model = window.table.set_table_model
+
+    def when_begun(model: Any) -> None:
+        began_first.append(opening.wait(5))
+        set_table_model(model)
+
+    monkeypatch.setattr(window.table, "set_table_model", when_begun)
+    window.open_production(big_copy)
+    assert began_first == [True], "the table had its model before the opening was begun"
     window.close()
 
 

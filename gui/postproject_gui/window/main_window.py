@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         self.close_production()
         location = production_location.of(location)
         session = self._open_session(location)
+        session.begin_open()  # first: the connection is made while the window gets ready
         session.setParent(self)
         self.session = session
         self._first_rows.begin()
