@@ -4,6 +4,7 @@ builds the lifecycle diagram only after the rows are painted, once per state it 
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject
 from postproject import JobState
 from postproject_gui.services import reads
 from postproject_gui.services.production_service import ProductionService
+from postproject_gui.window import opening
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ready, wait_for
 
@@ -117,6 +119,32 @@ def test_the_production_opens_while_the_window_gets_ready_for_it(
     window.open_production(big_copy)
     assert began_first == [True], "the table had its model before the opening was begun"
     window.close()
+
+
+def test_the_interpreter_hands_over_sooner_while_the_first_page_is_read(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the first page is read the GUI thread hands the interpreter over every 0.5 ms, not
+    every 5 (the reader wakes at each round trip and waits for it otherwise); the interval is
+    Python's again once the page is in, and after a window closed while its page was read."""
+    before = sys.getswitchinterval()
+    during: list[float] = []
+    jobs_page = reads.jobs_page
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        during.append(sys.getswitchinterval())
+        return jobs_page(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "jobs_page", reading)
+    window = make_window()
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window))
+    assert during[:1] == [opening.SWITCH_S] and before > opening.SWITCH_S
+    assert sys.getswitchinterval() == before
+    window.open_production(big_copy)  # and closed before its page is in
+    assert sys.getswitchinterval() == opening.SWITCH_S
+    window.close()
+    assert sys.getswitchinterval() == before
 
 
 def test_a_page_that_does_not_come_does_not_hold_the_window_back(

@@ -14,13 +14,15 @@ summary's counts, read after the first page) holds its paints until then, so tha
 rows' paint does not draw it as it was, only for it to be drawn again right after.
 
 The hold ends when the first page is in, or when the opening failed, and at the latest after
-:data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). What waits for the
+:data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). While it lasts, the
+interpreter hands over between threads every :data:`SWITCH_S` (the reader gets it sooner). What waits for the
 painted rows runs at the latest :data:`PAINT_MS` after that (a table not on screen, as with
 another tab shown, never paints).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -28,6 +30,38 @@ from PySide6.QtWidgets import QWidget
 
 HOLD_MS = 300  # the window paints at the latest this long after an open, page or not
 PAINT_MS = 100  # deferred work runs at the latest this long after the hold ends
+SWITCH_S = 0.0005  # the interpreter's switch interval while a first page is read (Python's: 5 ms)
+
+
+class _Switching:
+    """The interpreter's switch interval, lowered while any window's first page is read, and
+    restored when the last one is in (windows may open productions at once).
+
+    The reader opening the production and reading the page wakes many times (each round trip, a
+    connection's handshake): every wake needs the interpreter, which the GUI thread holds while
+    it wires and first shows the window, handing it over only after the switch interval. At
+    0.5 ms instead of 5 the first rows came after 180 ms instead of 219 (PostgreSQL, 200,000
+    jobs, medians of 8 alternated pairs at load 8-9; 6 of 8 pairs faster)."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.saved = 0.0
+
+    def lower(self) -> None:
+        if self.holders == 0:
+            self.saved = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_S)
+        self.holders += 1
+
+    def restore(self) -> None:
+        if self.holders == 0:
+            return
+        self.holders -= 1
+        if self.holders == 0:
+            sys.setswitchinterval(self.saved)
+
+
+_SWITCHING = _Switching()
 
 
 class FirstRows(QObject):
@@ -68,6 +102,7 @@ class FirstRows(QObject):
         """A production is being opened: hold paints until :meth:`release`."""
         self.end()
         self._holding = True
+        _SWITCHING.lower()
         self._holding_now = [w for w in self._held() if w.updatesEnabled()]
         self._holding_longer = [w for w in self._held_longer() if w.updatesEnabled()]
         for widget in (*self._holding_now, *self._holding_longer):
@@ -88,6 +123,7 @@ class FirstRows(QObject):
         if not self._holding:
             return
         self._holding = False
+        _SWITCHING.restore()
         self._paint_again()
         if self._viewport.isVisible():
             self._awaiting_paint = True
@@ -102,6 +138,8 @@ class FirstRows(QObject):
         self._timer.stop()
         self._paint_again()
         self._paint_later_ones()
+        if self._holding:
+            _SWITCHING.restore()
         self._holding = self._awaiting_paint = False
         self._deferred.clear()
 
