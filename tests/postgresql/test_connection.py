@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import Any
 
 import psycopg
 import psycopg_pool
 import pytest
 
-from postproject import Production
+from postproject import JobRequest, Production, RepresentationKind
 from postproject.model.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
 from postproject.storage.postgresql import connection, errors, uri
 from postproject.storage.postgresql.localserver import LocalServer, free_port
@@ -139,6 +141,32 @@ def test_a_read_only_open_connects_once(postgres_database: Database, monkeypatch
         assert production.jobs(limit=10).items == ()
         assert production.latest_sequence() == 0
     assert len(connects) == 1, connects
+
+
+def test_an_open_and_its_first_page_read_the_production_row_once(
+    postgres_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The production's id and cursor key never change: the first page (whose jobs carry the id)
+    does not read them again after the open."""
+    location = postgres_database.uri(production="row_once")
+    clip = tmp_path / "a.mov"
+    clip.write_bytes(b"a")
+    with Production.create(location) as production, production.edit() as tx:
+        asset = tx.create_asset("A")
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, clip)
+        tx.request_job(JobRequest("org.example:k", (rep,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query if isinstance(query, str) else repr(query))
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    with Production.open(location, read_only=True) as production:
+        assert len(production.jobs(limit=10).items) == 1
+    assert sum("FROM production" in text for text in sent) == 1, sent
 
 
 def test_a_pool_with_no_free_connection_is_busy(postgres_database: Database) -> None:
