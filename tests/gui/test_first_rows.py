@@ -68,6 +68,39 @@ def test_the_first_paint_after_an_open_has_the_rows_and_the_diagram_follows_them
     assert sum(scene.state.counts.values()) == 10_000
 
 
+def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFactory, big_copy: Path) -> None:
+    """The table's layout follows its rows before the paint that shows them: the first paint with
+    rows has the vertical scroll bar they need and the viewport's final width. Before, the paint
+    came first and the layout (a scroll bar appearing, the viewport narrowed) after it, with the
+    whole table painted again."""
+    window = make_window()
+    qtbot.waitExposed(window)
+    widths: list[tuple[int, bool, int]] = []  # (rows, scroll bar shown, viewport width) per paint
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                table = window.table
+                model = table.model()
+                widths.append(
+                    (
+                        model.rowCount() if model is not None else -1,
+                        table.verticalScrollBar().isVisible(),
+                        table.viewport().width(),
+                    )
+                )
+            return False
+
+    spy = Paints()
+    window.table.viewport().installEventFilter(spy)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window))
+    qtbot.wait(50)
+    first = next(paint for paint in widths if paint[0] > 0)
+    assert first[1], f"the first rows were painted without their scroll bar: {widths[:4]}"
+    assert first[2] == window.table.viewport().width(), widths[:4]
+
+
 def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
     make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -469,6 +469,11 @@ class JobTableView(QTableView):
         if hasattr(self, "frozen"):
             self.frozen.sync()
 
+    def lay_out_now(self) -> None:
+        """Lay the rows out now (Qt does it at a later turn of the loop, after a paint that may
+        come first: the rows would be painted, then painted again with the scroll bar they need)."""
+        self.executeDelayedItemsLayout()
+
     def _report_visible(self) -> None:
         model = self.model()
         if not isinstance(model, JobTableModel):

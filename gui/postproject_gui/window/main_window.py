@@ -351,8 +351,10 @@ class MainWindow(QMainWindow):
         session.first_rows_shown()
 
     def _first_page_in(self) -> None:
-        """The first page is in (or could not be read): paint."""
+        """The first page is in (or could not be read): paint, the table laid out for its rows."""
         if self.session is not None and not self.session.table.loading:
+            if self._first_rows.holding:
+                self.table.lay_out_now()
             self._first_rows.release()
 
     def close_production(self) -> None:
