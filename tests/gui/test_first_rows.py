@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QFocusEvent
+from PySide6.QtWidgets import QApplication
 
 from postproject import JobState
 from postproject_gui.services import reads
@@ -203,3 +205,23 @@ def test_a_page_that_does_not_come_does_not_hold_the_window_back(
     painted_empty.set()
     wait_for(qtbot, lambda: ready(window) and any(n > 0 for n in paints.rows))
     wait_for(qtbot, lambda: window.detail.scene.state.counts.get(JobState.REQUESTED) == 10_000)
+
+
+def test_the_window_becoming_active_keeps_the_overview(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path
+) -> None:
+    """The window becoming active (after the first rows, or when the user comes back to it)
+    leaves the production's overview in the detail panel: Qt made the table's first row current
+    when the table got the focus without a current row, and the detail panel showed that job
+    instead (the opening's result hung on whether the window was activated before or after the
+    first page came in). Tabbing into the table still makes a row current, as before."""
+    window = make_window(big_copy)
+    table = window.table
+    assert window.detail.mode == "production" and not table.currentIndex().isValid()
+    table.clearFocus()
+    QApplication.sendEvent(table, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.ActiveWindowFocusReason))
+    qtbot.wait(50)
+    assert not table.currentIndex().isValid()
+    assert window.detail.mode == "production"
+    QApplication.sendEvent(table, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.TabFocusReason))
+    wait_for(qtbot, lambda: table.currentIndex().row() == 0 and window.detail.mode == "job")
