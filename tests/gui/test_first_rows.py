@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QApplication
 
-from postproject import JobState
+from postproject import JobState, Production
 from postproject_gui.services import reads
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.window import opening
@@ -156,12 +156,14 @@ def test_the_production_opens_while_the_window_gets_ready_for_it(
     window.close()
 
 
-def test_the_interpreter_hands_over_sooner_while_the_first_page_is_read(
-    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_interpreter_hands_over_sooner_while_a_first_page_is_read_from_a_database(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, postgres_uri: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """While the first page is read the GUI thread hands the interpreter over every 0.5 ms, not
-    every 5 (the reader wakes at each round trip and waits for it otherwise); the interval is
-    Python's again once the page is in, and after a window closed while its page was read."""
+    """While a production in a database opens and its first page is read, the GUI thread hands
+    the interpreter over every 0.5 ms, not every 5 (the reader wakes at each round trip and
+    waits for it otherwise); the interval is Python's again once the page is in, and after a
+    window closed while its page was read. A SQLite production keeps Python's interval."""
+    Production.create(postgres_uri).close()
     before = sys.getswitchinterval()
     during: list[float] = []
     jobs_page = reads.jobs_page
@@ -172,11 +174,14 @@ def test_the_interpreter_hands_over_sooner_while_the_first_page_is_read(
 
     monkeypatch.setattr(reads, "jobs_page", reading)
     window = make_window()
-    window.open_production(big_copy)
-    wait_for(qtbot, lambda: ready(window))
+    window.open_production(postgres_uri)
+    wait_for(qtbot, lambda: ready(window, 0))
     assert during[:1] == [opening.SWITCH_S] and before > opening.SWITCH_S
     assert sys.getswitchinterval() == before
-    window.open_production(big_copy)  # and closed before its page is in
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window) and len(during) >= 2)
+    assert during[1] == before
+    window.open_production(postgres_uri)  # and closed before its page is in
     assert sys.getswitchinterval() == opening.SWITCH_S
     window.close()
     assert sys.getswitchinterval() == before

@@ -293,7 +293,7 @@ class MainWindow(QMainWindow):
         session.begin_open()  # first: the connection is made while the window gets ready
         session.setParent(self)
         self.session = session
-        self._first_rows.begin()
+        self._first_rows.begin(networked=production_location.is_database(location))
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
         self.table.set_table_model(session.table)
         self.workspaces.set_production(location)
