@@ -57,7 +57,8 @@ class PostgresEngine:
                     self.commits_rows = (schema.read_version(conn, uri.production) or 0) >= packing.VERSION
             self._pool: Pool | Connections
             if read_only:  # the connection that checked the schema serves the reads first
-                self._pool = Connections(conn, lambda: _pool(uri, POOL_SIZE - 1))
+                # (the pool keeps none idle: the first is kept, as a pool would keep one)
+                self._pool = Connections(conn, lambda: _pool(uri, POOL_SIZE - 1, min_size=0))
             else:
                 self._write_conn = conn
                 self._pool = _pool(uri, POOL_SIZE)
@@ -249,8 +250,10 @@ def database_roles(location: str, *, apply: bool) -> str:
     return text
 
 
-def _pool(uri: PostgresUri, size: int) -> Pool:
-    return connection.open_pool(uri, autocommit=True, configure=types.configure, check=False, max_size=size)
+def _pool(uri: PostgresUri, size: int, min_size: int = 1) -> Pool:
+    return connection.open_pool(
+        uri, autocommit=True, configure=types.configure, check=False, min_size=min_size, max_size=size
+    )
 
 
 def _connect(uri: PostgresUri) -> Connection:
