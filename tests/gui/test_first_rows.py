@@ -4,15 +4,20 @@ builds the lifecycle diagram only after the rows are painted, once per state it 
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QFocusEvent
+from PySide6.QtWidgets import QApplication
 
-from postproject import JobState
+from postproject import JobState, Production
 from postproject_gui.services import reads
+from postproject_gui.services.production_service import ProductionService
+from postproject_gui.window import opening
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ready, wait_for
 
@@ -65,6 +70,39 @@ def test_the_first_paint_after_an_open_has_the_rows_and_the_diagram_follows_them
     assert sum(scene.state.counts.values()) == 10_000
 
 
+def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFactory, big_copy: Path) -> None:
+    """The table's layout follows its rows before the paint that shows them: the first paint with
+    rows has the vertical scroll bar they need and the viewport's final width. Before, the paint
+    came first and the layout (a scroll bar appearing, the viewport narrowed) after it, with the
+    whole table painted again."""
+    window = make_window()
+    qtbot.waitExposed(window)
+    widths: list[tuple[int, bool, int]] = []  # (rows, scroll bar shown, viewport width) per paint
+
+    class Paints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                table = window.table
+                model = table.model()
+                widths.append(
+                    (
+                        model.rowCount() if model is not None else -1,
+                        table.verticalScrollBar().isVisible(),
+                        table.viewport().width(),
+                    )
+                )
+            return False
+
+    spy = Paints()
+    window.table.viewport().installEventFilter(spy)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window))
+    qtbot.wait(50)
+    first = next(paint for paint in widths if paint[0] > 0)
+    assert first[1], f"the first rows were painted without their scroll bar: {widths[:4]}"
+    assert first[2] == window.table.viewport().width(), widths[:4]
+
+
 def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
     make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,6 +124,67 @@ def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
     session = window.session
     assert session is not None
     window.close()
+
+
+def test_the_production_opens_while_the_window_gets_ready_for_it(
+    make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open_production hands the opening to a reader before anything else it does (on
+    PostgreSQL a connection is a server process and a handshake: it is made while the table gets
+    its model, the columns and the filter are restored and the window is wired). Here the table's
+    model waits until the reader has begun to open the production; before, the opening was handed
+    over after the table had its model."""
+    window = make_window()
+    opening = threading.Event()
+    opened = ProductionService._opened
+
+    def begun(self: ProductionService, worker: Any) -> Any:
+        opening.set()
+        return opened(self, worker)
+
+    monkeypatch.setattr(ProductionService, "_opened", begun)
+    began_first: list[bool] = []
+    set_table_model = window.table.set_table_model
+
+    def when_begun(model: Any) -> None:
+        began_first.append(opening.wait(5))
+        set_table_model(model)
+
+    monkeypatch.setattr(window.table, "set_table_model", when_begun)
+    window.open_production(big_copy)
+    assert began_first == [True], "the table had its model before the opening was begun"
+    window.close()
+
+
+def test_the_interpreter_hands_over_sooner_while_a_first_page_is_read_from_a_database(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, postgres_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a production in a database opens and its first page is read, the GUI thread hands
+    the interpreter over every 0.5 ms, not every 5 (the reader wakes at each round trip and
+    waits for it otherwise); the interval is Python's again once the page is in, and after a
+    window closed while its page was read. A SQLite production keeps Python's interval."""
+    Production.create(postgres_uri).close()
+    before = sys.getswitchinterval()
+    during: list[float] = []
+    jobs_page = reads.jobs_page
+
+    def reading(*args: Any, **kwargs: Any) -> Any:
+        during.append(sys.getswitchinterval())
+        return jobs_page(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "jobs_page", reading)
+    window = make_window()
+    window.open_production(postgres_uri)
+    wait_for(qtbot, lambda: ready(window, 0))
+    assert during[:1] == [opening.SWITCH_S] and before > opening.SWITCH_S
+    assert sys.getswitchinterval() == before
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: ready(window) and len(during) >= 2)
+    assert during[1] == before
+    window.open_production(postgres_uri)  # and closed before its page is in
+    assert sys.getswitchinterval() == opening.SWITCH_S
+    window.close()
+    assert sys.getswitchinterval() == before
 
 
 def test_a_page_that_does_not_come_does_not_hold_the_window_back(
@@ -111,3 +210,23 @@ def test_a_page_that_does_not_come_does_not_hold_the_window_back(
     painted_empty.set()
     wait_for(qtbot, lambda: ready(window) and any(n > 0 for n in paints.rows))
     wait_for(qtbot, lambda: window.detail.scene.state.counts.get(JobState.REQUESTED) == 10_000)
+
+
+def test_the_window_becoming_active_keeps_the_overview(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path
+) -> None:
+    """The window becoming active (after the first rows, or when the user comes back to it)
+    leaves the production's overview in the detail panel: Qt made the table's first row current
+    when the table got the focus without a current row, and the detail panel showed that job
+    instead (the opening's result hung on whether the window was activated before or after the
+    first page came in). Tabbing into the table still makes a row current, as before."""
+    window = make_window(big_copy)
+    table = window.table
+    assert window.detail.mode == "production" and not table.currentIndex().isValid()
+    table.clearFocus()
+    QApplication.sendEvent(table, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.ActiveWindowFocusReason))
+    qtbot.wait(50)
+    assert not table.currentIndex().isValid()
+    assert window.detail.mode == "production"
+    QApplication.sendEvent(table, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.TabFocusReason))
+    wait_for(qtbot, lambda: table.currentIndex().row() == 0 and window.detail.mode == "job")

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+from typing import Any
 
 import psycopg
+import psycopg_pool
 import pytest
 
+from postproject import JobRequest, Production, RepresentationKind
 from postproject.model.errors import ErrorCode, InvalidArgumentError, PostProjectError, StorageError
 from postproject.storage.postgresql import connection, errors, uri
 from postproject.storage.postgresql.localserver import LocalServer, free_port
@@ -78,6 +82,91 @@ def test_every_pooled_connection_is_bound_to_the_schema(postgres_database: Datab
         assert len({row[1] for row in seen}) == 3  # three distinct sessions, each configured
     finally:
         pool.close()
+
+
+def test_reads_start_on_the_callers_connection_and_open_a_pool_only_when_needed(
+    postgres_database: Database, postgres_server: LocalServer
+) -> None:
+    """The caller's connection serves one thread at a time; a second thread reading meanwhile
+    opens the pool (bound to the schema too); the first, once lost, gives way to the pool."""
+    target = parsed(postgres_database.uri(production="lazy"))
+    first = connection.connect(target, autocommit=True)
+    first_pid = first.info.backend_pid
+    pools: list[connection.Pool] = []
+
+    def make_pool() -> connection.Pool:
+        pools.append(connection.open_pool(target, autocommit=True, check=False, max_size=2))
+        return pools[-1]
+
+    reads = connection.Connections(first, make_pool)
+    try:
+        with reads.connection() as conn:
+            assert conn is first
+        with reads.connection() as conn:  # given back idle: the same again, still no pool
+            assert conn is first
+        assert pools == []
+        with reads.connection() as one, reads.connection() as two:  # (as two threads at once)
+            assert one is first and two is not first
+            assert two.execute("SHOW search_path").fetchone() == ("lazy",)
+        assert len(pools) == 1
+        with postgres_server.admin() as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (first_pid,))
+        reads.check()  # (as a read that found its connection lost does)
+        with reads.connection() as conn:
+            assert conn is not first and conn.execute("SELECT 1").fetchone() == (1,)
+        assert first.closed and len(pools) == 1
+    finally:
+        reads.close()
+    assert first.closed
+    with pytest.raises(psycopg_pool.PoolClosed), reads.connection():
+        pass
+
+
+def test_a_read_only_open_connects_once(postgres_database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening read-only (as the monitor's readers do) makes one connection, not one to check the
+    schema and another for the reads: a connection is a server process and a handshake, the
+    largest part of the time to a production's first page."""
+    location = postgres_database.uri(production="once")
+    Production.create(location).close()
+    connects: list[str] = []
+    connect = psycopg.Connection.connect.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[psycopg.Connection[object]], *args: object, **kwargs: object) -> object:
+        connects.append(threading.current_thread().name)
+        return connect(cls, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(counted))  # (the pool's)
+    monkeypatch.setattr(psycopg, "connect", psycopg.Connection.connect)  # (an alias made at import)
+    with Production.open(location, read_only=True) as production:
+        assert production.jobs(limit=10).items == ()
+        assert production.latest_sequence() == 0
+    assert len(connects) == 1, connects
+
+
+def test_an_open_and_its_first_page_read_the_production_row_once(
+    postgres_database: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The production's id and cursor key never change: the first page (whose jobs carry the id)
+    does not read them again after the open."""
+    location = postgres_database.uri(production="row_once")
+    clip = tmp_path / "a.mov"
+    clip.write_bytes(b"a")
+    with Production.create(location) as production, production.edit() as tx:
+        asset = tx.create_asset("A")
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, clip)
+        tx.request_job(JobRequest("org.example:k", (rep,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query if isinstance(query, str) else repr(query))
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recorded)
+    with Production.open(location, read_only=True) as production:
+        assert len(production.jobs(limit=10).items) == 1
+    assert sum("FROM production" in text for text in sent) == 1, sent
 
 
 def test_a_pool_with_no_free_connection_is_busy(postgres_database: Database) -> None:

@@ -109,6 +109,7 @@ class MonitorSession(QObject):
         self._reads = 0
         self._idle: list[asyncio.Future[None]] = []
         self._shown: asyncio.Future[None] | None = None  # see start(paced=True)
+        self._opening: asyncio.Future[ProductionInfo] | None = None  # see begin_open()
         self._table_idle: list[asyncio.Future[None]] = []
         self._boundary = QTimer(self)
         self._boundary.setSingleShot(True)
@@ -214,12 +215,20 @@ class MonitorSession(QObject):
         between), and nothing else is read, nor the feed watched, until that page is in.
         ``paced``: the rest of the opening also waits for :meth:`first_rows_shown` (the window
         says when it has painted those rows)."""
-        opening = self.service.begin_open()
+        opening = self.begin_open()
         self.table.set_loader(self._load_page)
         self.table.reset(self._filter)  # asks for the first page: read right after the opening
         if paced:
             self._shown = self.service.loop.create_future()
         self.spawn(self._open(opening), f"Opening {production_location.name(self.service.location)}")
+
+    def begin_open(self) -> asyncio.Future[ProductionInfo]:
+        """Hand the opening to the first reader now, if not yet (:meth:`start` follows): the
+        window asks for it before anything else it does to open, so that the connection (on
+        PostgreSQL: a server process, a handshake) is made while the window gets ready."""
+        if self._opening is None:
+            self._opening = self.service.begin_open()
+        return self._opening
 
     def first_rows_shown(self) -> None:
         """The window painted the first rows: the rest of the opening may go on."""

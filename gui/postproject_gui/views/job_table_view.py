@@ -28,6 +28,7 @@ from PySide6.QtGui import (
     QAction,
     QColor,
     QContextMenuEvent,
+    QFocusEvent,
     QFontMetrics,
     QKeyEvent,
     QPainter,
@@ -36,6 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QAbstractScrollArea,
     QApplication,
     QHeaderView,
     QMenu,
@@ -468,6 +470,22 @@ class JobTableView(QTableView):
         super().updateGeometries()
         if hasattr(self, "frozen"):
             self.frozen.sync()
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        """The focus arriving with the window's activation makes no row current (Qt makes the
+        first one current when a view gets the focus without one: the detail panel would show
+        that job instead of the production's overview, depending on whether the window was
+        activated before or after the first page came in). Tab and clicks do as Qt does."""
+        if event.reason() is Qt.FocusReason.ActiveWindowFocusReason and not self.currentIndex().isValid():
+            QAbstractScrollArea.focusInEvent(self, event)  # (QAbstractItemView's would pick a row)
+            self.viewport().update()
+            return
+        super().focusInEvent(event)
+
+    def lay_out_now(self) -> None:
+        """Lay the rows out now (Qt does it at a later turn of the loop, after a paint that may
+        come first: the rows would be painted, then painted again with the scroll bar they need)."""
+        self.executeDelayedItemsLayout()
 
     def _report_visible(self) -> None:
         model = self.model()

@@ -290,9 +290,10 @@ class MainWindow(QMainWindow):
         self.close_production()
         location = production_location.of(location)
         session = self._open_session(location)
+        session.begin_open()  # first: the connection is made while the window gets ready
         session.setParent(self)
         self.session = session
-        self._first_rows.begin()
+        self._first_rows.begin(networked=production_location.is_database(location))
         session.table.set_look(self.theme.theme.states, self.theme.state_icon)
         self.table.set_table_model(session.table)
         self.workspaces.set_production(location)
@@ -350,8 +351,10 @@ class MainWindow(QMainWindow):
         session.first_rows_shown()
 
     def _first_page_in(self) -> None:
-        """The first page is in (or could not be read): paint."""
+        """The first page is in (or could not be read): paint, the table laid out for its rows."""
         if self.session is not None and not self.session.table.loading:
+            if self._first_rows.holding:
+                self.table.lay_out_now()
             self._first_rows.release()
 
     def close_production(self) -> None:

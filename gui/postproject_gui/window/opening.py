@@ -14,13 +14,16 @@ summary's counts, read after the first page) holds its paints until then, so tha
 rows' paint does not draw it as it was, only for it to be drawn again right after.
 
 The hold ends when the first page is in, or when the opening failed, and at the latest after
-:data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). What waits for the
+:data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). While it lasts, the
+interpreter hands over between threads every :data:`SWITCH_S` when the production is in a
+database (the reader gets it sooner at each round trip). What waits for the
 painted rows runs at the latest :data:`PAINT_MS` after that (a table not on screen, as with
 another tab shown, never paints).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -28,6 +31,41 @@ from PySide6.QtWidgets import QWidget
 
 HOLD_MS = 300  # the window paints at the latest this long after an open, page or not
 PAINT_MS = 100  # deferred work runs at the latest this long after the hold ends
+SWITCH_S = 0.0005  # the interpreter's switch interval while a first page is read (Python's: 5 ms)
+
+
+class _Switching:
+    """The interpreter's switch interval, lowered while any window's first page is read, and
+    restored when the last one is in (windows may open productions at once).
+
+    The reader opening the production and reading the page wakes many times (each round trip, a
+    connection's handshake): every wake needs the interpreter, which the GUI thread holds while
+    it wires and first shows the window, handing it over only after the switch interval. At
+    0.5 ms instead of 5 the first rows came after 180 ms instead of 219 (PostgreSQL, 200,000
+    jobs, medians of 8 alternated pairs at load 8-9; 6 of 8 pairs faster). Only for a production
+    in a database: a SQLite reader waits on no network, and the GUI thread handing the
+    interpreter over ten times as often only cost it (200,000 jobs: median ratios 1.16-1.18 to
+    Python's interval in two runs of 8-10 alternated pairs on a loaded machine)."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.saved = 0.0
+
+    def lower(self) -> None:
+        if self.holders == 0:
+            self.saved = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_S)
+        self.holders += 1
+
+    def restore(self) -> None:
+        if self.holders == 0:
+            return
+        self.holders -= 1
+        if self.holders == 0:
+            sys.setswitchinterval(self.saved)
+
+
+_SWITCHING = _Switching()
 
 
 class FirstRows(QObject):
@@ -49,6 +87,7 @@ class FirstRows(QObject):
         self._holding_now: list[QWidget] = []
         self._holding_longer: list[QWidget] = []
         self._holding = False
+        self._switching = False  # the switch interval lowered by this opening (see begin)
         self._awaiting_paint = False
         self._deferred: dict[str, Callable[[], object]] = {}
         self._timer = QTimer(self)
@@ -64,10 +103,14 @@ class FirstRows(QObject):
     def active(self) -> bool:
         return self._holding or self._awaiting_paint
 
-    def begin(self) -> None:
-        """A production is being opened: hold paints until :meth:`release`."""
+    def begin(self, *, networked: bool = False) -> None:
+        """A production is being opened: hold paints until :meth:`release`; ``networked`` (a
+        production in a database): lower the switch interval meanwhile (see :class:`_Switching`)."""
         self.end()
         self._holding = True
+        self._switching = networked
+        if networked:
+            _SWITCHING.lower()
         self._holding_now = [w for w in self._held() if w.updatesEnabled()]
         self._holding_longer = [w for w in self._held_longer() if w.updatesEnabled()]
         for widget in (*self._holding_now, *self._holding_longer):
@@ -88,6 +131,7 @@ class FirstRows(QObject):
         if not self._holding:
             return
         self._holding = False
+        self._restore_switching()
         self._paint_again()
         if self._viewport.isVisible():
             self._awaiting_paint = True
@@ -102,8 +146,14 @@ class FirstRows(QObject):
         self._timer.stop()
         self._paint_again()
         self._paint_later_ones()
+        self._restore_switching()
         self._holding = self._awaiting_paint = False
         self._deferred.clear()
+
+    def _restore_switching(self) -> None:
+        if self._switching:
+            self._switching = False
+            _SWITCHING.restore()
 
     def _paint_again(self) -> None:
         for widget in self._holding_now:

@@ -20,7 +20,7 @@ from postproject.model.errors import NotFoundError
 from postproject.storage import signals
 from postproject.storage.postgresql import connection, copying, packing, roles, schema, types
 from postproject.storage.postgresql.changes import KnownIds, Listener, ServerClock
-from postproject.storage.postgresql.connection import Connection, Pool
+from postproject.storage.postgresql.connection import Connection, Connections, Pool
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.reads import Reader
 from postproject.storage.postgresql.uri import PostgresUri, parse
@@ -55,13 +55,13 @@ class PostgresEngine:
                 self._clock.probe(conn)
                 if not read_only:
                     self.commits_rows = (schema.read_version(conn, uri.production) or 0) >= packing.VERSION
-            if read_only:
-                conn.close()
+            self._pool: Pool | Connections
+            if read_only:  # the connection that checked the schema serves the reads first
+                # (the pool keeps none idle: the first is kept, as a pool would keep one)
+                self._pool = Connections(conn, lambda: _pool(uri, POOL_SIZE - 1, min_size=0))
             else:
                 self._write_conn = conn
-            self._pool: Pool = connection.open_pool(
-                uri, autocommit=True, configure=types.configure, check=False, max_size=POOL_SIZE
-            )
+                self._pool = _pool(uri, POOL_SIZE)
         except BaseException:
             conn.close()
             raise
@@ -248,6 +248,12 @@ def database_roles(location: str, *, apply: bool) -> str:
         if apply:
             roles.create(conn, uri.production, database)
     return text
+
+
+def _pool(uri: PostgresUri, size: int, min_size: int = 1) -> Pool:
+    return connection.open_pool(
+        uri, autocommit=True, configure=types.configure, check=False, min_size=min_size, max_size=size
+    )
 
 
 def _connect(uri: PostgresUri) -> Connection:

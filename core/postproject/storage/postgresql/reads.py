@@ -6,7 +6,9 @@ one statement reads a page) and job search.
 A snapshot is a ``REPEATABLE READ, READ ONLY`` transaction on one pooled connection, shared by
 nested uses in the same thread; a single statement outside a snapshot is its own consistent
 read on any pooled connection (retried once, after the pool has replaced its broken
-connections, when the pooled one was broken, say by a server restart).
+connections, when the pooled one was broken, say by a server restart). Opened read-only, the
+connection that opened the production serves first, and the pool opens only when two threads
+read at once or that connection was lost (:class:`~.connection.Connections`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from postproject.model.errors import NotFoundError, Reason, StorageError
 from postproject.model.ids import JobId
 from postproject.model.jobs import Job
 from postproject.storage.postgresql import rows, search
-from postproject.storage.postgresql.connection import Connection, Pool
+from postproject.storage.postgresql.connection import Connection, Connections, Pool
 from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.postgresql.uri import PostgresUri
@@ -48,7 +50,7 @@ class Reader(SqlReads):
 
     dialect = DIALECT
 
-    def __init__(self, pool: Pool, uri: PostgresUri) -> None:
+    def __init__(self, pool: Pool | Connections, uri: PostgresUri) -> None:
         self.pool = pool
         self.uri = uri
         self.location = uri.display

@@ -106,6 +106,7 @@ class SqlReads(ABC):
         row = self.row("SELECT id, created_at, cursor_key FROM production")
         if row is None:
             raise NotFoundError(f"{self.location} has no production record")
+        self._production = ProductionId(row[0])  # (never changes: the first page need not read it again)
         return (row[0], row[1], row[2])
 
     @property
