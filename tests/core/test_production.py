@@ -15,12 +15,15 @@ import pytest
 
 from postproject import (
     AlreadyExistsError,
+    AssetId,
     ConflictError,
     ErrorCode,
+    InvalidArgumentError,
     IoError,
     NotFoundError,
     Production,
     ProductionId,
+    RepresentationId,
     RepresentationKind,
     StorageError,
     UnsupportedError,
@@ -234,3 +237,27 @@ def test_a_production_in_a_directory_we_cannot_write_opens_read_only() -> None:
         import shutil
 
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_assets_and_representations_read_by_ids_together(production: Production, tmp_path: Path) -> None:
+    """One read for many ids (what a page of jobs naming many assets needs): what exists, by id;
+    an unknown id is left out; a repeated id is read once; a string is no list of ids."""
+    for n in range(3):
+        (tmp_path / f"A{n:03}.mov").write_bytes(b"essence")
+    with production.edit() as tx:
+        assets = [tx.create_asset(f"A{n:03}") for n in range(3)]
+        reps = [
+            tx.add_representation(a, RepresentationKind.ORIGINAL, tmp_path / f"A{n:03}.mov")
+            for n, a in enumerate(assets)
+        ]
+        tx.commit()
+    unknown_asset, unknown_rep = AssetId.new(), RepresentationId.new()
+    found = production.assets_by_id([*assets, assets[0], unknown_asset])
+    assert {a: found[a].name for a in found} == {a: f"A{n:03}" for n, a in enumerate(assets)}
+    files = production.representations_by_id([*reps, unknown_rep])
+    assert {r: files[r].path.name for r in files} == {r: f"A{n:03}.mov" for n, r in enumerate(reps)}
+    assert production.assets_by_id([]) == {} and production.representations_by_id(iter(())) == {}
+    with pytest.raises(InvalidArgumentError):
+        production.assets_by_id(str(assets[0]))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError):
+        production.representations_by_id([str(reps[0])])  # type: ignore[list-item]

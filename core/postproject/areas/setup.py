@@ -11,7 +11,9 @@ Their public docstrings are on :class:`postproject.transaction.Transaction` and
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from postproject.base import files
 from postproject.base.edit import EditState, event
@@ -146,6 +148,20 @@ class SetupReads:
         check_id("asset_id", asset_id, AssetId)
         return self._handle.reads.asset(asset_id)
 
+    def assets_by_id(self, asset_ids: Iterable[AssetId]) -> dict[AssetId, Asset]:
+        """The assets among ``asset_ids`` that exist, by id (few statements for many ids)."""
+        self._handle.check_open()
+        wanted = _ids("asset_ids", asset_ids, AssetId)
+        return {a.id: a for a in self._handle.reads.assets_by_id([i.bytes for i in wanted])}
+
+    def representations_by_id(
+        self, representation_ids: Iterable[RepresentationId]
+    ) -> dict[RepresentationId, Representation]:
+        """The representations among ``representation_ids`` that exist, by id."""
+        self._handle.check_open()
+        wanted = _ids("representation_ids", representation_ids, RepresentationId)
+        return {r.id: r for r in self._handle.reads.representations_by_id([i.bytes for i in wanted])}
+
     def assets(self, limit: int, cursor: str | None) -> Page[Asset]:
         """Assets in id (creation) order."""
         self._handle.check_open()
@@ -188,3 +204,13 @@ class SetupReads:
         """Online when the representation's file exists here as a regular file."""
         path = self._handle.resolve(self.representation(representation_id))
         return Availability.ONLINE if path is not None and path.is_file() else Availability.OFFLINE
+
+
+def _ids(name: str, ids: Iterable[Any], kind: type[Any]) -> list[Any]:
+    """``ids`` as a list, each checked to be a ``kind`` (a string is refused: it is no list of ids)."""
+    if isinstance(ids, str | bytes):
+        raise InvalidArgumentError(f"{name} must be a collection of ids, not a single string")
+    wanted = list(ids)
+    for item in wanted:
+        check_id(name, item, kind)
+    return wanted

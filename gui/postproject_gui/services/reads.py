@@ -89,6 +89,18 @@ class NameCache:
             self._parameters[job_id] = "\n".join(v[:PARAMETER_CHARS] for v in values).lower()
         return self._parameters[job_id]
 
+    def prime(self, production: Production, jobs: Iterable[Job]) -> None:
+        """Read the names ``jobs``' rows show (output asset, first input's file) that are not
+        known yet, together: two statements for a page, not one per asset and one per input."""
+        assets = {j.output_asset_id for j in jobs} - self._assets.keys()
+        files = {j.inputs[0] for j in jobs if j.inputs} - self._files.keys()
+        if assets:
+            found = production.assets_by_id(assets)
+            self._assets.update({a: found[a].name if a in found else None for a in assets})
+        if files:
+            reps = production.representations_by_id(files)
+            self._files.update({r: reps[r].path.name if r in reps else None for r in files})
+
     def asset(self, production: Production, asset_id: AssetId) -> str | None:
         if asset_id not in self._assets:
             try:
@@ -159,6 +171,7 @@ def jobs_page(
             requested_after=query.requested_after,
             finished_after=query.finished_after,
         )
+    names.prime(production, page.items)
     return JobPage(tuple(row(production, names, j) for j in page.items), page.next_cursor)
 
 
