@@ -437,6 +437,11 @@ class Production:
         per kind instead of the events themselves (a bulk edit may hold millions)."""
         return self._feed.revisions(limit, before)
 
+    def commit_times(self, sequences: Iterable[int]) -> dict[int, datetime]:
+        """When each revision numbered in ``sequences`` committed, read together (a number no
+        revision has is left out)."""
+        return self._feed.commit_times(sequences)
+
     def latest_revision(self) -> Revision | None:
         """The newest revision, or None for a production nobody has changed yet."""
         return self._feed.latest_revision()

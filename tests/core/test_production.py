@@ -261,3 +261,17 @@ def test_assets_and_representations_read_by_ids_together(production: Production,
         production.assets_by_id(str(assets[0]))  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
         production.representations_by_id([str(reps[0])])  # type: ignore[list-item]
+
+
+def test_commit_times_of_many_revisions_read_together(production: Production) -> None:
+    for _ in range(3):
+        with production.edit() as tx:
+            tx.create_asset()
+            tx.commit()
+    newest = production.revisions(limit=3)
+    times = production.commit_times([r.sequence for r in newest] + [newest[0].sequence + 100])
+    assert times == {r.sequence: r.committed_at for r in newest}
+    assert production.commit_times([]) == {}
+    for bad in ("12", [0], [True], [1.5]):
+        with pytest.raises(InvalidArgumentError):
+            production.commit_times(bad)  # type: ignore[arg-type]

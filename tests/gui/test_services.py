@@ -195,30 +195,39 @@ def test_watcher_goes_offline_when_the_file_disappears(
 
 
 def test_a_page_reads_its_names_together_however_many_assets_it_shows(builder: ProductionBuilder) -> None:
-    """The names a page of jobs shows (each job's output asset, its first input's file) are read
-    together: the statements for a page are the same for 3 jobs on 3 assets and 30 on 30 (one
-    read per asset and per input before: 60 more for 30)."""
+    """What a page of jobs shows beside each job (its output asset's name, its first input's
+    file, a claimed job's lease start) is read together: the statements for a page are the same
+    for 3 claimed jobs on 3 assets and 30 on 30 (one read per asset, per input and per claim
+    before: 150 more for 30)."""
     from postproject_gui.services import reads
     from tests.reads_counting import counting
 
     production = builder.production
     statements = []
     for count in (3, 30):
+        jobs = []
         with production.edit() as tx:
             for n in range(count):
                 asset = tx.create_asset(f"S{count}_{n:03}")
                 clip = builder.media / f"S{count}_{n:03}.mov"
                 clip.write_bytes(b"essence")
                 source = tx.add_representation(asset, RepresentationKind.ORIGINAL, clip)
-                tx.request_job(JobRequest(KIND, [source], asset, RepresentationKind.PROXY, "proxies"))
+                jobs.append(
+                    tx.request_job(JobRequest(KIND, [source], asset, RepresentationKind.PROXY, "proxies"))
+                )
             tx.commit()
+        for job in jobs:  # each claimed in a revision of its own
+            builder.claim(job)
+        query = StoreQuery(newest_first=True, state=JobState.CLAIMED)
         # (opened inside the block: SQLite's statements are counted on the connections it opens)
         with (
             counting(production.location) as found,
             Production.open(production.location, read_only=True) as p,
         ):
-            page = reads.jobs_page(p, reads.NameCache(), StoreQuery(newest_first=True), None, count)
+            page = reads.jobs_page(p, reads.NameCache(), query, None, count)
         assert [r.output_name for r in page.rows] == [f"S{count}_{n:03}" for n in reversed(range(count))]
         assert [r.first_input for r in page.rows] == [f"S{count}_{n:03}.mov" for n in reversed(range(count))]
+        assert all(r.lease_start == r.job.claim.claimed_at for r in page.rows if r.job.claim)
+        assert all(r.lease_start is not None for r in page.rows)
         statements.append(found.statements)
     assert statements[0] == statements[1]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from postproject.base.handle import ProductionHandle
 from postproject.engine import Engine
@@ -60,6 +60,18 @@ class FeedReads:
                 limit, before
             )
         )
+
+    def commit_times(self, sequences: Iterable[int]) -> dict[int, datetime]:
+        """When each of the revisions numbered ``sequences`` committed (a number no revision has
+        is left out), read together."""
+        self._handle.check_open()
+        if isinstance(sequences, str | bytes):
+            raise InvalidArgumentError("sequences must be a collection of revision numbers")
+        wanted = list(sequences)
+        for seq in wanted:
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 1 <= seq <= MAX_SEQUENCE:
+                raise InvalidArgumentError(f"a revision number is a positive whole number; got {seq!r}")
+        return {seq: clocks.from_micros(at) for seq, at in self._handle.reads.commit_times(wanted)}
 
     def latest_revision(self) -> Revision | None:
         """The newest revision, or None for a production nobody has changed yet."""

@@ -5,7 +5,7 @@ are easy to test without threads. Nothing here runs on the GUI thread."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from postproject import (
@@ -89,9 +89,10 @@ class NameCache:
             self._parameters[job_id] = "\n".join(v[:PARAMETER_CHARS] for v in values).lower()
         return self._parameters[job_id]
 
-    def prime(self, production: Production, jobs: Iterable[Job]) -> None:
-        """Read the names ``jobs``' rows show (output asset, first input's file) that are not
-        known yet, together: two statements for a page, not one per asset and one per input."""
+    def prime(self, production: Production, jobs: Sequence[Job]) -> None:
+        """Read what ``jobs``' rows show beside each job that is not known yet (the output
+        asset's name, the first input's file name, a claimed job's lease start), together: a
+        statement each for a page, not one per asset, per input and per claim."""
         assets = {j.output_asset_id for j in jobs} - self._assets.keys()
         files = {j.inputs[0] for j in jobs if j.inputs} - self._files.keys()
         if assets:
@@ -100,6 +101,12 @@ class NameCache:
         if files:
             reps = production.representations_by_id(files)
             self._files.update({r: reps[r].path.name if r in reps else None for r in files})
+        claimed = {j.updated_sequence for j in jobs if j.state is JobState.CLAIMED} - self._commits.keys()
+        if claimed:  # (lease_start: when each claimed job's current term began)
+            if len(self._commits) + len(claimed) > MAX_COMMITS:
+                self._commits.clear()
+            times = production.commit_times(claimed)
+            self._commits.update({seq: times.get(seq) for seq in claimed})
 
     def asset(self, production: Production, asset_id: AssetId) -> str | None:
         if asset_id not in self._assets:

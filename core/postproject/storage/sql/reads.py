@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypeVar
 
 from postproject.engine import JobKey, JobQuery, RegisteredWorker
 from postproject.model.activities import Activity
@@ -466,6 +466,17 @@ class SqlReads(ABC):
                 subjects[seq] = first if distinct == 1 and not unnamed else None
         return [(*head[:5], counts.get(head[0], {}), subjects.get(head[0]), head[5]) for head in heads]
 
+    def commit_times(self, sequences: Sequence[int]) -> list[tuple[int, int]]:
+        """(sequence, committed_at) of the revisions among ``sequences`` that exist."""
+        return [
+            (int(seq), int(at))
+            for batch in _batches(sequences)
+            for seq, at in self.rows(
+                f"SELECT sequence, committed_at FROM revisions WHERE sequence IN ({', '.join('?' * len(batch))})",
+                list(batch),
+            )
+        ]
+
     def latest_revision(self) -> Revision | None:
         found = self.revisions("SELECT max(sequence) FROM revisions", ())
         return found[0] if found else None
@@ -520,10 +531,11 @@ class SqlReads(ABC):
         return found, through
 
 
+T = TypeVar("T")
 ID_BATCH = 500  # ids per statement of a read by ids (SQLite allows 32,766 parameters; plans stay small)
 
 
-def _batches(ids: Sequence[bytes]) -> Iterator[Sequence[bytes]]:
+def _batches(ids: Sequence[T]) -> Iterator[Sequence[T]]:
     unique = list(dict.fromkeys(ids))
     for start in range(0, len(unique), ID_BATCH):
         yield unique[start : start + ID_BATCH]
