@@ -38,7 +38,8 @@ from postproject.areas.setup import SetupOperations
 from postproject.base import leases
 from postproject.base.edit import EditState
 from postproject.base.handle import ProductionHandle
-from postproject.base.leases import JobLease
+from postproject.base.leases import InputChangedError, JobLease
+from postproject.engine.claims import InputChangedAtCommit
 from postproject.knowledge.regeneration import RegenerationPlan
 from postproject.model.access import ApiRole, ApiToken, NewApiToken
 from postproject.model.activities import ActivitySpec
@@ -65,13 +66,14 @@ class Transaction:
         origin: str | None,
         message: str | None,
         principal: str | None = None,
+        defer_lease_checks: bool = False,
     ) -> None:
         self._production = production
         self._handle = handle
         self._origin = origin
         self._message = message
         self._principal = principal
-        edit = self._edit = EditState(handle)
+        edit = self._edit = EditState(handle, defer_lease_checks=defer_lease_checks)
         self._finalizer = weakref.finalize(self, edit.abandon)
         self._setup = SetupOperations(edit)
         self._provenance = ProvenanceOperations(edit)
@@ -491,7 +493,7 @@ class Transaction:
                 edit.observed_high,
                 self._principal,
             )
-        except BaseException:
+        except BaseException as exc:
             edit.status = "failed"
             edit.end_pending()
             edit.session = None
@@ -499,6 +501,13 @@ class Transaction:
                 session.rollback(edit.observed_high)
             finally:
                 self._handle.end_write()
+            if isinstance(exc, InputChangedAtCommit):  # a lease check deferred to the commit
+                changed = exc.changed
+                raise InputChangedError(
+                    exc.message,
+                    input_id=RepresentationId(changed.representation_id),
+                    superseding_revision=changed.sequence,
+                ) from None
             raise
         edit.status = "committed"
         edit.session = None
@@ -537,3 +546,19 @@ class Transaction:
 
     def __repr__(self) -> str:
         return f"Transaction({self._handle.location}, {self._edit.status})"
+
+
+def claim_next_committed(
+    tx: Transaction,
+    tool: ToolIdentity,
+    duration: object,
+    kinds: Sequence[str] | None,
+    agent: AgentIdentity | None,
+    worker: WorkerSession | None,
+) -> JobLease | None:
+    """``tx.claim_next_job_lease`` committed in the same call where the engine can
+    (``Production.claim_next_job_lease``: then ``tx.commit()`` publishes nothing more)."""
+    committed = (tx._origin, tx._message)
+    return tx._jobs.claim_next_job_lease(
+        tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed
+    )

@@ -28,11 +28,14 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 import psycopg
 
+from postproject.engine import ChangedInput, LeaseRow
+from postproject.engine.claims import InputChangedAtCommit
 from postproject.model.errors import (
     ConflictError,
     InvalidArgumentError,
@@ -136,6 +139,7 @@ class Host(Protocol):
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
     commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
+    claims: dict[bytes, LeaseRow]  # job id -> its lease row as claimed or read here (.calls)
 
     @property
     def known(self) -> Known: ...
@@ -304,6 +308,25 @@ class Pipeline:
             raise self.failed from exc
         return cursor
 
+    def call(self, sql: str, params: Params) -> Any:
+        """``sql``'s one row, sent alone outside a transaction (autocommit: its own commit), with
+        the write connection's settings when they were not sent yet (:mod:`.calls`)."""
+        self.check()
+        assert not self.begun, "a call is the edit's only statement"
+        assert not self._queue, "a call is the edit's only statement"
+        timeout = max(1, int(self.busy_timeout * 1000))
+        try:
+            if self.host.lock_timeouts.get(id(self.conn)) == timeout:
+                return self.conn.execute(sql, params, binary=True).fetchone()
+            with self.conn.pipeline():
+                for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
+                    self.conn.execute(setting)
+                cursor = self.conn.execute(sql, params, binary=True)
+            self.host.lock_timeouts[id(self.conn)] = timeout
+            return cursor.fetchone()
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
+
     def one(self, sql: str, params: Params | None = None, *, overtake: bool = False) -> Any:
         cursor = self.send(sql, params, overtake=overtake)
         assert cursor is not None
@@ -328,6 +351,10 @@ class Pipeline:
             return NotFoundError(message)
         if state == "PPC01":  # a provenance cycle closed by an edit that committed concurrently
             return InvalidArgumentError(message)
+        if state == "PPI01":  # an input changed after the claim (a lease check deferred to commit: 0013)
+            rep, sequence, revision = (exc.diag.message_detail or "").split()
+            changed = ChangedInput(uuid.UUID(rep).bytes, int(sequence), uuid.UUID(revision).bytes)
+            return InputChangedAtCommit(message, changed)
         return translate(exc, self.uri)
 
     def check(self) -> None:
