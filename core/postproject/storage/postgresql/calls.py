@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from postproject.storage.postgresql.writes import WriteSession
 
 CLAIMED = 2
-CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 19) + ")"
+CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 20) + ")"
 LEASE_CHECK = "SELECT pp_lease_check(%s, %s, %s, %s)"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
@@ -52,13 +52,15 @@ def claim_next_committed(
 ) -> CommittedClaim:
     """One ``pp_claim_next`` call (see the module docstring)."""
     revision_id, committed_at, origin, message, high_water = revision
+    known = session.host.high_water  # as an edit's rollback keeps the sample: only when it is newer
+    kept = high_water if high_water is not None and (known is None or high_water > known) else None
     params = (
         PROVISIONAL, secret, tool.name, tool.version, tool.uri, agent.name if agent else None,
         Id(gate.worker_id) if gate else None, Id(gate.session) if gate else None, now, expires,
         list(kinds) if kinds is not None else None, gate.offline_after if gate else None,
         list(gate.asked) if gate is not None and gate.asked is not None else None,
         json.dumps(worker_name) if worker_name is not None else None,
-        Id(revision_id), committed_at, origin, message, high_water,
+        Id(revision_id), committed_at, origin, message, high_water, kept,
     )  # fmt: skip
     started = clock.monotonic()
     row = session.pipeline.call(CLAIM_NEXT, params)
@@ -68,7 +70,10 @@ def claim_next_committed(
     if worker_session is not None:
         kinds_ = tuple(json.loads(stored_kinds)) if stored_kinds else None
         facts = WorkerFacts(worker_session, last_seen, capacity, kinds_, active)
-    if job is None:
+    if job is None:  # the call kept the clock sample (as the edit's rollback would)
+        session.host.committed(None, kept, None, 0.0)
+        if not held:
+            session.called = 0  # the edit is over: nothing to publish or roll back
         return CommittedClaim(facts, None, bool(held), None)
     asset, output_kind, blob, attempts, max_attempts, regenerates, resolved = row[8:15]
     published, mark, server_now = row[15:18]

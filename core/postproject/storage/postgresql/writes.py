@@ -468,9 +468,9 @@ class WriteSession(SqlWrites):
         principal: str | None = None,
     ) -> bool:
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
-        if self.called is not None:  # one call claimed and committed it (.calls)
-            self.sequence = self.called
-            return True
+        if self.called is not None:  # one call claimed and committed it, or claimed nothing (.calls)
+            self.sequence = self.called or self.sequence
+            return bool(self.called)
         for job in self.written["jobs"]:  # its lease row known here is stale now
             self.host.claims.pop(job, None)
         if self.positions == 0:

@@ -19,6 +19,11 @@
 -- pp_publish (SECURITY DEFINER, 0011) for the history: they run with their caller's rights
 -- (SECURITY INVOKER), their search_path pinned like pp_commit's (0012).
 
+-- A call that claims nothing still keeps the clock sample it took (as an edit's rollback does).
+CREATE FUNCTION pp_keep_mark(p_high_water bigint) RETURNS void LANGUAGE sql SET search_path FROM CURRENT AS $$
+    UPDATE job_clock SET high_water = p_high_water WHERE high_water IS NULL OR high_water < p_high_water
+$$;
+
 CREATE FUNCTION pp_claim_next(
     p_provisional bigint,
     p_secret bytea,
@@ -38,7 +43,8 @@ CREATE FUNCTION pp_claim_next(
     p_committed_at bigint,
     p_origin text,
     p_message text,
-    p_high_water bigint
+    p_high_water bigint,
+    p_keep bigint            -- the clock sample to keep when nothing is claimed (NULL: known already)
 ) RETURNS TABLE (
     o_job uuid, o_attempt integer, o_held boolean,
     o_session uuid, o_last_seen bigint, o_capacity integer, o_kinds text, o_active bigint,
@@ -60,6 +66,7 @@ BEGIN
         IF NOT FOUND OR NOT (o_session = p_session AND p_now - o_last_seen <= p_offline
                              AND o_active < o_capacity
                              AND (p_asked IS NULL OR o_kinds IS NULL OR o_kinds::jsonb ?| p_asked)) THEN
+            PERFORM pp_keep_mark(p_keep);
             RETURN NEXT;  -- not registered, or the gate does not hold: nothing claimed
             RETURN;
         END IF;
@@ -124,6 +131,7 @@ BEGIN
                OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= p_now
                           AND (max_attempts IS NULL OR attempts < max_attempts)
                           AND (p_kinds IS NULL OR kind = ANY (p_kinds)));
+        PERFORM pp_keep_mark(p_keep);
         RETURN NEXT;
         RETURN;
     END IF;
