@@ -304,23 +304,23 @@ class DirectBackend:
     def _claim(self, production: Production, request: ClaimRequest) -> JobLease | None:
         session = request.session
         assert isinstance(session, WorkerSession)
+        if not request.skip:  # the claim and its commit in one call (PostgreSQL: one round trip)
+            return production.claim_next_job_lease(
+                request.tool, request.lease, kinds=request.kinds, agent=request.agent, worker=session,
+                origin=ORIGIN, message="Claim job",
+            )  # fmt: skip
         with production.edit(origin=ORIGIN, message="Claim job") as tx:
-            if not request.skip:
-                lease = tx.claim_next_job_lease(
-                    request.tool, request.lease, kinds=request.kinds, agent=request.agent, worker=session
-                )
-            else:
-                lease = None
-                for job in candidates(production, request.kinds, request.skip):
-                    try:
-                        lease = tx.claim_job_lease(
-                            job.id, request.tool, request.lease, agent=request.agent, worker=session
-                        )
-                    except ConflictError as exc:  # taken meanwhile; the edit stays usable
-                        if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
-                            raise
-                        continue
-                    break
+            lease = None
+            for job in candidates(production, request.kinds, request.skip):
+                try:
+                    lease = tx.claim_job_lease(
+                        job.id, request.tool, request.lease, agent=request.agent, worker=session
+                    )
+                except ConflictError as exc:  # taken meanwhile; the edit stays usable
+                    if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
+                        raise
+                    continue
+                break
             tx.commit()
         return lease
 
@@ -406,11 +406,13 @@ class DirectBackend:
         production = self.production
         lease = self._lease(token)
         try:
-            with production.edit(origin=ORIGIN, message="Complete job") as tx:
+            # the lease checks of the claim made here travel with the commit (PostgreSQL: the
+            # completion is one round trip); a lost lease raises from commit() instead
+            with production.edit(origin=ORIGIN, message="Complete job", defer_lease_checks=True) as tx:
                 rep = tx.add_representation(job.output_asset_id, report.kind, report.output, root=report.root)
                 spec = ActivitySpec(
                     job.kind,
-                    inputs=tx.job(job.id).inputs,
+                    inputs=job.inputs,  # as read after the claim: its bound inputs resolved
                     outputs=(rep,),
                     tool=report.tool,
                     agent=report.agent,
