@@ -483,7 +483,8 @@ class Transaction:
             edit.status = "committed"
             return CommitReceipt(self._handle.production_id, None)
         try:
-            committed_at = self._commit_time()
+            # an edit a call committed already has nothing left to guard
+            committed_at = self._handle.now_micros() if edit.called else self._commit_time()
             revision_id = RevisionId.new()
             published = session.commit(
                 committed_at,

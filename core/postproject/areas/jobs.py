@@ -298,8 +298,11 @@ class JobOperations:
         )  # fmt: skip
         if worker is not None and self._worker_allowed(worker, done.facts, now, asked) is False:
             return None  # at capacity, or none of the asked kinds is the worker's
+        if done.claimed is None and done.held:
+            return False
+        self._edit.called = True  # committed (at ``now``, before ``expires``), or nothing to commit
         if done.claimed is None:
-            return False if done.held else None
+            return None
         job_id, attempt = done.claimed
         return self._claimed(s, JobId(job_id), secret, expires, attempt, worker)
 

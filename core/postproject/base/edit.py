@@ -29,6 +29,7 @@ class EditState:
 
     __slots__ = (
         "__weakref__",
+        "called",
         "defer_lease_checks",
         "effects",
         "guarded",
@@ -43,6 +44,7 @@ class EditState:
     def __init__(self, handle: ProductionHandle, *, defer_lease_checks: bool = False) -> None:
         self.handle = handle
         self.defer_lease_checks = defer_lease_checks  # checks of claims known here go with the commit
+        self.called = False  # one call committed the edit (or found nothing to commit): commit() ends it
         self.session: WriteSession | None = None
         self.status: Status = "open"
         self.guards: list[int] = []  # lease expiries the commit must precede
