@@ -8,9 +8,10 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ``complete_job_lease``. W = 1, 4, 8 spawned processes drain N jobs: jobs/s, claim
            p50/p99, duplicates, lost jobs, CPU per job (client processes + server).
   calls    ours, one call per operation (the reference executor's path, migration 0013): the
-           claim is ``Production.claim_next_job_lease`` (one server call, its own commit), then
-           ``job()`` and the parameters as above, and the completion edit is opened with
-           ``defer_lease_checks`` (its lease check sent with the commit: one round trip).
+           claim is ``Production.claim_next_job`` (one server call, its own commit, with the job
+           and its parameters read in the same round trip), and the completion edit (as above)
+           is opened with ``defer_lease_checks`` (its lease check sent with the commit: one
+           round trip).
   raw      a bare claim/ack loop on one table: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
@@ -196,12 +197,12 @@ def calls_worker(location: str, outputs: str, wid: int, barrier: Any, results: A
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         while True:
             t0 = time.perf_counter()
-            lease = production.claim_next_job_lease(TOOL, LEASE, agent=agent)
+            work = production.claim_next_job(TOOL, LEASE, agent=agent)
             claim_lat.append(time.perf_counter() - t0)
             holds.append(_held(engine, server_clock))
-            if lease is None:
+            if work is None:
                 break
-            job = production.job(lease.job_id)
+            lease, job = work.lease, work.job
             with production.edit(defer_lease_checks=True) as tx:
                 rep = tx.add_representation(
                     job.output_asset_id, job.output_representation_kind, Path(outputs) / f"{job.id}.out"
@@ -209,7 +210,7 @@ def calls_worker(location: str, outputs: str, wid: int, barrier: Any, results: A
                 activity = tx.create_activity(
                     ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=agent)
                 )
-                for parameter in production.metadata[JobRef(job.id)]:
+                for parameter in work.parameters:
                     tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
                 tx.complete_job_lease(lease, rep, activity)
                 tx.commit()
@@ -429,11 +430,11 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
             figures["claim_by_registered_worker_statements"] = trips["statements"]
             # the executor's calls (0013): the claim as one call, the completion's check at commit
             trips["n"] = trips["statements"] = 0
-            lease = production.claim_next_job_lease(TOOL, LEASE)
+            work = production.claim_next_job(TOOL, LEASE)
             figures["claim_one_call"], trips["n"] = trips["n"], 0
             figures["claim_one_call_statements"], trips["statements"] = trips["statements"], 0
-            assert lease is not None
-            job = production.job(lease.job_id)
+            assert work is not None
+            lease, job = work.lease, work.job
             trips["n"] = trips["statements"] = 0
             with production.edit(defer_lease_checks=True) as tx:
                 rep = tx.add_representation(

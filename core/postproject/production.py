@@ -30,7 +30,7 @@ from postproject.areas.search import FailureGroup
 from postproject.areas.setup import SetupReads
 from postproject.areas.workers import WorkerReads
 from postproject.base.handle import ProductionHandle, sample
-from postproject.base.leases import JobLease
+from postproject.base.leases import ClaimedWork, JobLease
 from postproject.engine import Engine
 from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
@@ -49,7 +49,7 @@ from postproject.model.pending import PendingExplanation
 from postproject.model.progress import AttemptLog
 from postproject.model.revisions import Changes, JobHistoryEntry, Revision, RevisionSummary
 from postproject.model.workers import Worker, WorkerSession
-from postproject.transaction import Transaction, claim_next_committed
+from postproject.transaction import Transaction, claim_next_committed, claim_next_work
 
 DEFAULT_BUSY_TIMEOUT = 10.0
 
@@ -235,6 +235,15 @@ class Production:
             tx.commit()
         return lease
 
+    def claim_next_job(
+        self, tool: ToolIdentity, duration: object, *, kinds: Sequence[str] | None = None,
+        agent: AgentIdentity | None = None, worker: WorkerSession | None = None,
+        origin: str | None = None, message: str | None = None,
+    ) -> ClaimedWork | None:  # fmt: skip
+        """:meth:`claim_next_job_lease` with the job and its parameters as the claim left them
+        (what a worker reads next: on PostgreSQL read in the claim's one round trip)."""
+        return claim_next_work(self, tool, duration, kinds, agent, worker, origin, message)
+
     # --- paths -------------------------------------------------------------------------
 
     def root_path(self, name: str) -> Path | None:
@@ -300,21 +309,11 @@ class Production:
         return self._jobs.job(job_id)
 
     def jobs(
-        self,
-        limit: int = 100,
-        cursor: str | None = None,
-        state: JobState | None = None,
-        kind: str | None = None,
-        *,
-        newest_first: bool = False,
-        search: str | None = None,
-        requested_after: datetime | None = None,
-        requested_before: datetime | None = None,
-        finished_after: datetime | None = None,
-        finished_before: datetime | None = None,
-        sort: str = "requested",
-        descending: bool | None = None,
-    ) -> Page[Job]:
+        self, limit: int = 100, cursor: str | None = None, state: JobState | None = None, kind: str | None = None,
+        *, newest_first: bool = False, search: str | None = None, requested_after: datetime | None = None,
+        requested_before: datetime | None = None, finished_after: datetime | None = None,
+        finished_before: datetime | None = None, sort: str = "requested", descending: bool | None = None,
+    ) -> Page[Job]:  # fmt: skip
         """A keyset page of jobs, by default in id order (ids are time-ordered: request order).
 
         Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
@@ -509,13 +508,9 @@ class Production:
         )
 
     def stale_artifacts(
-        self,
-        limit: int = 100,
-        cursor: str | None = None,
-        source: RepresentationId | None = None,
-        *,
-        include_superseded: bool = False,
-    ) -> StalePage:
+        self, limit: int = 100, cursor: str | None = None, source: RepresentationId | None = None,
+        *, include_superseded: bool = False,
+    ) -> StalePage:  # fmt: skip
         """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
 
         Candidates are activity outputs, or the provenance descendants of ``source``; a page

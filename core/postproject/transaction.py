@@ -26,11 +26,12 @@ import os
 import weakref
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from postproject.areas.access import AccessOperations
 from postproject.areas.farm import ClockReset, FarmOperations
 from postproject.areas.jobs import JobOperations
-from postproject.areas.metadata import MetadataOperations
+from postproject.areas.metadata import MetadataOperations, assertions
 from postproject.areas.progress import ProgressOperations
 from postproject.areas.provenance import ProvenanceOperations
 from postproject.areas.regeneration import RegenerationOperations
@@ -38,7 +39,7 @@ from postproject.areas.setup import SetupOperations
 from postproject.base import leases
 from postproject.base.edit import EditState
 from postproject.base.handle import ProductionHandle
-from postproject.base.leases import InputChangedError, JobLease
+from postproject.base.leases import ClaimedWork, InputChangedError, JobLease
 from postproject.engine.claims import InputChangedAtCommit
 from postproject.knowledge.regeneration import RegenerationPlan
 from postproject.model.access import ApiRole, ApiToken, NewApiToken
@@ -50,7 +51,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
 from postproject.model.jobs import AttemptOutcome, Job, JobRequest
 from postproject.model.metadata import Property
-from postproject.model.refs import ObjectRef
+from postproject.model.refs import JobRef, ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision
 from postproject.model.workers import WorkerSession
 
@@ -563,3 +564,29 @@ def claim_next_committed(
     return tx._jobs.claim_next_job_lease(
         tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed
     )
+
+
+def claim_next_work(
+    production: Any,
+    tool: ToolIdentity,
+    duration: object,
+    kinds: Sequence[str] | None,
+    agent: AgentIdentity | None,
+    worker: WorkerSession | None,
+    origin: str | None,
+    message: str | None,
+) -> ClaimedWork | None:
+    """``Production.claim_next_job``: the claim committed in one call where the engine can, the
+    job and its parameters read in the same round trip (else read after the commit)."""
+    with production.edit(origin=origin, message=message) as tx:
+        committed = (tx._origin, tx._message)
+        lease = tx._jobs.claim_next_job_lease(
+            tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed, with_job=True
+        )
+        tx.commit()
+    if lease is None:
+        return None
+    answer = tx._jobs.committed_claim
+    if answer is None or answer.job is None or answer.parameters is None:  # an edit's claim
+        return ClaimedWork(lease, production.job(lease.job_id), production.metadata[JobRef(lease.job_id)])
+    return ClaimedWork(lease, answer.job, assertions(answer.parameters))

@@ -156,3 +156,36 @@ def test_a_workers_calls_write_what_the_edits_write(
     for name in old_tables:
         assert new_tables[name] == old_tables[name], name
     assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+
+
+def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    """``Production.claim_next_job``: the lease, and the job and its parameters exactly as
+    ``job()`` and ``metadata[JobRef]`` read them after the claim (on PostgreSQL read in the
+    claim's own round trip); None when nothing is claimable."""
+    production = production_factory()
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A001")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        job_id = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        tx.add_metadata(JobRef(job_id), PROFILE, "proxy-720p")
+        tx.add_metadata(JobRef(job_id), Property("https://example.com/ticket", "id"), 4711)
+        tx.commit()
+    work = production.claim_next_job(TOOL, LEASE, agent=AGENT, origin="tests", message="Claim")
+    assert work is not None
+    assert work.lease.job_id == job_id
+    assert work.job == production.job(job_id)
+    assert work.job.state is JobState.CLAIMED
+    assert work.parameters == production.metadata[JobRef(job_id)]
+    assert [p.value.value for p in work.parameters] == ["proxy-720p", 4711]  # type: ignore[attr-defined]
+    revision = production.latest_revision()
+    assert revision is not None
+    assert (revision.origin, revision.message, [e.kind for e in revision.events]) == (
+        "tests",
+        "Claim",
+        ["job_claimed"],
+    )
+    assert production.claim_next_job(TOOL, LEASE) is None

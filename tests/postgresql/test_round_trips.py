@@ -344,7 +344,7 @@ def test_a_workers_claim_and_completion_take_one_round_trip_each(
         with production.edit() as tx:
             asset = tx.create_asset("A")
             original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
-            for _ in range(3):
+            for _ in range(4):
                 tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
             tx.commit()
         with production.edit() as tx:
@@ -377,4 +377,9 @@ def test_a_workers_claim_and_completion_take_one_round_trip_each(
         trips[0] = trips[1] = 0
         assert production.claim_next_job_lease(TOOL, LEASE, worker=session) is None  # at capacity
         assert trips == [1, 1]
-        assert production.job_counts()[JobState.REQUESTED] == 0
+        assert production.job_counts()[JobState.REQUESTED] == 1
+        trips[0] = trips[1] = 0
+        work = production.claim_next_job(TOOL, LEASE)  # with the job and its parameters
+        assert work is not None
+        assert trips == [1, 3]  # pp_claim_next, then the job and its metadata by pp_claimed()
+        assert work.job == production.job(work.lease.job_id)

@@ -21,7 +21,13 @@ from postproject.base import leases
 from postproject.base.edit import EditState, event
 from postproject.base.leases import InputChangedError, JobLease, LeaseState, lease_micros
 from postproject.engine import LeaseRow, WorkerFacts, WriteSession
-from postproject.engine.claims import CommittedClaims, DeferredLeaseChecks, GatedClaims, WorkerGate
+from postproject.engine.claims import (
+    CommittedClaim,
+    CommittedClaims,
+    DeferredLeaseChecks,
+    GatedClaims,
+    WorkerGate,
+)
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import to_micros
@@ -51,6 +57,7 @@ class JobOperations:
     def __init__(self, edit: EditState) -> None:
         self._edit = edit
         self._handle = edit.handle
+        self.committed_claim: CommittedClaim | None = None  # the last one-call claim's answer
 
     @staticmethod
     def _expiry_of(row: LeaseRow) -> int:
@@ -229,11 +236,13 @@ class JobOperations:
         agent: AgentIdentity | None = None,
         worker: WorkerSession | None = None,
         committed: tuple[str | None, str | None] | None = None,
+        with_job: bool = False,
     ) -> JobLease | None:
         """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none.
         ``committed`` (the revision's origin and message): claim and commit in one call where
         the engine can (:class:`CommittedClaims`; the edit's ``commit`` then publishes nothing
-        more), else as an edit."""
+        more), else as an edit; ``with_job``: the call also reads the job and its parameters
+        (:attr:`committed_claim`)."""
         micros = lease_micros(duration)
         _identities(tool, agent)
         if kinds is not None:
@@ -249,7 +258,7 @@ class JobOperations:
                 kinds = sorted(set(worker.kinds) & set(kinds)) if kinds is not None else list(worker.kinds)
             if committed is not None and isinstance(s, CommittedClaims):
                 lease = self._claim_committed(
-                    s, tool, agent, worker, kinds, asked, secret, now, expires, committed
+                    s, tool, agent, worker, kinds, asked, secret, now, expires, committed, with_job
                 )
                 if lease is not False:
                     return lease  # else claimable jobs exist, all held: claim through the edit (it waits)
@@ -283,6 +292,7 @@ class JobOperations:
         now: int,
         expires: int,
         committed: tuple[str | None, str | None],
+        with_job: bool,
     ) -> JobLease | Literal[False] | None:
         """The claim, its event and its commit in one call (the rules as the edit applies them);
         False when claimable jobs exist but other edits hold them all."""
@@ -294,8 +304,9 @@ class JobOperations:
         revision = (RevisionId.new().bytes, now, *committed, self._edit.observed_high)
         done = s.claim_next_committed(
             gate, kinds, secret_hash(secret), tool, agent, now, expires,
-            worker.name if worker is not None else None, revision,
+            worker.name if worker is not None else None, revision, with_job,
         )  # fmt: skip
+        self.committed_claim = done
         if worker is not None and self._worker_allowed(worker, done.facts, now, asked) is False:
             return None  # at capacity, or none of the asked kinds is the worker's
         if done.claimed is None and done.held:

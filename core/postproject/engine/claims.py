@@ -26,6 +26,7 @@ from typing import Protocol, runtime_checkable
 from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
 from postproject.model.errors import ConflictError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,8 @@ class CommittedClaim:
     claimed: tuple[bytes, int] | None
     held: bool
     sequence: int | None
+    job: Job | None = None  # with_job: the claimed job as committed, and its metadata rows (as
+    parameters: list[tuple[str, str, str]] | None = None  # Reads.metadata returns them)
 
 
 @runtime_checkable
@@ -93,12 +96,14 @@ class CommittedClaims(Protocol):
         expires: int,
         worker_name: str | None,
         revision: tuple[bytes, int, str | None, str | None, int | None],
+        with_job: bool = False,
     ) -> CommittedClaim:
         """Claim as :meth:`GatedClaims.claim_next_gated` (``gate`` None: no registered worker),
         stage ``job_claimed`` exactly as the edit does (``worker_name`` in its payload when
         given) and commit it as revision (id, committed at, origin, message, clock mark), all
         before returning; nothing is committed unless something was claimed. The edit is then
-        over: its ``commit`` publishes nothing more."""
+        over: its ``commit`` publishes nothing more. ``with_job``: the claimed job and its
+        metadata come back with it (read after the commit, in the same round trip)."""
         ...
 
 

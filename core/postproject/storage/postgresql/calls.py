@@ -22,8 +22,10 @@ from postproject.engine import LeaseRow, WorkerFacts
 from postproject.engine.claims import CommittedClaim, WorkerGate
 from postproject.model import clock
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.refs import JobRef
 from postproject.storage import rows
 from postproject.storage.postgresql.pipeline import EARLY, PROVISIONAL
+from postproject.storage.postgresql.reads import JOBS_WITH_ATTEMPTS
 from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import statements as q
 
@@ -36,6 +38,12 @@ LEASE_CHECK = "SELECT pp_lease_check(%s, %s, %s, %s)"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
 KEPT = 1024  # claims this process remembers, at most
+# What Production.claim_next_job reads of the job just claimed (pp_claimed), after the call.
+CLAIMED_READS = (
+    f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.id = pp_claimed()",
+    f"SELECT vocabulary, property, value FROM metadata WHERE target_kind = {JobRef.code} "
+    "AND target_id = pp_claimed() ORDER BY id",
+)
 
 
 def claim_next_committed(
@@ -49,8 +57,10 @@ def claim_next_committed(
     expires: int,
     worker_name: str | None,
     revision: tuple[bytes, int, str | None, str | None, int | None],
+    with_job: bool = False,
 ) -> CommittedClaim:
-    """One ``pp_claim_next`` call (see the module docstring)."""
+    """One ``pp_claim_next`` call (see the module docstring); ``with_job``: the claimed job and
+    its metadata read after it, in the same round trip."""
     revision_id, committed_at, origin, message, high_water = revision
     known = session.host.high_water  # as an edit's rollback keeps the sample: only when it is newer
     kept = high_water if high_water is not None and (known is None or high_water > known) else None
@@ -63,7 +73,7 @@ def claim_next_committed(
         Id(revision_id), committed_at, origin, message, high_water, kept,
     )  # fmt: skip
     started = clock.monotonic()
-    row = session.pipeline.call(CLAIM_NEXT, params)
+    row, read = session.pipeline.call(CLAIM_NEXT, params, CLAIMED_READS if with_job else ())
     elapsed = clock.monotonic() - started
     job, attempt, held, worker_session, last_seen, capacity, stored_kinds, active = row[:8]
     facts = None
@@ -87,7 +97,11 @@ def claim_next_committed(
     host.known.add("representations", inputs)
     keep(session, job, LeaseRow(CLAIMED, secret, expires, published, asset, output_kind, inputs, attempts,
                                 max_attempts, attempt, regenerates))  # fmt: skip
-    return CommittedClaim(facts, (job, int(attempt)), False, published)
+    if not with_job:
+        return CommittedClaim(facts, (job, int(attempt)), False, published)
+    found = host.reads.with_attempts(read[0])[0]
+    parameters = [(vocabulary, name, value) for vocabulary, name, value in read[1]]
+    return CommittedClaim(facts, (job, int(attempt)), False, published, found, parameters)
 
 
 def keep(session: WriteSession, job_id: bytes, lease: LeaseRow) -> None:

@@ -30,7 +30,7 @@ import itertools
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
@@ -46,6 +46,9 @@ from postproject.model.errors import (
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.uri import PostgresUri
+
+if TYPE_CHECKING:
+    from postproject.storage.postgresql.reads import Reader
 
 # The sequence of the rows an open edit wrote (larger than any revision number); pp_publish
 # gives them the edit's revision number at commit.
@@ -143,6 +146,8 @@ class Host(Protocol):
 
     @property
     def known(self) -> Known: ...
+    @property
+    def reads(self) -> Reader: ...
     @property
     def high_water(self) -> int | None: ...
 
@@ -308,22 +313,26 @@ class Pipeline:
             raise self.failed from exc
         return cursor
 
-    def call(self, sql: str, params: Params) -> Any:
-        """``sql``'s one row, sent alone outside a transaction (autocommit: its own commit), with
-        the write connection's settings when they were not sent yet (:mod:`.calls`)."""
+    def call(self, sql: str, params: Params, reads: Sequence[str] = ()) -> tuple[Any, list[list[Any]]]:
+        """``sql``'s one row, sent outside a transaction (autocommit: its own commit), with the
+        write connection's settings when they were not sent yet, and the rows of ``reads``
+        (statements without parameters) sent after it in the same round trip (:mod:`.calls`)."""
         self.check()
         assert not self.begun, "a call is the edit's only statement"
         assert not self._queue, "a call is the edit's only statement"
         timeout = max(1, int(self.busy_timeout * 1000))
+        settings = self.host.lock_timeouts.get(id(self.conn)) != timeout
         try:
-            if self.host.lock_timeouts.get(id(self.conn)) == timeout:
-                return self.conn.execute(sql, params, binary=True).fetchone()
+            if not settings and not reads:
+                return self.conn.execute(sql, params, binary=True).fetchone(), []
             with self.conn.pipeline():
-                for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
-                    self.conn.execute(setting)
+                if settings:
+                    for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
+                        self.conn.execute(setting)
                 cursor = self.conn.execute(sql, params, binary=True)
+                after = [self.conn.execute(read, binary=True) for read in reads]
             self.host.lock_timeouts[id(self.conn)] = timeout
-            return cursor.fetchone()
+            return cursor.fetchone(), [read.fetchall() for read in after]
         except psycopg.Error as exc:
             raise self._translate(exc) from exc
 

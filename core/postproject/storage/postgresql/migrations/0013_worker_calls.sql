@@ -10,6 +10,8 @@
 --                   its job_claimed event as the edit stages it, numbered and published by
 --                   pp_publish, in one autocommit call; it answers the lease row's facts so a
 --                   completion in the same process can check the lease at its commit.
+--                   Its claimed job is pp_claimed() for the reads that follow it in the same round
+--                   trip (Production.claim_next_job: the job and its parameters with the lease).
 --   pp_lease_check  an edit opened with defer_lease_checks: a completion's lease check
 --                   (and its inputs' fingerprints after the claim) sent with the commit's
 --                   pipeline instead of read first, raising what complete_job_lease raises
@@ -67,6 +69,7 @@ BEGIN
                              AND o_active < o_capacity
                              AND (p_asked IS NULL OR o_kinds IS NULL OR o_kinds::jsonb ?| p_asked)) THEN
             PERFORM pp_keep_mark(p_keep);
+            PERFORM set_config('postproject.claimed', '', false);
             RETURN NEXT;  -- not registered, or the gate does not hold: nothing claimed
             RETURN;
         END IF;
@@ -132,6 +135,7 @@ BEGIN
                           AND (max_attempts IS NULL OR attempts < max_attempts)
                           AND (p_kinds IS NULL OR kind = ANY (p_kinds)));
         PERFORM pp_keep_mark(p_keep);
+        PERFORM set_config('postproject.claimed', '', false);
         RETURN NEXT;
         RETURN;
     END IF;
@@ -143,8 +147,16 @@ BEGIN
     FROM pp_publish(p_provisional, p_id, p_committed_at, p_origin, p_message, p_high_water, ARRAY[0],
                     ARRAY['job_claimed'], ARRAY[o_job], ARRAY[payload], NULL, NULL, NULL, NULL, NULL, NULL,
                     NULL, ARRAY[o_job], false) p;
+    -- the claimed job, for reads sent after this call in the same round trip (pp_claimed)
+    PERFORM set_config('postproject.claimed', o_job::text, false);
     RETURN NEXT;
 END
+$$;
+
+-- The job the last pp_claim_next of this session claimed (NULL: none), for the reads of its job
+-- and parameters pipelined after the call (Production.claim_next_job).
+CREATE FUNCTION pp_claimed() RETURNS uuid LANGUAGE sql STABLE AS $$
+    SELECT nullif(current_setting('postproject.claimed', true), '')::uuid
 $$;
 
 CREATE FUNCTION pp_lease_check(p_job uuid, p_secret bytea, p_now bigint, p_claim_sequence bigint)
