@@ -8,7 +8,8 @@ It answers the claimed job's lease row, which this process keeps
 completion in an edit opened with ``defer_lease_checks`` needs no read first: its lease check
 (``pp_lease_check``) is queued ahead of the transition and goes with the commit's pipeline,
 raising what the read's check would have raised (:class:`postproject.engine.claims.DeferredLeaseChecks`).
-The attempt's log recorded in such an edit is queued too, expecting its row.
+The attempt's log recorded in such an edit is queued too, expecting its row. The functions
+here are :class:`.writes.WriteSession`'s methods (their ``session``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from postproject.engine import LeaseRow, WorkerFacts
 from postproject.engine.claims import CommittedClaim, WorkerGate
@@ -28,9 +29,6 @@ from postproject.storage.postgresql.pipeline import EARLY, PROVISIONAL
 from postproject.storage.postgresql.reads import JOBS_WITH_ATTEMPTS
 from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import statements as q
-
-if TYPE_CHECKING:
-    from postproject.storage.postgresql.writes import WriteSession
 
 CLAIMED = 2
 CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 20) + ")"
@@ -47,7 +45,7 @@ CLAIMED_READS = (
 
 
 def claim_next_committed(
-    session: WriteSession,
+    session: Any,  # a .writes.WriteSession (whose methods these are)
     gate: WorkerGate | None,
     kinds: Sequence[str] | None,
     secret: bytes,
@@ -104,7 +102,7 @@ def claim_next_committed(
     return CommittedClaim(facts, (job, int(attempt)), False, published, found, parameters)
 
 
-def keep(session: WriteSession, job_id: bytes, lease: LeaseRow) -> None:
+def keep(session: Any, job_id: bytes, lease: LeaseRow) -> None:
     """Remember a claimed job's lease row in this process (a bounded map)."""
     claims = session.host.claims
     if len(claims) >= KEPT:
@@ -112,10 +110,10 @@ def keep(session: WriteSession, job_id: bytes, lease: LeaseRow) -> None:
     claims[job_id] = lease
 
 
-def held_lease_row(session: WriteSession, job_id: bytes, secret: bytes, now: int) -> LeaseRow | None:
+def held_lease_row(session: Any, job_id: bytes, secret: bytes, now: int) -> LeaseRow | None:
     """The remembered lease row of ``job_id`` claimed by ``secret`` and unexpired at ``now``, its
     check queued for the commit (before the transition); None when not known here."""
-    lease = session.host.claims.get(job_id)
+    lease: LeaseRow | None = session.host.claims.get(job_id)
     if (
         lease is None
         or lease.secret_hash != secret
@@ -131,12 +129,10 @@ def held_lease_row(session: WriteSession, job_id: bytes, secret: bytes, now: int
     return lease
 
 
-def record_log_later(
-    session: WriteSession, job_id: bytes, secret: bytes, params: dict[str, Any]
-) -> int | None:
+def record_log_later(session: Any, job_id: bytes, secret: bytes, params: dict[str, Any]) -> int | None:
     """The attempt's log queued (its row expected) when this edit defers its lease checks and the
     claim is known here; its attempt number, or None (record it now)."""
-    lease = session.host.claims.get(job_id)
+    lease: LeaseRow | None = session.host.claims.get(job_id)
     if not session.deferring or lease is None or lease.secret_hash != secret or lease.attempt is None:
         return None
     message = f"this lease claimed no attempt of job {uuid.UUID(bytes=job_id)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
 from postproject.engine import WorkerFacts
 from postproject.engine.claims import WorkerGate
@@ -18,9 +18,6 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.storage.postgresql.pipeline import PROVISIONAL
 from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import leases
-
-if TYPE_CHECKING:
-    from postproject.storage.postgresql.writes import WriteSession
 
 CLAIMED = leases.CLAIMED
 REQUESTED = leases.REQUESTED
@@ -95,7 +92,7 @@ def gate_holds(gate: WorkerGate, facts: WorkerFacts, now: int) -> bool:
 
 
 def claim_next_gated(
-    session: WriteSession,
+    session: Any,  # a .writes.WriteSession (whose methods these are)
     gate: WorkerGate,
     kinds: Sequence[str] | None,
     secret: bytes,
