@@ -23,10 +23,10 @@ from postproject.base.leases import InputChangedError, JobLease, LeaseState, lea
 from postproject.engine import LeaseRow, WorkerFacts, WriteSession
 from postproject.engine.claims import (
     CommittedClaim,
-    CommittedClaims,
-    DeferredLeaseChecks,
     GatedClaims,
     WorkerGate,
+    commits_claims,
+    defers_lease_checks,
 )
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
@@ -78,7 +78,7 @@ class JobOperations:
         """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set).
         ``deferrable``: in an edit that defers its lease checks, a claim this process knows is
         taken as known, its check sent with the commit (:class:`DeferredLeaseChecks`)."""
-        if deferrable and isinstance(session, DeferredLeaseChecks) and session.deferring:
+        if deferrable and self._edit.defer_lease_checks and defers_lease_checks(session):
             known = session.held_lease_row(job_id.bytes, secret, now)
             if known is not None:
                 return known
@@ -256,9 +256,20 @@ class JobOperations:
             asked = kinds
             if worker is not None and isinstance(worker, WorkerSession) and worker.kinds is not None:
                 kinds = sorted(set(worker.kinds) & set(kinds)) if kinds is not None else list(worker.kinds)
-            if committed is not None and isinstance(s, CommittedClaims):
+            one_call = committed is not None and commits_claims(s)  # (a bool: s stays a WriteSession)
+            if one_call:
                 lease = self._claim_committed(
-                    s, tool, agent, worker, kinds, asked, secret, now, expires, committed, with_job
+                    s,
+                    tool,
+                    agent,
+                    worker,
+                    kinds,
+                    asked,
+                    secret,
+                    now,
+                    expires,
+                    committed or (None, None),
+                    with_job,
                 )
                 if lease is not False:
                     return lease  # else claimable jobs exist, all held: claim through the edit (it waits)
@@ -300,9 +311,10 @@ class JobOperations:
         if worker is not None:
             self._worker_session(worker)
             gate = WorkerGate(worker.worker_id, worker.session_id, _offline_micros(), _kinds(asked))
-        assert isinstance(s, CommittedClaims)
+        calls = s
+        assert commits_claims(calls)
         revision = (RevisionId.new().bytes, now, *committed, self._edit.observed_high)
-        done = s.claim_next_committed(
+        done = calls.claim_next_committed(
             gate, kinds, secret_hash(secret), tool, agent, now, expires,
             worker.name if worker is not None else None, revision, with_job,
         )  # fmt: skip

@@ -15,7 +15,7 @@ from postproject.base import leases
 from postproject.base.handle import ProductionHandle
 from postproject.base.leases import JobLease
 from postproject.engine import WriteSession
-from postproject.engine.claims import DeferredLeaseChecks
+from postproject.engine.claims import defers_lease_checks
 from postproject.model.errors import ConflictError, PostProjectError, Reason
 from postproject.model.ids import _Id
 
@@ -76,9 +76,9 @@ class EditState:
     def write_session(self) -> WriteSession:
         """The edit's write session, taking the write lock at the first operation."""
         if self.session is None:
-            self.session = self.handle.begin_write(self.abandon)
-            if self.defer_lease_checks and isinstance(self.session, DeferredLeaseChecks):
-                self.session.deferring = True
+            session = self.session = self.handle.begin_write(self.abandon)
+            if self.defer_lease_checks and defers_lease_checks(session):
+                session.defer_lease_checks()
         return self.session
 
     def end_pending(self) -> None:

@@ -23,9 +23,11 @@ next statement that needs an answer (:mod:`.pipeline`), each with the row count 
 (``pp_expect``); answers this edit already knows (facts of what it created) come from memory.
 A claim is two round trips (the claim, the commit), also by a registered worker (its row's
 check rides on the claim: :mod:`.claims`), a completion two (the lease check, sent ahead of
-the queued inserts; the commit) or three. Neither can be one: the claim answers the caller
-(the lease) and a completion's lease check decides whether ``complete_job_lease`` raises,
-both before the caller's code goes on to commit.
+the queued inserts; the commit) or three. Neither can be one in an edit: the claim answers the
+caller (the lease) and a completion's lease check decides whether ``complete_job_lease``
+raises, both before the caller's code goes on to commit. A worker's path has calls that are
+one each (migration 0013, :mod:`.calls`): a claim committed in one ``pp_claim_next`` call, and
+in an edit that defers its lease checks, a completion whose check goes with the commit.
 
 The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
 own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
@@ -326,6 +328,10 @@ class WriteSession(SqlWrites):
         return lease
 
     held_lease_row = calls.held_lease_row
+
+    def defer_lease_checks(self) -> None:
+        self.deferring = True
+
     claim_next_committed = calls.claim_next_committed
 
     def record_attempt_log(
