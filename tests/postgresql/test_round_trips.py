@@ -6,6 +6,10 @@ to the caller before the caller's code decides to commit, and a completion's lea
 decides whether ``complete_job_lease`` raises before the caller goes on; the commit's own
 statements share one: since migration 0012 a completion's commit is its transition, one
 ``pp_commit`` (``pp_number``, the queued inserts, ``pp_publish``) and ``COMMIT``.
+A worker's calls (migration 0013) are one each: ``Production.claim_next_job_lease`` is one
+``pp_claim_next`` call (``claim_next_job`` adds the job's and its parameters' reads to the same
+round trip), and a completion in an edit opened with ``defer_lease_checks`` sends its lease
+check with the commit.
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
