@@ -7,6 +7,11 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ``job()``; edit 2 = ``add_representation`` + ``create_activity`` + metadata copy +
            ``complete_job_lease``. W = 1, 4, 8 spawned processes drain N jobs: jobs/s, claim
            p50/p99, duplicates, lost jobs, CPU per job (client processes + server).
+  calls    ours, one call per operation (the reference executor's path, migration 0013): the
+           claim is ``Production.claim_next_job`` (one server call, its own commit, with the job
+           and its parameters read in the same round trip), and the completion edit (as above)
+           is opened with ``defer_lease_checks`` (its lease check sent with the commit: one
+           round trip).
   raw      a bare claim/ack loop on one table: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
@@ -177,6 +182,49 @@ def api_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any
         results.put({"fatal": traceback.format_exc()})
 
 
+def calls_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any) -> None:
+    """:func:`api_worker` by the reference executor's calls: the claim is one call, its own
+    commit; the completion edit defers its lease check to the commit."""
+    try:
+        production = Production.open(location)
+        engine = ProductionHandle.of(production).engine
+        agent = AgentIdentity(f"bench-w{wid}")
+        ids: list[str] = []
+        claim_lat: list[float] = []
+        holds: list[float] = []
+        server_clock = production.clock
+        barrier.wait()
+        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        while True:
+            t0 = time.perf_counter()
+            work = production.claim_next_job(TOOL, LEASE, agent=agent)
+            claim_lat.append(time.perf_counter() - t0)
+            holds.append(_held(engine, server_clock))
+            if work is None:
+                break
+            lease, job = work.lease, work.job
+            with production.edit(defer_lease_checks=True) as tx:
+                rep = tx.add_representation(
+                    job.output_asset_id, job.output_representation_kind, Path(outputs) / f"{job.id}.out"
+                )
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=agent)
+                )
+                for parameter in work.parameters:
+                    tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
+                tx.complete_job_lease(lease, rep, activity)
+                tx.commit()
+            holds.append(_held(engine, server_clock))
+            ids.append(str(job.id))
+        cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+        done = time.perf_counter()
+        production.close()
+        cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+        results.put({"ids": ids, "claim_lat": claim_lat, "holds": holds, "done": done, "cpu": cpu})
+    except BaseException:
+        results.put({"fatal": traceback.format_exc()})
+
+
 def _held(engine: Any, server_clock: Any) -> float:
     """Seconds from taking the numbering lock (pp_publish) to the COMMIT's reply, of the last commit."""
     locked = getattr(engine, "last_locked_at", None)
@@ -188,12 +236,14 @@ def _held(engine: Any, server_clock: Any) -> float:
     return (to_micros(server_clock.now()) - locked) / 1e6
 
 
-def api_drain(server: LocalServer, n: int, workers: int, root: Path) -> dict[str, Any]:
+def api_drain(server: LocalServer, n: int, workers: int, root: Path, worker: Any = None) -> dict[str, Any]:
+    """W processes drain N seeded jobs through the API (``worker``: :func:`api_worker`, the spec's
+    protocol, or :func:`calls_worker`)."""
     outputs = Path(tempfile.mkdtemp(prefix=f"out{workers}_", dir=root))
     location = server.uri("bench", production=f"s_{workers}_{outputs.name.rsplit('_', 1)[1].lower()}")
     seed(location, n, outputs)
     args = [(location, str(outputs), w) for w in range(workers)]
-    outs, t0, cpu_server = pg_peers.run_workers(server, server_cpu, api_worker, args)
+    outs, t0, cpu_server = pg_peers.run_workers(server, server_cpu, worker or api_worker, args)
     fatal = [o["fatal"] for o in outs if "fatal" in o]
     if fatal:
         print(fatal[0], flush=True)
@@ -327,7 +377,7 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
     location = server.uri("bench", production="trips")
     outputs = root / "trips"
     outputs.mkdir()
-    seed(location, 3, outputs)
+    seed(location, 4, outputs)
     trips = {"n": 0, "statements": 0}
     pipeline, execute = psycopg.Connection.pipeline, psycopg.Cursor.execute
 
@@ -378,6 +428,26 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
             figures["claim_by_registered_worker"] = trips["n"]
             # on a warm connection (the first claim's count includes the session settings, sent once)
             figures["claim_by_registered_worker_statements"] = trips["statements"]
+            # the executor's calls (0013): the claim as one call, the completion's check at commit
+            trips["n"] = trips["statements"] = 0
+            work = production.claim_next_job(TOOL, LEASE)
+            figures["claim_one_call"], trips["n"] = trips["n"], 0
+            figures["claim_one_call_statements"], trips["statements"] = trips["statements"], 0
+            assert work is not None
+            lease, job = work.lease, work.job
+            trips["n"] = trips["statements"] = 0
+            with production.edit(defer_lease_checks=True) as tx:
+                rep = tx.add_representation(
+                    job.output_asset_id, job.output_representation_kind, outputs / f"{job.id}.out"
+                )
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+                )
+                tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
+                tx.complete_job_lease(lease, rep, activity)
+                tx.commit()
+            figures["completion_deferred"] = trips["n"]
+            figures["completion_deferred_statements"] = trips["statements"]
         finally:
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
             psycopg.Cursor.execute = execute  # type: ignore[method-assign]
@@ -455,7 +525,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="interleaved rounds (medians reported)")
     parser.add_argument("--workers", type=str, default=None, help="comma-separated worker counts")
     parser.add_argument(
-        "--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake, floor"
+        "--skip", type=str, default="", help="comma-separated: s1, procrastinate, wake, floor, api_calls"
     )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--baseline-core", type=Path, default=None, help="another checkout's core/")
@@ -512,6 +582,7 @@ def main() -> int:
                     ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
                     ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
                     ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    ("api_calls", lambda w=workers: api_drain(server, n, w, root, calls_worker)),
                     (
                         "api_before",
                         lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core),
@@ -522,7 +593,7 @@ def main() -> int:
                         lambda w=workers: pg_peers.procrastinate_drain(server, n, w, server_cpu),
                     ),
                 ):
-                    if name in ("procrastinate", "floor") and name in skip:
+                    if name in ("procrastinate", "floor", "api_calls") and name in skip:
                         continue
                     if name == "api_before" and args.baseline_core is None:
                         continue
@@ -556,6 +627,16 @@ def main() -> int:
                     ratios["before_vs_floor"] = before / floor
                 if peer:
                     ratios["before_vs_procrastinate"] = before / peer
+            calls = report.get(f"api_calls_w{workers}", {}).get("jobs_per_s")
+            if calls:  # the executor's path: one call per operation
+                for other, rate in (
+                    ("floor", floor),
+                    ("procrastinate", peer),
+                    ("before", before),
+                    ("api", api),
+                ):
+                    if rate:
+                        ratios[f"calls_vs_{other}"] = calls / rate
             report[f"ratios_w{workers}"] = ratios
             report[f"round_ratios_w{workers}"] = round_ratios(report, workers)
             print(
@@ -573,14 +654,15 @@ def main() -> int:
 
 
 def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]:
-    """Ours (and the baseline core's) against the floor and procrastinate, round by round."""
+    """Ours (both rows) and the baseline core's against the floor, procrastinate and each other,
+    round by round."""
     rates = {
         name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
-        for name in ("api", "api_before", "floor", "procrastinate")
+        for name in ("api", "api_calls", "api_before", "floor", "procrastinate")
     }
     found: dict[str, list[float]] = {}
-    for mine in ("api", "api_before"):
-        for other in ("floor", "procrastinate", "api_before"):
+    for mine in ("api", "api_calls", "api_before"):
+        for other in ("floor", "procrastinate", "api_before", "api"):
             if mine != other and rates[mine] and rates[other]:
                 found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
     return found

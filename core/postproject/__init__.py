@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from postproject._version import __version__
 from postproject.areas.search import FailureGroup
-from postproject.base.leases import InputChangedError, JobLease, LeaseState
+from postproject.base.leases import ClaimedWork, InputChangedError, JobLease, LeaseState
 from postproject.knowledge import ArtifactKnowledge, ArtifactState, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
 from postproject.knowledge.regeneration import (
@@ -124,6 +124,7 @@ __all__ = [
     "BoundInput",
     "BytesValue",
     "Changes",
+    "ClaimedWork",
     "Clock",
     "CommitReceipt",
     "ConflictError",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from postproject.areas.search import FailureGroup
 from postproject.areas.setup import SetupReads
 from postproject.areas.workers import WorkerReads
 from postproject.base.handle import ProductionHandle, sample
+from postproject.base.leases import ClaimedWork, JobLease
 from postproject.engine import Engine
 from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
@@ -39,6 +40,7 @@ from postproject.model import names
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, Availability, MediaRoot, Representation, RepresentationKind
 from postproject.model.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
+from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
 from postproject.model.jobs import Attempt, Job
 from postproject.model.lifecycle import JobState
@@ -46,8 +48,8 @@ from postproject.model.pages import Page
 from postproject.model.pending import PendingExplanation
 from postproject.model.progress import AttemptLog
 from postproject.model.revisions import Changes, JobHistoryEntry, Revision, RevisionSummary
-from postproject.model.workers import Worker
-from postproject.transaction import Transaction
+from postproject.model.workers import Worker, WorkerSession
+from postproject.transaction import Transaction, claim_next_committed, claim_next_work
 
 DEFAULT_BUSY_TIMEOUT = 10.0
 
@@ -96,14 +98,10 @@ class Production:
 
     @classmethod
     def create(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        clock: clocks.Clock | None = None,
+        cls, path: str | os.PathLike[str], *, clock: clocks.Clock | None = None,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-        allow_injected_clock: bool = False,
-    ) -> Production:
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT, allow_injected_clock: bool = False,
+    ) -> Production:  # fmt: skip
         """Create a new, empty production (no revision yet) and open it for writing.
 
         ``path`` is a ``*.pproj`` file path, or a ``postgresql://`` URI whose ``production=NAME``
@@ -120,15 +118,10 @@ class Production:
 
     @classmethod
     def open(
-        cls,
-        path: str | os.PathLike[str],
-        *,
-        clock: clocks.Clock | None = None,
-        read_only: bool = False,
+        cls, path: str | os.PathLike[str], *, clock: clocks.Clock | None = None, read_only: bool = False,
         root_map: Mapping[str, str | os.PathLike[str]] | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-        allow_injected_clock: bool = False,
-    ) -> Production:
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT, allow_injected_clock: bool = False,
+    ) -> Production:  # fmt: skip
         """Open an existing production (migrating an older schema when writable; on PostgreSQL a
         ``clock`` needs ``allow_injected_clock``, for tests: time is the server's).
 
@@ -197,14 +190,20 @@ class Production:
     # --- writing -----------------------------------------------------------------------
 
     def edit(
-        self, *, origin: str | None = None, message: str | None = None, principal: str | None = None
-    ) -> Transaction:
+        self, *, origin: str | None = None, message: str | None = None, principal: str | None = None,
+        defer_lease_checks: bool = False,
+    ) -> Transaction:  # fmt: skip
         """Start a transaction; use it as a context manager and call ``commit()``.
 
         Args:
             origin: the application making the change (e.g. ``postproject-cli 0.1.0``).
             message: a human note stored with the revision (1-4096 bytes).
             principal: who it acts for, authenticated (the service: the API token's name).
+            defer_lease_checks: a worker's completion: where this process claimed the job (or
+                read its claim) and nothing changed it since here, ``complete_job_lease`` checks
+                the lease at ``commit()`` instead, sent with it (PostgreSQL: one round trip, not
+                two): a lost lease or a changed input then raises the same error from ``commit()``,
+                which publishes nothing. On SQLite the checks stay where they are.
         """
         self._handle.check_open()
         if self._handle.read_only:
@@ -216,7 +215,34 @@ class Production:
         ):
             if text is not None:
                 names.bounded_text(f"revision {what}", text, limit)
-        return Transaction(self, self._handle, origin=origin, message=message, principal=principal)
+        return Transaction(
+            self, self._handle, origin=origin, message=message, principal=principal,
+            defer_lease_checks=defer_lease_checks,
+        )  # fmt: skip
+
+    def claim_next_job_lease(
+        self, tool: ToolIdentity, duration: object, *, kinds: Sequence[str] | None = None,
+        agent: AgentIdentity | None = None, worker: WorkerSession | None = None,
+        origin: str | None = None, message: str | None = None,
+    ) -> JobLease | None:  # fmt: skip
+        """``Transaction.claim_next_job_lease`` in an edit of its own, committed on return (a
+        worker's claim: same arguments, rules and errors, the revision's ``origin`` and
+        ``message``). On PostgreSQL it is one server call, claim and commit (else the claim
+        and its commit are two round trips), and this process keeps the claim's lease row for
+        a completion in an edit opened with ``defer_lease_checks``; on SQLite, an edit."""
+        with self.edit(origin=origin, message=message) as tx:
+            lease = claim_next_committed(tx, tool, duration, kinds, agent, worker)
+            tx.commit()
+        return lease
+
+    def claim_next_job(
+        self, tool: ToolIdentity, duration: object, *, kinds: Sequence[str] | None = None,
+        agent: AgentIdentity | None = None, worker: WorkerSession | None = None,
+        origin: str | None = None, message: str | None = None,
+    ) -> ClaimedWork | None:  # fmt: skip
+        """:meth:`claim_next_job_lease` with the job and its parameters as the claim left them
+        (what a worker reads next: on PostgreSQL read in the claim's one round trip)."""
+        return claim_next_work(self, tool, duration, kinds, agent, worker, origin, message)
 
     # --- paths -------------------------------------------------------------------------
 
@@ -296,21 +322,11 @@ class Production:
         return self._jobs.job(job_id)
 
     def jobs(
-        self,
-        limit: int = 100,
-        cursor: str | None = None,
-        state: JobState | None = None,
-        kind: str | None = None,
-        *,
-        newest_first: bool = False,
-        search: str | None = None,
-        requested_after: datetime | None = None,
-        requested_before: datetime | None = None,
-        finished_after: datetime | None = None,
-        finished_before: datetime | None = None,
-        sort: str = "requested",
-        descending: bool | None = None,
-    ) -> Page[Job]:
+        self, limit: int = 100, cursor: str | None = None, state: JobState | None = None, kind: str | None = None,
+        *, newest_first: bool = False, search: str | None = None, requested_after: datetime | None = None,
+        requested_before: datetime | None = None, finished_after: datetime | None = None,
+        finished_before: datetime | None = None, sort: str = "requested", descending: bool | None = None,
+    ) -> Page[Job]:  # fmt: skip
         """A keyset page of jobs, by default in id order (ids are time-ordered: request order).
 
         Filters are exact; ``state=CLAIMED`` includes claims whose lease expired. ``search``
@@ -324,18 +340,10 @@ class Production:
         (default ``newest_first``) reverses it. Cursors are bound to the production and options.
         """
         return self._jobs.jobs(
-            limit,
-            cursor,
-            state,
-            kind,
-            search=search,
-            requested_after=requested_after,
-            requested_before=requested_before,
-            finished_after=finished_after,
-            finished_before=finished_before,
-            sort=sort,
-            descending=newest_first if descending is None else descending,
-        )
+            limit, cursor, state, kind, search=search, requested_after=requested_after,
+            requested_before=requested_before, finished_after=finished_after, finished_before=finished_before,
+            sort=sort, descending=newest_first if descending is None else descending,
+        )  # fmt: skip
 
     def failure_groups(self, kind: str | None = None, limit: int = 100) -> tuple[FailureGroup, ...]:
         """Failed jobs grouped by reason (a normalised first line of the diagnostic), largest
@@ -455,14 +463,9 @@ class Production:
         return self._feed.changes_since(sequence, limit, kinds)
 
     def wait_for_changes(
-        self,
-        after_sequence: int,
-        timeout: float | timedelta,
-        *,
-        limit: int = 100,
-        kinds: Iterable[str] | None = None,
-        stop: threading.Event | None = None,
-    ) -> Changes:
+        self, after_sequence: int, timeout: float | timedelta, *, limit: int = 100,
+        kinds: Iterable[str] | None = None, stop: threading.Event | None = None,
+    ) -> Changes:  # fmt: skip
         """Block until revisions after ``after_sequence`` exist (or ``timeout`` passes, or
         ``stop`` is set by another thread).
 
@@ -478,15 +481,9 @@ class Production:
         return self._feed.wait_for_changes(after_sequence, timeout, limit=limit, kinds=kinds, stop=stop)
 
     def wait_for_activity(
-        self,
-        after_sequence: int,
-        after_progress: int,
-        timeout: float | timedelta,
-        *,
-        limit: int = 100,
-        stop: threading.Event | None = None,
-        heartbeat: Callable[[], object] | None = None,
-    ) -> tuple[Changes, int]:
+        self, after_sequence: int, after_progress: int, timeout: float | timedelta, *, limit: int = 100,
+        stop: threading.Event | None = None, heartbeat: Callable[[], object] | None = None,
+    ) -> tuple[Changes, int]:  # fmt: skip
         """Block until revisions after ``after_sequence`` exist or the progress signal
         (:meth:`progress_token`) differs from ``after_progress`` (or ``timeout`` passes, or
         ``stop`` is set); (the changes, the current progress token). What a monitor follows:
@@ -529,13 +526,9 @@ class Production:
         )
 
     def stale_artifacts(
-        self,
-        limit: int = 100,
-        cursor: str | None = None,
-        source: RepresentationId | None = None,
-        *,
-        include_superseded: bool = False,
-    ) -> StalePage:
+        self, limit: int = 100, cursor: str | None = None, source: RepresentationId | None = None,
+        *, include_superseded: bool = False,
+    ) -> StalePage:  # fmt: skip
         """A page of stale or diverged artifacts, examining ``limit`` candidates in id order.
 
         Candidates are activity outputs, or the provenance descendants of ``source``; a page

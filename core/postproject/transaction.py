@@ -26,11 +26,12 @@ import os
 import weakref
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from postproject.areas.access import AccessOperations
 from postproject.areas.farm import ClockReset, FarmOperations
 from postproject.areas.jobs import JobOperations
-from postproject.areas.metadata import MetadataOperations
+from postproject.areas.metadata import MetadataOperations, assertions
 from postproject.areas.progress import ProgressOperations
 from postproject.areas.provenance import ProvenanceOperations
 from postproject.areas.regeneration import RegenerationOperations
@@ -38,7 +39,8 @@ from postproject.areas.setup import SetupOperations
 from postproject.base import leases
 from postproject.base.edit import EditState
 from postproject.base.handle import ProductionHandle
-from postproject.base.leases import JobLease
+from postproject.base.leases import ClaimedWork, InputChangedError, JobLease
+from postproject.engine.claims import InputChangedAtCommit
 from postproject.knowledge.regeneration import RegenerationPlan
 from postproject.model.access import ApiRole, ApiToken, NewApiToken
 from postproject.model.activities import ActivitySpec
@@ -49,7 +51,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, AssetId, JobId, RepresentationId, RevisionId
 from postproject.model.jobs import AttemptOutcome, Job, JobRequest
 from postproject.model.metadata import Property
-from postproject.model.refs import ObjectRef
+from postproject.model.refs import JobRef, ObjectRef
 from postproject.model.revisions import CommitReceipt, Revision
 from postproject.model.workers import WorkerSession
 
@@ -65,13 +67,14 @@ class Transaction:
         origin: str | None,
         message: str | None,
         principal: str | None = None,
+        defer_lease_checks: bool = False,
     ) -> None:
         self._production = production
         self._handle = handle
         self._origin = origin
         self._message = message
         self._principal = principal
-        edit = self._edit = EditState(handle)
+        edit = self._edit = EditState(handle, defer_lease_checks=defer_lease_checks)
         self._finalizer = weakref.finalize(self, edit.abandon)
         self._setup = SetupOperations(edit)
         self._provenance = ProvenanceOperations(edit)
@@ -481,7 +484,8 @@ class Transaction:
             edit.status = "committed"
             return CommitReceipt(self._handle.production_id, None)
         try:
-            committed_at = self._commit_time()
+            # an edit a call committed already has nothing left to guard
+            committed_at = self._handle.now_micros() if edit.called else self._commit_time()
             revision_id = RevisionId.new()
             published = session.commit(
                 committed_at,
@@ -491,7 +495,7 @@ class Transaction:
                 edit.observed_high,
                 self._principal,
             )
-        except BaseException:
+        except BaseException as exc:
             edit.status = "failed"
             edit.end_pending()
             edit.session = None
@@ -499,6 +503,13 @@ class Transaction:
                 session.rollback(edit.observed_high)
             finally:
                 self._handle.end_write()
+            if isinstance(exc, InputChangedAtCommit):  # a lease check deferred to the commit
+                changed = exc.changed
+                raise InputChangedError(
+                    exc.message,
+                    input_id=RepresentationId(changed.representation_id),
+                    superseding_revision=changed.sequence,
+                ) from None
             raise
         edit.status = "committed"
         edit.session = None
@@ -537,3 +548,45 @@ class Transaction:
 
     def __repr__(self) -> str:
         return f"Transaction({self._handle.location}, {self._edit.status})"
+
+
+def claim_next_committed(
+    tx: Transaction,
+    tool: ToolIdentity,
+    duration: object,
+    kinds: Sequence[str] | None,
+    agent: AgentIdentity | None,
+    worker: WorkerSession | None,
+) -> JobLease | None:
+    """``tx.claim_next_job_lease`` committed in the same call where the engine can
+    (``Production.claim_next_job_lease``: then ``tx.commit()`` publishes nothing more)."""
+    committed = (tx._origin, tx._message)
+    return tx._jobs.claim_next_job_lease(
+        tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed
+    )
+
+
+def claim_next_work(
+    production: Any,
+    tool: ToolIdentity,
+    duration: object,
+    kinds: Sequence[str] | None,
+    agent: AgentIdentity | None,
+    worker: WorkerSession | None,
+    origin: str | None,
+    message: str | None,
+) -> ClaimedWork | None:
+    """``Production.claim_next_job``: the claim committed in one call where the engine can, the
+    job and its parameters read in the same round trip (else read after the commit)."""
+    with production.edit(origin=origin, message=message) as tx:
+        committed = (tx._origin, tx._message)
+        lease = tx._jobs.claim_next_job_lease(
+            tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed, with_job=True
+        )
+        tx.commit()
+    if lease is None:
+        return None
+    answer = tx._jobs.committed_claim
+    if answer is None or answer.job is None or answer.parameters is None:  # an edit's claim
+        return ClaimedWork(lease, production.job(lease.job_id), production.metadata[JobRef(lease.job_id)])
+    return ClaimedWork(lease, answer.job, assertions(answer.parameters))

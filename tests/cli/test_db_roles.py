@@ -120,14 +120,14 @@ def job_path(location: str, media: Path) -> None:
             tx.commit()
         jobs = []
         with production.edit() as tx:
-            for _ in range(3):
+            for _ in range(4):
                 jobs.append(
                     tx.request_job(
                         JobRequest("org.example:proxy", (original,), asset, RepresentationKind.PROXY)
                     )
                 )
             tx.commit()
-        done, failed, cancelled = jobs
+        done, failed, cancelled, quick = jobs
         with production.edit() as tx:
             lease = tx.claim_job_lease(done, TOOL, timedelta(minutes=5), agent=AGENT)
             tx.commit()
@@ -157,8 +157,22 @@ def job_path(location: str, media: Path) -> None:
         with production.edit() as tx:
             tx.finalize_lost()
             tx.commit()
+        # a worker's calls (0013): the claim in one pp_claim_next call, the completion's lease
+        # check (pp_lease_check) sent with its commit
+        lease = production.claim_next_job_lease(TOOL, timedelta(minutes=5), agent=AGENT)
+        assert lease is not None and lease.job_id == quick
+        output = media / "A001_quick.mov"
+        output.write_bytes(b"proxy essence")
+        with production.edit(defer_lease_checks=True) as tx:
+            rep = tx.add_representation(asset, RepresentationKind.PROXY, output)
+            activity = tx.create_activity(
+                ActivitySpec("org.example:proxy", inputs=(original,), outputs=(rep,), tool=TOOL)
+            )
+            tx.record_attempt_log(lease, tail="done\n")
+            tx.complete_job_lease(lease, rep, activity)
+            tx.commit()
         states = [production.job(job).state for job in jobs]
-        assert states == [JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED]
+        assert states == [JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.SUCCEEDED]
 
 
 def refused(conn: psycopg.Connection[Any], statement: str) -> bool:
@@ -205,6 +219,16 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
             "AND proname = 'pp_commit'"
         ).fetchall()
         assert commit == [(False, ["search_path=farm"])]
+        # 0013's worker calls update jobs (the attempt by trigger) and the clock, and publish through
+        # pp_publish: the caller's rights, their search_path pinned
+        calls = conn.execute(
+            "SELECT proname, prosecdef, proconfig FROM pg_proc WHERE pronamespace = 'farm'::regnamespace "
+            "AND proname IN ('pp_claim_next', 'pp_lease_check', 'pp_keep_mark') ORDER BY proname"
+        ).fetchall()
+        assert calls == [
+            (name, False, ["search_path=farm"])
+            for name in ("pp_claim_next", "pp_keep_mark", "pp_lease_check")
+        ]
 
     job_path(logins.uri("writer"), tmp_path)
 
@@ -220,14 +244,16 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
         assert refused(conn, "DROP SCHEMA farm CASCADE")
         assert refused(conn, "ALTER FUNCTION pp_publish SECURITY INVOKER")
         assert refused(conn, "ALTER FUNCTION pp_commit SECURITY DEFINER")
+        assert refused(conn, "ALTER FUNCTION pp_claim_next SECURITY DEFINER")
+        assert refused(conn, "ALTER FUNCTION pp_lease_check SECURITY DEFINER")
 
     with logins.connect("reader") as conn:
         conn.execute("SET search_path TO farm")
-        assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 4
         assert refused(conn, "UPDATE jobs SET priority = 1")
         assert refused(conn, "SELECT * FROM pp_set_fingerprint(gen_random_uuid(), 'x', 1, '', 1)")
     with Production.open(logins.uri("reader"), read_only=True) as production:
-        assert len(production.jobs().items) == 3
+        assert len(production.jobs().items) == 4
 
 
 def test_db_roles_gives_an_existing_production_to_pp_owner(cli: Cli, logins: Logins, tmp_path: Path) -> None:

@@ -72,8 +72,9 @@ def test_a_new_production_is_made_from_the_baseline_and_the_migrations_after_it(
         (10, "0010_monitor_scale.sql"),
         (11, "0011_roles.sql"),
         (12, "0012_job_path_functions.sql"),
+        (13, "0013_worker_calls.sql"),
     ]
-    assert (versions.BASELINE, schema.LATEST) == (7, 12)
+    assert (versions.BASELINE, schema.LATEST) == (7, 13)
 
 
 @pytest.mark.parametrize("version", pre_baseline.VERSIONS)

@@ -6,6 +6,10 @@ to the caller before the caller's code decides to commit, and a completion's lea
 decides whether ``complete_job_lease`` raises before the caller goes on; the commit's own
 statements share one: since migration 0012 a completion's commit is its transition, one
 ``pp_commit`` (``pp_number``, the queued inserts, ``pp_publish``) and ``COMMIT``.
+A worker's calls (migration 0013) are one each: ``Production.claim_next_job_lease`` is one
+``pp_claim_next`` call (``claim_next_job`` adds the job's and its parameters' reads to the same
+round trip), and a completion in an edit opened with ``defer_lease_checks`` sends its lease
+check with the commit.
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
@@ -329,3 +333,57 @@ def test_a_value_json_text_cannot_carry_is_committed_by_the_statements(
             commit_rows = any("pp_commit" in query for query in sent)
             assert commit_rows is ("\x00" not in values[0]), sent
             assert [a.value.value for a in production.metadata[AssetRef(asset)]][-2:] == values
+
+
+def test_a_workers_claim_and_completion_take_one_round_trip_each(
+    postgres_uri: str, tmp_path: Path, trips: list[int]
+) -> None:
+    """Migration 0013: ``Production.claim_next_job_lease`` is one ``pp_claim_next`` call
+    (claim, event, ``pp_publish``; autocommit), also by a registered worker; a completion in an
+    edit opened with ``defer_lease_checks`` sends its lease check with the commit: one pipeline
+    of BEGIN, ``pp_lease_check``, the transition, ``pp_commit`` and COMMIT."""
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            for _ in range(4):
+                tx.request_job(JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY))
+            tx.commit()
+        with production.edit() as tx:
+            session = tx.register_worker("trips", capacity=1)
+            tx.commit()
+        production.claim_next_job_lease(TOOL, LEASE)  # the write connection's settings go once, first
+        trips[0] = trips[1] = 0
+        lease = production.claim_next_job_lease(TOOL, LEASE)
+        assert lease is not None
+        assert trips == [1, 1]  # pp_claim_next (was: 2 round trips, 4 statements)
+        job = production.job(lease.job_id)
+        output = tmp_path / "out.mov"
+        output.write_bytes(b"out")
+        trips[0] = trips[1] = 0
+        with production.edit(defer_lease_checks=True) as tx:
+            rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+            activity = tx.create_activity(
+                ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL)
+            )
+            tx.add_metadata(ActivityRef(activity), PROFILE, "proxy-720p")
+            tx.complete_job_lease(lease, rep, activity)
+            assert trips == [0, 0]  # nothing sent before the commit
+            tx.commit()
+        assert trips == [1, 5]  # BEGIN, pp_lease_check, the transition, pp_commit, COMMIT (was 2 round trips)
+        assert production.job(job.id).state is JobState.SUCCEEDED
+        trips[0] = trips[1] = 0
+        by_worker = production.claim_next_job_lease(TOOL, LEASE, worker=session)
+        assert by_worker is not None
+        assert trips == [1, 1]  # the worker's row lock, facts and gate ride in the call (was 2, 5)
+        trips[0] = trips[1] = 0
+        assert production.claim_next_job_lease(TOOL, LEASE, worker=session) is None  # at capacity
+        assert trips == [1, 1]
+        assert production.job_counts()[JobState.REQUESTED] == 1
+        trips[0] = trips[1] = 0
+        work = production.claim_next_job(TOOL, LEASE)  # with the job and its parameters
+        assert work is not None
+        assert trips == [1, 3]  # pp_claim_next, then the job and its metadata by pp_claimed()
+        assert work.job == production.job(work.lease.job_id)

@@ -21,7 +21,13 @@ from postproject.base import leases
 from postproject.base.edit import EditState, event
 from postproject.base.leases import InputChangedError, JobLease, LeaseState, lease_micros
 from postproject.engine import LeaseRow, WorkerFacts, WriteSession
-from postproject.engine.claims import GatedClaims, WorkerGate
+from postproject.engine.claims import (
+    CommittedClaim,
+    GatedClaims,
+    WorkerGate,
+    commits_claims,
+    defers_lease_checks,
+)
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import to_micros
@@ -51,6 +57,7 @@ class JobOperations:
     def __init__(self, edit: EditState) -> None:
         self._edit = edit
         self._handle = edit.handle
+        self.committed_claim: CommittedClaim | None = None  # the last one-call claim's answer
 
     @staticmethod
     def _expiry_of(row: LeaseRow) -> int:
@@ -65,8 +72,16 @@ class JobOperations:
             raise InvalidArgumentError(f"job lease belongs to another production ({lease.production_id})")
         return lease.job_id, secret_hash(leases.usable_secret(lease, self._edit))
 
-    def lease_row(self, session: WriteSession, job_id: JobId, secret: bytes, now: int) -> LeaseRow:
-        """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set)."""
+    def lease_row(
+        self, session: WriteSession, job_id: JobId, secret: bytes, now: int, *, deferrable: bool = False
+    ) -> LeaseRow:
+        """Require the stored claim to be this lease's and unexpired (expiry and claim sequence set).
+        ``deferrable``: in an edit that defers its lease checks, a claim this process knows is
+        taken as known, its check sent with the commit (:class:`DeferredLeaseChecks`)."""
+        if deferrable and self._edit.defer_lease_checks and defers_lease_checks(session):
+            known = session.held_lease_row(job_id.bytes, secret, now)
+            if known is not None:
+                return known
         row = session.lease_row(job_id.bytes)
         if row is None:
             raise NotFoundError(f"job {job_id} does not exist")
@@ -220,8 +235,14 @@ class JobOperations:
         kinds: Sequence[str] | None = None,
         agent: AgentIdentity | None = None,
         worker: WorkerSession | None = None,
+        committed: tuple[str | None, str | None] | None = None,
+        with_job: bool = False,
     ) -> JobLease | None:
-        """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none."""
+        """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none.
+        ``committed`` (the revision's origin and message): claim and commit in one call where
+        the engine can (:class:`CommittedClaims`; the edit's ``commit`` then publishes nothing
+        more), else as an edit; ``with_job``: the call also reads the job and its parameters
+        (:attr:`committed_claim`)."""
         micros = lease_micros(duration)
         _identities(tool, agent)
         if kinds is not None:
@@ -235,6 +256,23 @@ class JobOperations:
             asked = kinds
             if worker is not None and isinstance(worker, WorkerSession) and worker.kinds is not None:
                 kinds = sorted(set(worker.kinds) & set(kinds)) if kinds is not None else list(worker.kinds)
+            one_call = committed is not None and commits_claims(s)  # (a bool: s stays a WriteSession)
+            if one_call:
+                lease = self._claim_committed(
+                    s,
+                    tool,
+                    agent,
+                    worker,
+                    kinds,
+                    asked,
+                    secret,
+                    now,
+                    expires,
+                    committed or (None, None),
+                    with_job,
+                )
+                if lease is not False:
+                    return lease  # else claimable jobs exist, all held: claim through the edit (it waits)
             if worker is not None and isinstance(s, GatedClaims):  # check and claim in one round trip
                 self._worker_session(worker)
                 gate = WorkerGate(worker.worker_id, worker.session_id, _offline_micros(), _kinds(asked))
@@ -252,6 +290,44 @@ class JobOperations:
                 return None
             job_id, attempt = claimed
             return self._claimed(s, JobId(job_id), secret, expires, attempt, worker)
+
+    def _claim_committed(
+        self,
+        s: WriteSession,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        worker: WorkerSession | None,
+        kinds: Sequence[str] | None,
+        asked: Sequence[str] | None,
+        secret: bytes,
+        now: int,
+        expires: int,
+        committed: tuple[str | None, str | None],
+        with_job: bool,
+    ) -> JobLease | Literal[False] | None:
+        """The claim, its event and its commit in one call (the rules as the edit applies them);
+        False when claimable jobs exist but other edits hold them all."""
+        gate = None
+        if worker is not None:
+            self._worker_session(worker)
+            gate = WorkerGate(worker.worker_id, worker.session_id, _offline_micros(), _kinds(asked))
+        calls = s
+        assert commits_claims(calls)
+        revision = (RevisionId.new().bytes, now, *committed, self._edit.observed_high)
+        done = calls.claim_next_committed(
+            gate, kinds, secret_hash(secret), tool, agent, now, expires,
+            worker.name if worker is not None else None, revision, with_job,
+        )  # fmt: skip
+        self.committed_claim = done
+        if worker is not None and self._worker_allowed(worker, done.facts, now, asked) is False:
+            return None  # at capacity, or none of the asked kinds is the worker's
+        if done.claimed is None and done.held:
+            return False
+        self._edit.called = True  # committed (at ``now``, before ``expires``), or nothing to commit
+        if done.claimed is None:
+            return None
+        job_id, attempt = done.claimed
+        return self._claimed(s, JobId(job_id), secret, expires, attempt, worker)
 
     def _worker_may_claim(
         self, s: WriteSession, worker: WorkerSession | None, now: int, kinds: Sequence[str] | None
@@ -398,7 +474,7 @@ class JobOperations:
         job_id, secret = self.held(lease)
         with self._edit.operation(savepoint=False) as s:
             now = self._edit.now_guarded()
-            row = self.lease_row(s, job_id, secret, now)
+            row = self.lease_row(s, job_id, secret, now, deferrable=True)
             expires, claim_sequence, inputs = self._expiry_of(row), row.claim_sequence or 0, row.inputs
             if claim_sequence < s.sequence:
                 changed = s.fingerprints_changed_after(inputs, claim_sequence)

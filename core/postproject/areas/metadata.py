@@ -10,6 +10,7 @@ its handle, and offers it as ``production.metadata``.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from postproject.base.edit import EditState
 from postproject.base.handle import ProductionHandle
@@ -59,8 +60,12 @@ class MetadataView:
     def __getitem__(self, ref: ObjectRef) -> tuple[Assertion, ...]:
         self._handle.check_open()
         check_ref(ref)
-        rows = self._handle.reads.metadata(ref.code, ref.id.bytes)
-        return tuple(
-            Assertion(Property(vocabulary, name), metadata_values.from_json(json.loads(value)))
-            for vocabulary, name, value in rows
-        )
+        return assertions(self._handle.reads.metadata(ref.code, ref.id.bytes))
+
+
+def assertions(rows: Iterable[tuple[str, str, str]]) -> tuple[Assertion, ...]:
+    """Assertions from stored metadata rows (vocabulary, property, value as JSON text)."""
+    return tuple(
+        Assertion(Property(vocabulary, name), metadata_values.from_json(json.loads(value)))
+        for vocabulary, name, value in rows
+    )

@@ -15,6 +15,7 @@ from postproject.base import leases
 from postproject.base.handle import ProductionHandle
 from postproject.base.leases import JobLease
 from postproject.engine import WriteSession
+from postproject.engine.claims import defers_lease_checks
 from postproject.model.errors import ConflictError, PostProjectError, Reason
 from postproject.model.ids import _Id
 
@@ -28,6 +29,8 @@ class EditState:
 
     __slots__ = (
         "__weakref__",
+        "called",
+        "defer_lease_checks",
         "effects",
         "guarded",
         "guards",
@@ -38,8 +41,10 @@ class EditState:
         "status",
     )
 
-    def __init__(self, handle: ProductionHandle) -> None:
+    def __init__(self, handle: ProductionHandle, *, defer_lease_checks: bool = False) -> None:
         self.handle = handle
+        self.defer_lease_checks = defer_lease_checks  # checks of claims known here go with the commit
+        self.called = False  # one call committed the edit (or found nothing to commit): commit() ends it
         self.session: WriteSession | None = None
         self.status: Status = "open"
         self.guards: list[int] = []  # lease expiries the commit must precede
@@ -71,7 +76,9 @@ class EditState:
     def write_session(self) -> WriteSession:
         """The edit's write session, taking the write lock at the first operation."""
         if self.session is None:
-            self.session = self.handle.begin_write(self.abandon)
+            session = self.session = self.handle.begin_write(self.abandon)
+            if self.defer_lease_checks and defers_lease_checks(session):
+                session.defer_lease_checks()
         return self.session
 
     def end_pending(self) -> None:

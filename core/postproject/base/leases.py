@@ -12,6 +12,7 @@ import enum
 import hashlib
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,6 +20,8 @@ from postproject.base.handle import ProductionHandle
 from postproject.model.clock import from_micros
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.model.ids import JobId, ProductionId, RepresentationId
+from postproject.model.jobs import Job
+from postproject.model.metadata import Assertion
 
 MAX_LEASE = timedelta(hours=24)
 TOKEN_VERSION = "ppl1"
@@ -212,6 +215,16 @@ def end_if_pending(lease: JobLease) -> None:
     """The edit that claimed ``lease`` did not commit."""
     if lease._state is LeaseState.PENDING:
         end(lease)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedWork:
+    """A claim committed with what its work reads (``Production.claim_next_job``): the lease,
+    the job as the claim left it, and its parameters (``production.metadata[JobRef(job.id)]``)."""
+
+    lease: JobLease
+    job: Job
+    parameters: tuple[Assertion, ...]
 
 
 class InputChangedError(ConflictError):

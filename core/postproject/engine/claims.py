@@ -1,4 +1,5 @@
-"""An optional part of the engine interface: a registered worker's check and claim at once.
+"""Optional parts of the engine interface: a registered worker's check and claim at once, and
+a worker's operations as one server call each.
 
 A claim by a registered worker first checks the worker's stored row (its session, heartbeat,
 capacity and kinds, :class:`postproject.engine.WorkerFacts`), then claims. An engine whose
@@ -8,16 +9,25 @@ same rules :meth:`postproject.areas.jobs.JobOperations.claim_next_job_lease` app
 to the facts returned. An engine without it (SQLite: statements cost no round trip) answers
 :meth:`~postproject.engine.WriteSession.worker_facts` and
 :meth:`~postproject.engine.WriteSession.claim_next` one after the other.
+
+A worker's path needs no answer between its calls and the commit, so an engine whose
+statements cost round trips may also implement :class:`CommittedClaims` (a claim, its event
+and its commit in one call: ``Production.claim_next_job_lease``) and :class:`DeferredLeaseChecks`
+(an edit opened with ``defer_lease_checks=True``: a completion's lease check sent with the
+commit instead of read first). An engine without them (SQLite) runs the same rules as an edit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, cast, runtime_checkable
 
-from postproject.engine import WorkerFacts
+from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
+from postproject.model.errors import ConflictError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.jobs import Job
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +65,87 @@ class GatedClaims(Protocol):
         :meth:`postproject.engine.WriteSession.claim_next` returns it): the claim is None
         whenever the gate does not hold."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedClaim:
+    """A claim made and committed in one call (:class:`CommittedClaims`): the worker's facts
+    (a gate was given and the worker is registered), the claim ((job id, attempt), committed as
+    revision ``sequence``) or None, and ``held``: nothing was claimed while claimable jobs
+    exist, all held by other edits (the caller claims through its edit, which waits for them)."""
+
+    facts: WorkerFacts | None
+    claimed: tuple[bytes, int] | None
+    held: bool
+    sequence: int | None
+    job: Job | None = None  # with_job: the claimed job as committed, and its metadata rows (as
+    parameters: list[tuple[str, str, str]] | None = None  # Reads.metadata returns them)
+
+
+@runtime_checkable
+class CommittedClaims(Protocol):
+    """A write session that claims, stages the claim's event and commits it in one call."""
+
+    def claim_next_committed(
+        self,
+        gate: WorkerGate | None,
+        kinds: Sequence[str] | None,
+        secret: bytes,
+        tool: ToolIdentity,
+        agent: AgentIdentity | None,
+        now: int,
+        expires: int,
+        worker_name: str | None,
+        revision: tuple[bytes, int, str | None, str | None, int | None],
+        with_job: bool = False,
+    ) -> CommittedClaim:
+        """Claim as :meth:`GatedClaims.claim_next_gated` (``gate`` None: no registered worker),
+        stage ``job_claimed`` exactly as the edit does (``worker_name`` in its payload when
+        given) and commit it as revision (id, committed at, origin, message, clock mark), all
+        before returning; nothing is committed unless something was claimed. The edit is then
+        over: its ``commit`` publishes nothing more. ``with_job``: the claimed job and its
+        metadata come back with it (read after the commit, in the same round trip)."""
+        ...
+
+
+class InputChangedAtCommit(ConflictError):
+    """A completion whose lease check was deferred to the commit found an input fingerprint
+    recorded after the claim (the facade raises it as ``InputChangedError``)."""
+
+    def __init__(self, message: str, changed: ChangedInput) -> None:
+        super().__init__(message, reason=Reason.INPUT_CHANGED)
+        self.changed = changed
+
+
+@runtime_checkable
+class DeferredLeaseChecks(Protocol):
+    """A write session whose lease checks may travel with the commit (``defer_lease_checks``)."""
+
+    def defer_lease_checks(self) -> None:
+        """The edit asked for it (``defer_lease_checks``)."""
+        ...
+
+    def held_lease_row(self, job_id: bytes, secret: bytes, now: int) -> LeaseRow | None:
+        """The job's claim by ``secret`` as this process last saw it (its claim, or a lease row
+        it read), unexpired at ``now``, with a check sent at commit that the stored claim is
+        still that one (raising what a failed check at the call raises, or
+        :class:`InputChangedAtCommit`); None when unknown here (read it now)."""
+        ...
+
+
+def commits_claims(session: object) -> TypeGuard[CommittedClaims]:
+    """``isinstance(session, CommittedClaims)``, decided once per class (below)."""
+    return _implements(cast(Hashable, type(session)), CommittedClaims)
+
+
+def defers_lease_checks(session: object) -> TypeGuard[DeferredLeaseChecks]:
+    """``isinstance(session, DeferredLeaseChecks)``, decided once per class (below)."""
+    return _implements(cast(Hashable, type(session)), DeferredLeaseChecks)
+
+
+@functools.cache
+def _implements(cls: Hashable, protocol: Any) -> bool:
+    """Whether ``cls`` has a protocol's methods: on the worker's path every operation asks, and
+    ``isinstance`` against a runtime-checkable protocol walks its members at every call
+    (Python 3.11: ~20-50 us each, several per job)."""
+    return issubclass(cast(type, cls), protocol)

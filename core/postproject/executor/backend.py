@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Protocol
 
 from postproject._version import __version__
-from postproject.base.leases import JobLease
+from postproject.base.leases import ClaimedWork, JobLease
 from postproject.executor.recovery import transient
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
@@ -36,7 +36,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import AttemptOutcome, Job
 from postproject.model.lifecycle import JobState
-from postproject.model.metadata import Property
+from postproject.model.metadata import Assertion, Property
 from postproject.model.refs import ActivityRef, JobRef
 from postproject.model.values import MetadataValue
 from postproject.model.workers import WorkerSession
@@ -282,8 +282,8 @@ class DirectBackend:
     def claim(self, request: ClaimRequest, stop: threading.Event) -> Claim | None:
         production = self.production
         head = production.latest_sequence() if request.wait > 0 else 0
-        lease = self._claim(production, request)
-        if lease is None:
+        work = self._claim(production, request)
+        if work is None:
             if request.wait > 0:
                 try:
                     _wait_for_work(production, head, request.wait, stop)
@@ -291,9 +291,12 @@ class DirectBackend:
                     if not transient(exc):
                         raise
             return None
+        lease = work.lease if isinstance(work, ClaimedWork) else work
         with lease:
             token = lease.export_token()
         try:
+            if isinstance(work, ClaimedWork):  # the job and its parameters came with the claim
+                return self.context(production, work.job, token, work.parameters)
             return self.context(production, production.job(lease.job_id), token)
         except PostProjectError as exc:  # claimed, but unusable here: never repeat it (it expires)
             if not transient(exc):
@@ -301,33 +304,37 @@ class DirectBackend:
             raise StorageError(f"the claim committed but could not be read: {exc.message}",
                                reason=Reason.CONNECTION_LOST) from None  # fmt: skip
 
-    def _claim(self, production: Production, request: ClaimRequest) -> JobLease | None:
+    def _claim(self, production: Production, request: ClaimRequest) -> ClaimedWork | JobLease | None:
         session = request.session
         assert isinstance(session, WorkerSession)
+        if not request.skip:  # the claim, its commit and its job's reads in one call (PostgreSQL)
+            return production.claim_next_job(
+                request.tool, request.lease, kinds=request.kinds, agent=request.agent, worker=session,
+                origin=ORIGIN, message="Claim job",
+            )  # fmt: skip
         with production.edit(origin=ORIGIN, message="Claim job") as tx:
-            if not request.skip:
-                lease = tx.claim_next_job_lease(
-                    request.tool, request.lease, kinds=request.kinds, agent=request.agent, worker=session
-                )
-            else:
-                lease = None
-                for job in candidates(production, request.kinds, request.skip):
-                    try:
-                        lease = tx.claim_job_lease(
-                            job.id, request.tool, request.lease, agent=request.agent, worker=session
-                        )
-                    except ConflictError as exc:  # taken meanwhile; the edit stays usable
-                        if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
-                            raise
-                        continue
-                    break
+            lease = None
+            for job in candidates(production, request.kinds, request.skip):
+                try:
+                    lease = tx.claim_job_lease(
+                        job.id, request.tool, request.lease, agent=request.agent, worker=session
+                    )
+                except ConflictError as exc:  # taken meanwhile; the edit stays usable
+                    if exc.reason in (Reason.WORKER_OFFLINE, Reason.WORKER_AT_CAPACITY):
+                        raise
+                    continue
+                break
             tx.commit()
         return lease
 
     @staticmethod
-    def context(production: Production, job: Job, token: str) -> Claim:
-        """A claim with what its work reads, from ``production`` (also the service's answer)."""
-        params = tuple((a.property, a.value) for a in production.metadata[JobRef(job.id)])
+    def context(
+        production: Production, job: Job, token: str, parameters: tuple[Assertion, ...] | None = None
+    ) -> Claim:
+        """A claim with what its work reads, from ``production`` (also the service's answer);
+        ``parameters``: the job's, when already read."""
+        found = production.metadata[JobRef(job.id)] if parameters is None else parameters
+        params = tuple((a.property, a.value) for a in found)
         inputs = []
         names = {job.target_root} if job.target_root is not None else set()
         for rep_id in job.inputs[:MAX_CONTEXT_INPUTS]:
@@ -406,11 +413,13 @@ class DirectBackend:
         production = self.production
         lease = self._lease(token)
         try:
-            with production.edit(origin=ORIGIN, message="Complete job") as tx:
+            # the lease checks of the claim made here travel with the commit (PostgreSQL: the
+            # completion is one round trip); a lost lease raises from commit() instead
+            with production.edit(origin=ORIGIN, message="Complete job", defer_lease_checks=True) as tx:
                 rep = tx.add_representation(job.output_asset_id, report.kind, report.output, root=report.root)
                 spec = ActivitySpec(
                     job.kind,
-                    inputs=tx.job(job.id).inputs,
+                    inputs=job.inputs,  # as read after the claim: its bound inputs resolved
                     outputs=(rep,),
                     tool=report.tool,
                     agent=report.agent,

@@ -8,9 +8,15 @@ same statement, only when those facts allow it.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
 from postproject.engine import WorkerFacts
 from postproject.engine.claims import WorkerGate
-from postproject.storage.postgresql.types import DIALECT
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.storage.postgresql.pipeline import PROVISIONAL
+from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import leases
 
 CLAIMED = leases.CLAIMED
@@ -21,6 +27,8 @@ _READY = DIALECT.sql(leases.READY)
 CLAIMABLE = DIALECT.sql(leases.CLAIMABLE)
 _EXPIRED = DIALECT.sql(leases.EXPIRED)
 RETURNING = "RETURNING j.id, j.claim_attempt, j.output_asset_id, j.inputs"
+# A worker's row, held until the edit ends: two claims by one worker count each other's.
+WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 
 
 # A registered worker's facts (WorkerFacts' columns) and whether its row allows a claim (WorkerGate).
@@ -81,3 +89,38 @@ def gate_holds(gate: WorkerGate, facts: WorkerFacts, now: int) -> bool:
         and facts.active < facts.capacity
         and (gate.asked is None or facts.kinds is None or bool(set(gate.asked) & set(facts.kinds)))
     )
+
+
+def claim_next_gated(
+    session: Any,  # a .writes.WriteSession (whose methods these are)
+    gate: WorkerGate,
+    kinds: Sequence[str] | None,
+    secret: bytes,
+    tool: ToolIdentity,
+    agent: AgentIdentity | None,
+    now: int,
+    expires: int,
+) -> tuple[WorkerFacts | None, tuple[bytes, int] | None]:
+    """A registered worker's check and claim in one round trip (:class:`postproject.engine.claims.GatedClaims`):
+    the worker's row is locked first (a statement of its own, so the claim statement's
+    snapshot counts the claims committed while it waited), then one statement reads its
+    facts and claims only when they allow it."""
+    worker = (gate.worker_id, gate.session)
+    params = leases.claim_params(Id, PROVISIONAL, secret, tool, agent, worker, now, expires) | {
+        "offline": gate.offline_after,
+        "asked": list(gate.asked) if gate.asked is not None else None,
+    }
+    if kinds is not None:
+        params["kinds"] = list(kinds)
+    session.later(DIALECT.sql(WORKER_ROW_LOCK), (Id(gate.worker_id),))
+    row = session.one(claim_next_sql(kinds is not None, wait=False, gated=True), params)
+    if row[5] is None:
+        return None, None
+    stored_session, last_seen, capacity, stored_kinds, active = row[5:]
+    facts = WorkerFacts(
+        stored_session, last_seen, capacity, tuple(json.loads(stored_kinds)) if stored_kinds else None, active
+    )
+    if row[0] is None and row[4] and gate_holds(gate, facts, now):
+        claimed = session.claim_next(kinds, secret, tool, agent, worker, now, expires)  # wait for holders
+        return facts, claimed
+    return facts, session.claimed(row[:4] if row[0] is not None else None)

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from postproject.engine import TableDump
+from postproject.engine import LeaseRow, TableDump
 from postproject.model import clock as clocks
 from postproject.model.errors import NotFoundError
 from postproject.storage import signals
@@ -40,6 +40,7 @@ class PostgresEngine:
         self.read_only = read_only
         self.known = KnownIds()
         self.lock_timeouts: dict[int, int] = {}
+        self.claims: dict[bytes, LeaseRow] = {}  # lease rows of claims made or read here (.calls)
         self._key = f"postgresql:{uri.display}"  # this process's wake-up channel for the production
         self._lock = threading.Lock()
         self._high_water: int | None = None

@@ -28,11 +28,14 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
+from postproject.engine import ChangedInput, LeaseRow
+from postproject.engine.claims import InputChangedAtCommit
 from postproject.model.errors import (
     ConflictError,
     InvalidArgumentError,
@@ -43,6 +46,9 @@ from postproject.model.errors import (
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.uri import PostgresUri
+
+if TYPE_CHECKING:
+    from postproject.storage.postgresql.reads import Reader
 
 # The sequence of the rows an open edit wrote (larger than any revision number); pp_publish
 # gives them the edit's revision number at commit.
@@ -136,9 +142,12 @@ class Host(Protocol):
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
     commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
+    claims: dict[bytes, LeaseRow]  # job id -> its lease row as claimed or read here (.calls)
 
     @property
     def known(self) -> Known: ...
+    @property
+    def reads(self) -> Reader: ...
     @property
     def high_water(self) -> int | None: ...
 
@@ -304,6 +313,29 @@ class Pipeline:
             raise self.failed from exc
         return cursor
 
+    def call(self, sql: str, params: Params, reads: Sequence[str] = ()) -> tuple[Any, list[list[Any]]]:
+        """``sql``'s one row, sent outside a transaction (autocommit: its own commit), with the
+        write connection's settings when they were not sent yet, and the rows of ``reads``
+        (statements without parameters) sent after it in the same round trip (:mod:`.calls`)."""
+        self.check()
+        assert not self.begun, "a call is the edit's only statement"
+        assert not self._queue, "a call is the edit's only statement"
+        timeout = max(1, int(self.busy_timeout * 1000))
+        settings = self.host.lock_timeouts.get(id(self.conn)) != timeout
+        try:
+            if not settings and not reads:
+                return self.conn.execute(sql, params, binary=True).fetchone(), []
+            with self.conn.pipeline():
+                if settings:
+                    for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
+                        self.conn.execute(setting)
+                cursor = self.conn.execute(sql, params, binary=True)
+                after = [self.conn.execute(read, binary=True) for read in reads]
+            self.host.lock_timeouts[id(self.conn)] = timeout
+            return cursor.fetchone(), [read.fetchall() for read in after]
+        except psycopg.Error as exc:
+            raise self._translate(exc) from exc
+
     def one(self, sql: str, params: Params | None = None, *, overtake: bool = False) -> Any:
         cursor = self.send(sql, params, overtake=overtake)
         assert cursor is not None
@@ -328,6 +360,10 @@ class Pipeline:
             return NotFoundError(message)
         if state == "PPC01":  # a provenance cycle closed by an edit that committed concurrently
             return InvalidArgumentError(message)
+        if state == "PPI01":  # an input changed after the claim (a lease check deferred to commit: 0013)
+            rep, sequence, revision = (exc.diag.message_detail or "").split()
+            changed = ChangedInput(uuid.UUID(rep).bytes, int(sequence), uuid.UUID(revision).bytes)
+            return InputChangedAtCommit(message, changed)
         return translate(exc, self.uri)
 
     def check(self) -> None:

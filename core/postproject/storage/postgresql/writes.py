@@ -23,9 +23,11 @@ next statement that needs an answer (:mod:`.pipeline`), each with the row count 
 (``pp_expect``); answers this edit already knows (facts of what it created) come from memory.
 A claim is two round trips (the claim, the commit), also by a registered worker (its row's
 check rides on the claim: :mod:`.claims`), a completion two (the lease check, sent ahead of
-the queued inserts; the commit) or three. Neither can be one: the claim answers the caller
-(the lease) and a completion's lease check decides whether ``complete_job_lease`` raises,
-both before the caller's code goes on to commit.
+the queued inserts; the commit) or three. Neither can be one in an edit: the claim answers the
+caller (the lease) and a completion's lease check decides whether ``complete_job_lease``
+raises, both before the caller's code goes on to commit. A worker's path has calls that are
+one each (migration 0013, :mod:`.calls`): a claim committed in one ``pp_claim_next`` call, and
+in an edit that defers its lease checks, a completion whose check goes with the commit.
 
 The statements both engines share are in :mod:`postproject.storage.sql.writes`; PostgreSQL's
 own (one statement where SQLite runs several, with its checks and locks) are :mod:`.statements`.
@@ -47,23 +49,20 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
-from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
-from postproject.engine.claims import WorkerGate
+from postproject.engine import ChangedInput, LeaseRow
 from postproject.model import clock
 from postproject.model.errors import AlreadyExistsError, StorageError
-from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import JobId
 from postproject.model.lifecycle import Action, JobState, sources
 from postproject.storage import rows
-from postproject.storage.postgresql import packing
+from postproject.storage.postgresql import calls, claims, packing
 from postproject.storage.postgresql import pipeline as pipelines
 from postproject.storage.postgresql import statements as pg
 from postproject.storage.postgresql.changes import CHANNEL, PROGRESS
-from postproject.storage.postgresql.claims import claim_next_sql, gate_holds
+from postproject.storage.postgresql.claims import WORKER_ROW_LOCK, claim_next_sql
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.pipeline import DURABLE_MARK, PROVISIONAL, Host, Params, Pipeline
 from postproject.storage.postgresql.types import DIALECT, Id, ids, optional
-from postproject.storage.sql import leases
 from postproject.storage.sql import statements as q
 from postproject.storage.sql.dialect import Dialect
 from postproject.storage.sql.leases import EndClaim, StopClaim
@@ -71,8 +70,6 @@ from postproject.storage.sql.service import PRINCIPAL
 from postproject.storage.sql.writes import SqlWrites
 
 CLAIMED = JobState.CLAIMED.code
-# A worker's row, held until the edit ends: two claims by one worker count each other's.
-_WORKER_ROW_LOCK = "SELECT 1 FROM workers WHERE id = ? FOR NO KEY UPDATE"
 
 
 # Queued inserts of new rows (shared statements): no read of the edit looks for them before
@@ -99,7 +96,7 @@ class WriteSession(SqlWrites):
         ", CASE WHEN progress_signalled_at = :now THEN "
         f"(SELECT 1 FROM pg_notify('{CHANNEL}', current_schema() || ' {PROGRESS}')) END"
     )
-    LOCK_WORKER = _WORKER_ROW_LOCK
+    LOCK_WORKER = WORKER_ROW_LOCK
     LOCK_IDEMPOTENCY_KEY = "SELECT pg_advisory_xact_lock(1347441203, hashtext(?))"
     # history is append-only for the farm's role: a fingerprint replaced runs as the owner (0011)
     SET_FINGERPRINT = "SELECT * FROM pp_set_fingerprint(?, ?::text, ?::integer, ?::bytea, ?::bigint)"
@@ -115,6 +112,8 @@ class WriteSession(SqlWrites):
         self.reset_mark: int | None = None  # reset_clock's new mark
         # job id -> (lease row, changed input) read and locked by this edit
         self.leases: dict[bytes, tuple[LeaseRow, ChangedInput | None]] = {}
+        self.deferring = False  # lease checks of claims known here go with the commit (.calls)
+        self.called: int | None = None  # the revision a one-call operation committed (.calls)
 
     @property
     def stored_high_water(self) -> int | None:
@@ -322,9 +321,29 @@ class WriteSession(SqlWrites):
         )
         changed = ChangedInput(row[10], row[11], row[12]) if row[10] is not None else None
         self.leases[job_id] = (lease, changed)
+        if state == CLAIMED:
+            calls.keep(self, job_id, lease)
         self.learn("assets", [asset])
         self.learn("representations", lease.inputs)
         return lease
+
+    held_lease_row = calls.held_lease_row
+
+    def defer_lease_checks(self) -> None:
+        self.deferring = True
+
+    claim_next_committed = calls.claim_next_committed
+
+    def record_attempt_log(
+        self, job_id: bytes, secret: bytes, root: str | None, path: str | None, tail: str | None, now: int
+    ) -> int | None:
+        params = {"id": Id(job_id), "secret": secret, "root": root, "path": path, "tail": tail, "now": now}
+        number = calls.record_log_later(self, job_id, secret, params)
+        return (
+            number
+            if number is not None
+            else super().record_attempt_log(job_id, secret, root, path, tail, now)
+        )
 
     def fingerprints_changed_after(self, rep_ids: Sequence[bytes], sequence: int) -> ChangedInput | None:
         """The first input whose fingerprint was recorded after ``sequence``: (rep, seq, revision id)."""
@@ -349,39 +368,7 @@ class WriteSession(SqlWrites):
                 row = self.one(claim_next_sql(kinds is not None, wait=False), params)
         return row[:4] if row[0] is not None else None
 
-    def claim_next_gated(
-        self,
-        gate: WorkerGate,
-        kinds: Sequence[str] | None,
-        secret: bytes,
-        tool: ToolIdentity,
-        agent: AgentIdentity | None,
-        now: int,
-        expires: int,
-    ) -> tuple[WorkerFacts | None, tuple[bytes, int] | None]:
-        """A registered worker's check and claim in one round trip (:class:`postproject.engine.claims.GatedClaims`):
-        the worker's row is locked first (a statement of its own, so the claim statement's
-        snapshot counts the claims committed while it waited), then one statement reads its
-        facts and claims only when they allow it."""
-        worker = (gate.worker_id, gate.session)
-        params = leases.claim_params(Id, PROVISIONAL, secret, tool, agent, worker, now, expires) | {
-            "offline": gate.offline_after,
-            "asked": list(gate.asked) if gate.asked is not None else None,
-        }
-        if kinds is not None:
-            params["kinds"] = list(kinds)
-        self.later(DIALECT.sql(_WORKER_ROW_LOCK), (Id(gate.worker_id),))
-        row = self.one(claim_next_sql(kinds is not None, wait=False, gated=True), params)
-        if row[5] is None:
-            return None, None
-        session, last_seen, capacity, stored_kinds, active = row[5:]
-        facts = WorkerFacts(
-            session, last_seen, capacity, tuple(json.loads(stored_kinds)) if stored_kinds else None, active
-        )
-        if row[0] is None and row[4] and gate_holds(gate, facts, now):
-            claimed = self.claim_next(kinds, secret, tool, agent, worker, now, expires)  # wait for holders
-            return facts, claimed
-        return facts, self.claimed(row[:4] if row[0] is not None else None)
+    claim_next_gated = claims.claim_next_gated
 
     def predicted(self, job_id: bytes, secret: bytes, now: int, action: Action) -> bool | None:
         """Whether a guarded transition of a job whose row this edit read and locked will match
@@ -487,6 +474,11 @@ class WriteSession(SqlWrites):
         principal: str | None = None,
     ) -> bool:
         """Publish the edit (numbered now, see the module docstring); False when nothing was staged."""
+        if self.called is not None:  # one call claimed and committed it, or claimed nothing (.calls)
+            self.sequence = self.called or self.sequence
+            return bool(self.called)
+        for job in self.written["jobs"]:  # its lease row known here is stale now
+            self.host.claims.pop(job, None)
         if self.positions == 0:
             if self.state_written:  # stored state only (heartbeats): no revision
                 self.pipeline.send("COMMIT")

@@ -1,0 +1,141 @@
+"""A worker's operations as one server call each (migration 0013; :mod:`.writes` runs them).
+
+``pp_claim_next`` claims (the claim of :mod:`.claims`, with a registered worker's gate),
+stages the claim's ``job_claimed`` event exactly as an edit stages it and publishes it through
+``pp_publish``, as one autocommit statement: :class:`postproject.engine.claims.CommittedClaims`.
+It answers the claimed job's lease row, which this process keeps
+(:attr:`.pipeline.Host.claims`) until an edit of its own changes the job, so that a
+completion in an edit opened with ``defer_lease_checks`` needs no read first: its lease check
+(``pp_lease_check``) is queued ahead of the transition and goes with the commit's pipeline,
+raising what the read's check would have raised (:class:`postproject.engine.claims.DeferredLeaseChecks`).
+The attempt's log recorded in such an edit is queued too, expecting its row. The functions
+here are :class:`.writes.WriteSession`'s methods (their ``session``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from postproject.engine import LeaseRow, WorkerFacts
+from postproject.engine.claims import CommittedClaim, WorkerGate
+from postproject.model import clock
+from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.refs import JobRef
+from postproject.storage import rows
+from postproject.storage.postgresql.pipeline import EARLY, PROVISIONAL
+from postproject.storage.postgresql.reads import JOBS_WITH_ATTEMPTS
+from postproject.storage.postgresql.types import DIALECT, Id
+from postproject.storage.sql import statements as q
+
+CLAIMED = 2
+CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 20) + ")"
+LEASE_CHECK = "SELECT pp_lease_check(%s, %s, %s, %s)"
+# The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
+RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
+KEPT = 1024  # claims this process remembers, at most
+# What Production.claim_next_job reads of the job just claimed (pp_claimed), after the call.
+CLAIMED_READS = (
+    f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.id = pp_claimed()",
+    f"SELECT vocabulary, property, value FROM metadata WHERE target_kind = {JobRef.code} "
+    "AND target_id = pp_claimed() ORDER BY id",
+)
+
+
+def claim_next_committed(
+    session: Any,  # a .writes.WriteSession (whose methods these are)
+    gate: WorkerGate | None,
+    kinds: Sequence[str] | None,
+    secret: bytes,
+    tool: ToolIdentity,
+    agent: AgentIdentity | None,
+    now: int,
+    expires: int,
+    worker_name: str | None,
+    revision: tuple[bytes, int, str | None, str | None, int | None],
+    with_job: bool = False,
+) -> CommittedClaim:
+    """One ``pp_claim_next`` call (see the module docstring); ``with_job``: the claimed job and
+    its metadata read after it, in the same round trip."""
+    revision_id, committed_at, origin, message, high_water = revision
+    known = session.host.high_water  # as an edit's rollback keeps the sample: only when it is newer
+    kept = high_water if high_water is not None and (known is None or high_water > known) else None
+    params = (
+        PROVISIONAL, secret, tool.name, tool.version, tool.uri, agent.name if agent else None,
+        Id(gate.worker_id) if gate else None, Id(gate.session) if gate else None, now, expires,
+        list(kinds) if kinds is not None else None, gate.offline_after if gate else None,
+        list(gate.asked) if gate is not None and gate.asked is not None else None,
+        json.dumps(worker_name) if worker_name is not None else None,
+        Id(revision_id), committed_at, origin, message, high_water, kept,
+    )  # fmt: skip
+    started = clock.monotonic()
+    row, read = session.pipeline.call(CLAIM_NEXT, params, CLAIMED_READS if with_job else ())
+    elapsed = clock.monotonic() - started
+    job, attempt, held, worker_session, last_seen, capacity, stored_kinds, active = row[:8]
+    facts = None
+    if worker_session is not None:
+        kinds_ = tuple(json.loads(stored_kinds)) if stored_kinds else None
+        facts = WorkerFacts(worker_session, last_seen, capacity, kinds_, active)
+    if job is None:  # the call kept the clock sample (as the edit's rollback would)
+        session.host.committed(None, kept, None, 0.0)
+        if not held:
+            session.called = 0  # the edit is over: nothing to publish or roll back
+        return CommittedClaim(facts, None, bool(held), None)
+    asset, output_kind, blob, attempts, max_attempts, regenerates, resolved = row[8:15]
+    published, mark, server_now = row[15:18]
+    inputs = rows.split_ids(blob)
+    if resolved:
+        inputs = sorted(set(inputs).union(resolved))
+    host = session.host
+    session.called = published
+    host.committed(published, mark, server_now, elapsed)
+    host.known.add("assets", [asset])
+    host.known.add("representations", inputs)
+    keep(session, job, LeaseRow(CLAIMED, secret, expires, published, asset, output_kind, inputs, attempts,
+                                max_attempts, attempt, regenerates))  # fmt: skip
+    if not with_job:
+        return CommittedClaim(facts, (job, int(attempt)), False, published)
+    found = host.reads.with_attempts(read[0])[0]
+    parameters = [(vocabulary, name, value) for vocabulary, name, value in read[1]]
+    return CommittedClaim(facts, (job, int(attempt)), False, published, found, parameters)
+
+
+def keep(session: Any, job_id: bytes, lease: LeaseRow) -> None:
+    """Remember a claimed job's lease row in this process (a bounded map)."""
+    claims = session.host.claims
+    if len(claims) >= KEPT:
+        claims.clear()
+    claims[job_id] = lease
+
+
+def held_lease_row(session: Any, job_id: bytes, secret: bytes, now: int) -> LeaseRow | None:
+    """The remembered lease row of ``job_id`` claimed by ``secret`` and unexpired at ``now``, its
+    check queued for the commit (before the transition); None when not known here."""
+    lease: LeaseRow | None = session.host.claims.get(job_id)
+    if (
+        lease is None
+        or lease.secret_hash != secret
+        or lease.expires is None
+        or lease.expires <= now
+        or job_id in session.written["jobs"]
+    ):
+        return None
+    session.pipeline.queue(LEASE_CHECK, (Id(job_id), secret, now, lease.claim_sequence), flags=EARLY)
+    session.leases[job_id] = (lease, None)  # the transition is then predicted, and sent ahead
+    session.learn("assets", [lease.output_asset_id])
+    session.learn("representations", lease.inputs)
+    return lease
+
+
+def record_log_later(session: Any, job_id: bytes, secret: bytes, params: dict[str, Any]) -> int | None:
+    """The attempt's log queued (its row expected) when this edit defers its lease checks and the
+    claim is known here; its attempt number, or None (record it now)."""
+    lease: LeaseRow | None = session.host.claims.get(job_id)
+    if not session.deferring or lease is None or lease.secret_hash != secret or lease.attempt is None:
+        return None
+    message = f"this lease claimed no attempt of job {uuid.UUID(bytes=job_id)}"
+    session.pipeline.queue_expecting(RECORD_LOG, params, 1, "PPL01", message, flags=EARLY)
+    session.state_written = True
+    return lease.attempt

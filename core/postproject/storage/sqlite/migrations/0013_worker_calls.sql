@@ -1,0 +1,5 @@
+-- Version 13 (SQLite): nothing changes. PostgreSQL's 0013 makes a worker's claim one server
+-- call (pp_claim_next) and lets a completion's lease check travel with its commit
+-- (pp_lease_check); SQLite's single writer sends no statements over a network, and its
+-- Production.claim_next_job_lease is an edit around the Transaction's. This file keeps both
+-- engines' versions alike.

@@ -1,0 +1,191 @@
+"""A worker's calls (issue 27, third pass; migration 0013) write exactly what the edits write.
+
+``Production.claim_next_job_lease`` (on PostgreSQL one ``pp_claim_next`` call; on SQLite an
+edit) and a completion in an edit opened with ``defer_lease_checks`` (on PostgreSQL its lease
+check sent with the commit) against the spec's protocol (an edit around
+``Transaction.claim_next_job_lease``, then a completion edit), on both engines: the same
+revisions, events and rows, every table compared (ids mapped by first appearance, lease
+secrets left out: they are random), and the same answers from the reads the monitor and the
+CLI make.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from postproject import (
+    ActivityRef,
+    ActivitySpec,
+    AgentIdentity,
+    JobLease,
+    JobRef,
+    JobRequest,
+    JobState,
+    Production,
+    Property,
+    RepresentationKind,
+    ToolIdentity,
+)
+from postproject.base.handle import ProductionHandle
+
+TOOL = ToolIdentity("worker-calls", "1")
+AGENT = AgentIdentity("host-1")
+LEASE = timedelta(minutes=5)
+PROFILE = Property("https://example.com/transcode", "profile")
+KIND = "org.example:proxy"
+# random on every run, or the files' own (each production's media are files of their own)
+UNCOMPARED = {"claim_secret_hash", "secret_hash", "cursor_key", "mtime"}
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _work(production: Production, media: Path, *, one_call: bool) -> list[Any]:
+    """Two jobs requested, claimed (one by a registered worker whose name JSON escapes) and
+    completed with their parameters copied and a log tail, by the old path or the new one."""
+    source = media / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A001")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        for profile in ("proxy-720p", "proxy-1080p"):
+            job = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+            tx.add_metadata(JobRef(job), PROFILE, profile)
+        tx.commit()
+    with production.edit() as tx:
+        session = tx.register_worker('wörker "☃"', capacity=2, kinds=[KIND])
+        tx.commit()
+    leases: list[JobLease] = []
+    for worker in (None, session):
+        if one_call:
+            lease = production.claim_next_job_lease(TOOL, LEASE, agent=AGENT, worker=worker)
+        else:
+            with production.edit() as tx:
+                lease = tx.claim_next_job_lease(TOOL, LEASE, agent=AGENT, worker=worker)
+                tx.commit()
+        assert lease is not None
+        leases.append(lease)
+    for lease in leases:
+        job = production.job(lease.job_id)
+        output = media / f"{job.id}.mov"
+        output.write_bytes(b"proxy essence")
+        with production.edit(defer_lease_checks=one_call) as tx:
+            rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+            activity = tx.create_activity(
+                ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=AGENT)
+            )
+            for parameter in production.metadata[JobRef(job.id)]:
+                tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
+            tx.record_attempt_log(lease, tail="encoded\n")
+            tx.complete_job_lease(lease, rep, activity)
+            tx.commit()
+    latest = production.latest_sequence()
+    if one_call:  # nothing left: None, and nothing committed (the clock sample is kept)
+        assert production.claim_next_job_lease(TOOL, LEASE, agent=AGENT, worker=session) is None
+    else:
+        with production.edit() as tx:
+            assert tx.claim_next_job_lease(TOOL, LEASE, agent=AGENT, worker=session) is None
+            tx.commit()
+    assert production.latest_sequence() == latest
+    return [lease.job_id for lease in leases]
+
+
+class _Names:
+    """Ids (bytes, UUIDs in text) replaced by their order of first appearance."""
+
+    def __init__(self, media: Path) -> None:
+        self.seen: dict[bytes, str] = {}
+        self.media = str(media)
+
+    def of(self, value: bytes) -> str:
+        return self.seen.setdefault(value, f"#{len(self.seen)}")
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, bytes | bytearray | memoryview) and len(bytes(value)) == 16:
+            return self.of(bytes(value))
+        if isinstance(value, bytes | bytearray | memoryview):
+            return "".join(self.of(bytes(value)[i : i + 16]) for i in range(0, len(bytes(value)), 16))
+        if isinstance(value, str):
+            value = value.replace(self.media, "MEDIA")
+            return _UUID.sub(lambda m: self.of(uuid.UUID(m.group(0)).bytes), value)
+        return value
+
+
+def _tables(production: Production, media: Path) -> dict[str, list[tuple[Any, ...]]]:
+    names = _Names(media)
+    found: dict[str, list[tuple[Any, ...]]] = {}
+    for table in ProductionHandle.of(production).engine.export_tables():
+        keep = [i for i, column in enumerate(table.columns) if column not in UNCOMPARED]
+        found[table.name] = [tuple(names(row[i]) for i in keep) for row in table.rows]
+    return found
+
+
+def _reads(production: Production, jobs: list[Any], media: Path) -> list[Any]:
+    """What the monitor and the CLI read of the work, ids mapped by first appearance."""
+    names = _Names(media)
+    seen: list[Any] = []
+    for revision in production.changes_since(0, limit=1000).revisions:
+        seen.append((revision.sequence, revision.origin, revision.message, revision.committed_at))
+        seen += [(e.kind, names(str(e.subject)), names(repr(e.payload))) for e in revision.events]
+    for job_id in jobs:
+        job = production.job(job_id)
+        seen.append(names(repr(job)))
+        seen.append(names(repr(production.job_history(job_id))))
+        seen.append(names(repr(production.attempt_log(job_id))))
+        activity = production.activity(job.completion.activity_id) if job.completion else None
+        seen.append(names(repr(activity)))
+    seen.append(production.job_counts())
+    seen.append(names(repr([(w.name, w.kinds, w.capacity) for w in production.workers()])))
+    return seen
+
+
+def test_a_workers_calls_write_what_the_edits_write(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    before, after = production_factory("before.pproj"), production_factory("after.pproj")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    old = _work(before, tmp_path / "b", one_call=False)
+    new = _work(after, tmp_path / "a", one_call=True)
+    assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 2
+    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
+    assert old_tables.keys() == new_tables.keys()
+    for name in old_tables:
+        assert new_tables[name] == old_tables[name], name
+    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+
+
+def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    """``Production.claim_next_job``: the lease, and the job and its parameters exactly as
+    ``job()`` and ``metadata[JobRef]`` read them after the claim (on PostgreSQL read in the
+    claim's own round trip); None when nothing is claimable."""
+    production = production_factory()
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A001")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        job_id = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        tx.add_metadata(JobRef(job_id), PROFILE, "proxy-720p")
+        tx.add_metadata(JobRef(job_id), Property("https://example.com/ticket", "id"), 4711)
+        tx.commit()
+    work = production.claim_next_job(TOOL, LEASE, agent=AGENT, origin="tests", message="Claim")
+    assert work is not None
+    assert work.lease.job_id == job_id
+    assert work.job == production.job(job_id)
+    assert work.job.state is JobState.CLAIMED
+    assert work.parameters == production.metadata[JobRef(job_id)]
+    assert [p.value.value for p in work.parameters] == ["proxy-720p", 4711]  # type: ignore[attr-defined]
+    revision = production.latest_revision()
+    assert revision is not None
+    assert (revision.origin, revision.message, [e.kind for e in revision.events]) == (
+        "tests",
+        "Claim",
+        ["job_claimed"],
+    )
+    assert production.claim_next_job(TOOL, LEASE) is None

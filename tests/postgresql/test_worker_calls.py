@@ -1,0 +1,168 @@
+"""A worker's calls on PostgreSQL (migration 0013): what a deferred lease check raises at commit,
+and a one-call claim that finds every claimable job held by other edits.
+
+In an edit opened with ``defer_lease_checks``, a completion whose claim this process knows
+sends its lease check (``pp_lease_check``) with the commit: a lease lost meanwhile, or an
+input whose fingerprint was recorded after the claim, must raise from ``commit()`` exactly
+what ``complete_job_lease`` raises without the option (same class, reason, message and
+details), and publish nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from postproject import (
+    ActivitySpec,
+    ConflictError,
+    InputChangedError,
+    JobRequest,
+    JobState,
+    PostProjectError,
+    Production,
+    Reason,
+    RepresentationKind,
+    ToolIdentity,
+)
+
+TOOL = ToolIdentity("worker-calls", "1")
+LEASE = timedelta(minutes=5)
+
+
+def _production(uri: str, tmp_path: Path, jobs: int = 1) -> tuple[Production, Any]:
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    production = Production.create(uri)
+    with production.edit() as tx:
+        asset = tx.create_asset("A")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        for _ in range(jobs):
+            tx.request_job(JobRequest("org.example:calls", (original,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    return production, original
+
+
+def _complete(production: Production, lease: Any, tmp_path: Path, *, defer: bool) -> PostProjectError:
+    """A completion that must fail; the error, and whether it came from the call or the commit."""
+    job = production.job(lease.job_id)
+    output = tmp_path / f"{job.id}.mov"
+    output.write_bytes(b"out")
+    latest = production.latest_sequence()
+    failed: PostProjectError | None = None
+    with production.edit(defer_lease_checks=defer) as tx:
+        rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+        activity = tx.create_activity(ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL))
+        tx.record_attempt_log(lease, tail="log\n")
+        stage = "complete_job_lease"
+        try:
+            tx.complete_job_lease(lease, rep, activity)
+            stage = "commit"
+            tx.commit()
+        except PostProjectError as exc:
+            failed = exc
+        assert stage == ("commit" if defer else "complete_job_lease")  # where the check raised
+    assert failed is not None
+    assert production.latest_sequence() == latest  # nothing published
+    assert len(production.representations(job.output_asset_id).items) == 1  # the original only
+    return failed
+
+
+def _same(deferred: PostProjectError, now: PostProjectError, jobs: list[Any]) -> None:
+    """The same error about two jobs (their ids left out)."""
+    assert type(deferred) is type(now)
+    assert (deferred.code, deferred.reason) == (now.code, now.reason)
+    assert deferred.message.replace(str(jobs[0]), "J") == now.message.replace(str(jobs[1]), "J")
+
+
+@pytest.mark.parametrize("ended", ["cancelled", "requeued"])
+def test_a_lease_lost_before_a_deferred_check_raises_at_commit_what_the_call_raises(
+    postgres_uri: str, tmp_path: Path, ended: str
+) -> None:
+    production, _ = _production(postgres_uri, tmp_path, jobs=2)
+    with production, Production.open(postgres_uri) as other:
+        errors, jobs = [], []
+        for defer in (True, False):
+            lease = production.claim_next_job_lease(TOOL, LEASE)
+            assert lease is not None
+            jobs.append(lease.job_id)
+            with other.edit() as tx:  # another process ends the claim: this one does not know
+                if ended == "cancelled":
+                    tx.cancel_job(lease.job_id)
+                else:
+                    tx.requeue_job(lease.job_id)
+                tx.commit()
+            errors.append(_complete(production, lease, tmp_path, defer=defer))
+        assert isinstance(errors[0], ConflictError)
+        assert errors[0].reason is Reason.LEASE_LOST
+        _same(errors[0], errors[1], jobs)
+
+
+def test_an_input_changed_after_the_claim_raises_at_commit_what_the_call_raises(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    production, original = _production(postgres_uri, tmp_path, jobs=2)
+    with production, Production.open(postgres_uri) as other:
+        leases = [production.claim_next_job_lease(TOOL, LEASE) for _ in range(2)]
+        (tmp_path / "source.mov").write_bytes(b"changed")
+        with other.edit() as tx:
+            assert tx.observe_representation(original)
+            tx.commit()
+        deferred = _complete(production, leases[0], tmp_path, defer=True)
+        now = _complete(production, leases[1], tmp_path, defer=False)
+        assert isinstance(deferred, InputChangedError) and isinstance(now, InputChangedError)
+        assert deferred.reason is Reason.INPUT_CHANGED
+        assert (deferred.input_id, deferred.superseding_revision) == (now.input_id, now.superseding_revision)
+        _same(deferred, now, [lease.job_id for lease in leases])
+        assert [production.job(lease.job_id).state for lease in leases] == [JobState.CLAIMED] * 2
+
+
+def test_a_one_call_claim_waits_for_claimable_jobs_other_edits_hold(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    """Every claimable job held by another edit: the call claims nothing and the claim goes on
+    as the edit's (which waits for the holder, then claims what it left claimable)."""
+    production, _ = _production(postgres_uri, tmp_path)
+    with production, Production.open(postgres_uri) as other:
+        holder = other.edit()
+        held = holder.claim_next_job_lease(TOOL, LEASE)  # locked, not committed
+        assert held is not None
+        got: list[Any] = []
+        claiming = threading.Thread(target=lambda: got.append(production.claim_next_job_lease(TOOL, LEASE)))
+        claiming.start()
+        claiming.join(0.5)
+        assert claiming.is_alive()  # waiting for the holder
+        holder.rollback()
+        claiming.join(30)
+        assert got and got[0] is not None and got[0].job_id == held.job_id
+        assert production.job(held.job_id).state is JobState.CLAIMED
+
+
+def test_the_one_call_claims_answers_match_the_edits_refusals(postgres_uri: str, tmp_path: Path) -> None:
+    """A registered worker's refusals (fenced, offline is the same rule) raise from the call, and
+    nothing is committed."""
+    production, _ = _production(postgres_uri, tmp_path)
+    with production:
+        with production.edit() as tx:
+            session = tx.register_worker("w", capacity=1)
+            tx.commit()
+        with production.edit() as tx:
+            tx.register_worker("w", capacity=1)  # registered again: the first session is fenced
+            tx.commit()
+        latest = production.latest_sequence()
+        calls: list[Callable[[], Any]] = [
+            lambda: production.claim_next_job_lease(TOOL, LEASE, worker=session),
+        ]
+        for call in calls:
+            with pytest.raises(ConflictError) as fenced:
+                call()
+            assert fenced.value.reason is Reason.WORKER_SESSION_REPLACED
+        with pytest.raises(ConflictError) as by_edit, production.edit() as tx:
+            tx.claim_next_job_lease(TOOL, LEASE, worker=session)
+        assert by_edit.value.message == fenced.value.message
+        assert production.latest_sequence() == latest
