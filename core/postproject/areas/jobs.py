@@ -315,9 +315,17 @@ class JobOperations:
         assert commits_claims(calls)
         revision = (RevisionId.new().bytes, now, *committed, self._edit.observed_high)
         done = calls.claim_next_committed(
-            gate, kinds, secret_hash(secret), tool, agent, now, expires,
-            worker.name if worker is not None else None, revision, with_job,
-        )  # fmt: skip
+            gate,
+            kinds,
+            secret_hash(secret),
+            tool,
+            agent,
+            now,
+            expires,
+            worker.name if worker is not None else None,
+            revision,
+            with_job,
+        )
         self.committed_claim = done
         if worker is not None and self._worker_allowed(worker, done.facts, now, asked) is False:
             return None  # at capacity, or none of the asked kinds is the worker's

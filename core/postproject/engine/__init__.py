@@ -595,9 +595,3 @@ class TableDump:
     name: str
     columns: tuple[str, ...]
     rows: Iterable[tuple[Any, ...]]
-
-
-def iter_chunks(ids: Sequence[bytes], size: int) -> Iterator[Sequence[bytes]]:
-    """``ids`` in slices of at most ``size`` (id lists sent to a database in bounded batches)."""
-    for start in range(0, len(ids), size):
-        yield ids[start : start + size]

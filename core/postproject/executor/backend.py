@@ -309,9 +309,14 @@ class DirectBackend:
         assert isinstance(session, WorkerSession)
         if not request.skip:  # the claim, its commit and its job's reads in one call (PostgreSQL)
             return production.claim_next_job(
-                request.tool, request.lease, kinds=request.kinds, agent=request.agent, worker=session,
-                origin=ORIGIN, message="Claim job",
-            )  # fmt: skip
+                request.tool,
+                request.lease,
+                kinds=request.kinds,
+                agent=request.agent,
+                worker=session,
+                origin=ORIGIN,
+                message="Claim job",
+            )
         with production.edit(origin=ORIGIN, message="Claim job") as tx:
             lease = None
             for job in candidates(production, request.kinds, request.skip):

@@ -24,7 +24,7 @@ from itertools import islice
 from typing import ClassVar, NamedTuple
 
 from postproject.base.handle import ProductionHandle
-from postproject.engine import GraphFacts, PlanFacts, iter_chunks
+from postproject.engine import GraphFacts, PlanFacts
 from postproject.knowledge.evaluation import (
     MAX_DESCENDANTS,
     ArtifactState,
@@ -35,7 +35,7 @@ from postproject.knowledge.evaluation import (
 from postproject.model import values as metadata_values
 from postproject.model.assets import RepresentationKind
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
-from postproject.model.ids import ActivityId, AssetId, RepresentationId
+from postproject.model.ids import ActivityId, AssetId, RepresentationId, iter_chunks
 from postproject.model.jobs import JobRequest
 from postproject.model.metadata import Assertion, Property
 

@@ -10,7 +10,8 @@ import os
 import re
 import threading
 import uuid
-from typing import Any, ClassVar, Self
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Self, TypeVar
 
 from postproject.model import clock
 from postproject.model.errors import InvalidArgumentError
@@ -178,3 +179,12 @@ def check_id(field: str, value: object, kind: type[_Id]) -> None:
     """Require an id argument of exactly the type ``kind`` (invalid_argument naming ``field``)."""
     if type(value) is not kind:
         raise InvalidArgumentError(f"{field} must be a {kind.__name__}; got {type(value).__name__}")
+
+
+T = TypeVar("T")
+
+
+def iter_chunks(ids: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """``ids`` in slices of at most ``size`` (id lists sent to a database in bounded batches)."""
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

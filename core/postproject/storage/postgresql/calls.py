@@ -63,13 +63,27 @@ def claim_next_committed(
     known = session.host.high_water  # as an edit's rollback keeps the sample: only when it is newer
     kept = high_water if high_water is not None and (known is None or high_water > known) else None
     params = (
-        PROVISIONAL, secret, tool.name, tool.version, tool.uri, agent.name if agent else None,
-        Id(gate.worker_id) if gate else None, Id(gate.session) if gate else None, now, expires,
-        list(kinds) if kinds is not None else None, gate.offline_after if gate else None,
+        PROVISIONAL,
+        secret,
+        tool.name,
+        tool.version,
+        tool.uri,
+        agent.name if agent else None,
+        Id(gate.worker_id) if gate else None,
+        Id(gate.session) if gate else None,
+        now,
+        expires,
+        list(kinds) if kinds is not None else None,
+        gate.offline_after if gate else None,
         list(gate.asked) if gate is not None and gate.asked is not None else None,
         json.dumps(worker_name) if worker_name is not None else None,
-        Id(revision_id), committed_at, origin, message, high_water, kept,
-    )  # fmt: skip
+        Id(revision_id),
+        committed_at,
+        origin,
+        message,
+        high_water,
+        kept,
+    )
     started = clock.monotonic()
     row, read = session.pipeline.call(CLAIM_NEXT, params, CLAIMED_READS if with_job else ())
     elapsed = clock.monotonic() - started
@@ -93,8 +107,23 @@ def claim_next_committed(
     host.committed(published, mark, server_now, elapsed)
     host.known.add("assets", [asset])
     host.known.add("representations", inputs)
-    keep(session, job, LeaseRow(CLAIMED, secret, expires, published, asset, output_kind, inputs, attempts,
-                                max_attempts, attempt, regenerates))  # fmt: skip
+    keep(
+        session,
+        job,
+        LeaseRow(
+            CLAIMED,
+            secret,
+            expires,
+            published,
+            asset,
+            output_kind,
+            inputs,
+            attempts,
+            max_attempts,
+            attempt,
+            regenerates,
+        ),
+    )
     if not with_job:
         return CommittedClaim(facts, (job, int(attempt)), False, published)
     found = host.reads.with_attempts(read[0])[0]

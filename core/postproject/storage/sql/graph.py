@@ -17,9 +17,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from postproject.engine import Fingerprints, PlanFacts, iter_chunks
+from postproject.engine import Fingerprints, PlanFacts
 from postproject.model.activities import Activity
 from postproject.model.assets import Representation
+from postproject.model.ids import iter_chunks
 from postproject.model.jobs import Job
 from postproject.storage import rows
 from postproject.storage.sql.dialect import Params, Runner

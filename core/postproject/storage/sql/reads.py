@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any
 
 from postproject.engine import JobKey, JobQuery, RegisteredWorker
 from postproject.model.activities import Activity
 from postproject.model.assets import Asset, MediaRoot, Representation
 from postproject.model.clock import MarkSource
 from postproject.model.errors import NotFoundError, UnsupportedError
-from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId
+from postproject.model.ids import ActivityId, AssetId, JobId, ProductionId, RepresentationId, iter_chunks
 from postproject.model.jobs import Attempt, AttemptOutcome, Job
 from postproject.model.lifecycle import HISTORY_EVENT_KINDS, JobState
 from postproject.model.revisions import Revision
@@ -48,6 +48,8 @@ _AHEAD_TERMS = (
     "priority = :priority AND available_at < :available",
     "priority = :priority AND available_at = :available AND id < :id",
 )
+
+CHUNK = 500  # ids per IN (...) list of a read by ids
 
 
 class SqlReads(ABC):
@@ -150,10 +152,10 @@ class SqlReads(ABC):
         return rows.asset(row)
 
     def assets_by_id(self, ids: Sequence[bytes]) -> list[Asset]:
-        """The assets among ``ids`` that exist (any order): one statement per :data:`ID_BATCH` ids."""
+        """The assets among ``ids`` that exist (any order): one statement per :data:`CHUNK` ids."""
         return [
             rows.asset(r)
-            for batch in _batches(ids)
+            for batch in iter_chunks(list(dict.fromkeys(ids)), CHUNK)
             for r in self.rows(
                 f"SELECT {rows.ASSET_COLUMNS} FROM assets WHERE id IN ({', '.join('?' * len(batch))})",
                 [self.dialect.id(i) for i in batch],
@@ -182,11 +184,11 @@ class SqlReads(ABC):
 
     def representations_by_id(self, ids: Sequence[bytes]) -> list[Representation]:
         """The representations among ``ids`` that exist (any order): one statement per
-        :data:`ID_BATCH` ids."""
+        :data:`CHUNK` ids."""
         columns = self.dialect.representation_columns
         return [
             rows.representation(r)
-            for batch in _batches(ids)
+            for batch in iter_chunks(list(dict.fromkeys(ids)), CHUNK)
             for r in self.rows(
                 f"SELECT {columns} FROM representations r WHERE r.id IN ({', '.join('?' * len(batch))})",
                 [self.dialect.id(i) for i in batch],
@@ -470,7 +472,7 @@ class SqlReads(ABC):
         """(sequence, committed_at) of the revisions among ``sequences`` that exist."""
         return [
             (int(seq), int(at))
-            for batch in _batches(sequences)
+            for batch in iter_chunks(list(dict.fromkeys(sequences)), CHUNK)
             for seq, at in self.rows(
                 f"SELECT sequence, committed_at FROM revisions WHERE sequence IN ({', '.join('?' * len(batch))})",
                 list(batch),
@@ -529,13 +531,3 @@ class SqlReads(ABC):
                 newest = self.latest_sequence()
                 through = max(min(newest, window) if window is not None else newest, sequence)
         return found, through
-
-
-T = TypeVar("T")
-ID_BATCH = 500  # ids per statement of a read by ids (SQLite allows 32,766 parameters; plans stay small)
-
-
-def _batches(ids: Sequence[T]) -> Iterator[Sequence[T]]:
-    unique = list(dict.fromkeys(ids))
-    for start in range(0, len(unique), ID_BATCH):
-        yield unique[start : start + ID_BATCH]

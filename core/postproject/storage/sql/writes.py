@@ -29,13 +29,13 @@ from postproject.engine import (
     ExpiringClaim,
     OutputFacts,
     WorkerFacts,
-    iter_chunks,
 )
 from postproject.engine.progress import AttemptFacts
 from postproject.model import paths
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import Fingerprint
 from postproject.model.identity import AgentIdentity, ToolIdentity
+from postproject.model.ids import iter_chunks
 from postproject.model.jobs import Job, JobRequest
 from postproject.model.lifecycle import Action
 from postproject.model.revisions import RevisionEvent

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from postproject.engine import JobKey, JobQuery, iter_chunks
+from postproject.engine import JobKey, JobQuery
 from postproject.model.errors import NotFoundError
-from postproject.model.ids import JobId
+from postproject.model.ids import JobId, iter_chunks
 from postproject.model.jobs import Attempt, Job
 from postproject.storage import rows
 from postproject.storage.sql.dialect import Dialect, Params

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from postproject.engine import LeaseRow, iter_chunks
+from postproject.engine import LeaseRow
+from postproject.model.ids import iter_chunks
 from postproject.model.jobs import AttemptOutcome
 from postproject.model.lifecycle import JobState
 from postproject.storage import rows
