@@ -78,13 +78,16 @@ def copy(source: Location, destination: Location) -> CopyReport:
 
 def verify(a: Location, b: Location) -> VerifyReport:
     """Compare every table of two productions (read-only)."""
-    first, second = locations.open_engine(a, read_only=True), locations.open_engine(b, read_only=True)
-    try:
-        left = {t.name: t for t in _materialised(first)}
-        right = {t.name: t for t in _materialised(second)}
+    first = locations.open_engine(a, read_only=True)
+    try:  # (the first is closed when the second cannot be opened, too)
+        second = locations.open_engine(b, read_only=True)
+        try:
+            left = {t.name: t for t in _materialised(first)}
+            right = {t.name: t for t in _materialised(second)}
+        finally:
+            second.close()
     finally:
         first.close()
-        second.close()
     rows: dict[str, tuple[int, int]] = {}
     differences: list[str] = []
     for name in sorted(left.keys() | right.keys()):

@@ -70,3 +70,29 @@ def test_a_file_production_copies_into_postgresql_with_its_live_claims(
     with pytest.raises(ConflictError) as refused:
         transfer.copy(source, postgres_uri)
     assert refused.value.reason == "not_empty"
+
+
+def test_verify_closes_the_first_production_when_the_second_cannot_be_opened(
+    postgres_uri: str, postgres_server: object, tmp_path: Path
+) -> None:
+    """(Its connection was left open, found by a ResourceWarning once a read-only open on
+    PostgreSQL kept its first connection rather than a pool.)"""
+    from postproject.model.errors import NotFoundError
+    from postproject.storage.postgresql.localserver import LocalServer
+
+    assert isinstance(postgres_server, LocalServer)
+    Production.create(postgres_uri).close()
+    application = postgres_uri.partition("production=")[2].partition("&")[0]
+
+    def connections() -> int:
+        with postgres_server.admin() as admin:
+            (count,) = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                "AND query NOT ILIKE '%pg_stat_activity%'"
+            ).fetchone()
+        return int(count)
+
+    before = connections()
+    with pytest.raises(NotFoundError):
+        transfer.verify(postgres_uri, tmp_path / "missing.pproj")
+    assert connections() == before, f"verify of {application} left a connection open"
