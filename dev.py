@@ -206,7 +206,32 @@ def test_environment() -> dict[str, str]:
     in each worker: collecting the suite took 13.6 s of CPU per worker without, 4.8 s with."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPYCACHEPREFIX=str(VENV / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # (set by some environments; it would turn the cache off)
+    if "TMPDIR" not in os.environ and (scratch := memory_scratch()) is not None:
+        env["TMPDIR"] = str(scratch)
     return env
+
+
+def memory_scratch(folder: Path = Path("/dev/shm"), needed: int = 8 << 30) -> Path | None:
+    """A folder in memory (tmpfs) for the suite's temporary files, when there is room.
+
+    The suite creates and removes files by the hundred thousand (a SQLite production or two per
+    test, a PostgreSQL schema of ~50 tables and indexes per test, the wheel's environments):
+    on a journalled disk that is kernel time the parallel suite shares its cores with. Measured:
+    creating a PostgreSQL production took 169 ms of the server's CPU with its data on ext4,
+    72 ms on tmpfs. Used only where ``folder`` is a tmpfs with ``needed`` bytes free (a
+    container's default 64 MiB /dev/shm is not); ``TMPDIR`` set by the caller wins."""
+    try:
+        stats = os.statvfs(folder)
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            tmpfs = any(f.split()[1:3] == [str(folder), "tmpfs"] for f in mounts if len(f.split()) > 2)
+    except OSError:
+        return None
+    if not tmpfs or stats.f_bavail * stats.f_frsize < needed:
+        return None
+    scratch = folder / "postproject-tests"
+    scratch.mkdir(exist_ok=True)
+    scratch.chmod(0o1777)  # as /tmp: the throwaway PostgreSQL servers run as another account
+    return scratch
 
 
 def test(args: list[str]) -> int:

@@ -16,6 +16,7 @@ Under pytest-xdist (``python3 dev.py test``) each worker is a process of its own
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import re
@@ -105,6 +106,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``slow`` first, each group in the order pytest-randomly gave it: under
     pytest-xdist the long tests start early, so the run does not end waiting for one of them."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What exists once the suite is collected (modules, test items, fixtures' definitions)
+    lives to the end: move it out of the cyclic collector's sight (``gc.freeze``), so that a
+    collection (the GUI tests collect at every test's end) walks only what the tests made.
+    A full collection took about 0.1 s per GUI test before."""
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

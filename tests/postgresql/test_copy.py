@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import timedelta
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from postproject import (
     transfer,
 )
 from tests.conftest import START
+from tests.waiting import wait_until
 
 TOOL = ToolIdentity("copy-test", "1")
 NOTE = Property("https://example.com/notes", "note")
@@ -82,17 +84,22 @@ def test_verify_closes_the_first_production_when_the_second_cannot_be_opened(
 
     assert isinstance(postgres_server, LocalServer)
     Production.create(postgres_uri).close()
-    application = postgres_uri.partition("production=")[2].partition("&")[0]
+    # The server is the whole pytest-xdist worker's: count only this call's connections (other
+    # tests' connections may still be ending meanwhile).
+    application = f"verify_{secrets.token_hex(4)}"
+    location = f"{postgres_uri}&application_name={application}"
 
     def connections() -> int:
         with postgres_server.admin() as admin:
             (count,) = admin.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                "AND query NOT ILIKE '%pg_stat_activity%'"
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (application,)
             ).fetchone()
         return int(count)
 
-    before = connections()
+    with Production.open(location, read_only=True) as production:  # the count sees these connections
+        production.jobs(limit=1)
+        assert connections() >= 1
+    wait_until(lambda: connections() == 0, "the read-only production's connections to end", timeout=10)
     with pytest.raises(NotFoundError):
-        transfer.verify(postgres_uri, tmp_path / "missing.pproj")
-    assert connections() == before, f"verify of {application} left a connection open"
+        transfer.verify(location, tmp_path / "missing.pproj")
+    wait_until(lambda: connections() == 0, "verify's connection to end (it was left open)", timeout=10)

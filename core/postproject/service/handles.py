@@ -147,6 +147,13 @@ class Handles:
             if principal is not None:
                 principal.resolve(production)
             return call(production)
+        except StorageError:
+            # A statement the statement timeout cancelled began after this call did, so the time
+            # limit has passed: the answer is the time limit's, even when this thread gets there
+            # before the request's own wait does (under load it can).
+            if clocks.monotonic() >= deadline.ends:
+                raise timed_out(limit) from None
+            raise
         finally:
             _current.deadline = None
             self._idle.put(production)
