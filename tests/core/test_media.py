@@ -14,7 +14,6 @@ import pytest
 from PIL import Image
 
 from postproject.executor.media import (
-    MAX_MESSAGE_CHARS,
     PROXY_PROFILES,
     THUMBNAIL_PROFILES,
     MediaError,
@@ -25,6 +24,7 @@ from postproject.executor.media import (
     make_thumbnail,
     probe,
 )
+from postproject.executor.profiles import MAX_MESSAGE_CHARS
 from postproject.executor.testclip import ClipInfo, generate_test_clip, timecode
 from postproject.model.errors import InvalidArgumentError
 

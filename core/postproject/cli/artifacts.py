@@ -23,7 +23,6 @@ from postproject.cli.common import (
     parse_int,
 )
 from postproject.cli.output import Result
-from postproject.knowledge import prov
 from postproject.knowledge.regeneration import DownstreamRegeneration, RegenerationPlan
 from postproject.model.errors import InvalidArgumentError
 from postproject.model.ids import RepresentationId
@@ -77,6 +76,8 @@ def artifact_prov(ctx: Context) -> Result:
     args = ctx.args
     fmt = choice("--format", args.format, ("json", "provn"))
     artifacts = _artifacts(args) or None
+    from postproject.knowledge import prov  # (the prov library: loaded for this command only)
+
     document = prov.export(ctx.open(args.production), artifacts)
     text = prov.serialize(document, "json" if fmt == "json" else "provn")
     if fmt == "json":

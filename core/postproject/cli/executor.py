@@ -25,17 +25,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
 from postproject import config as settings
 from postproject import humanize, locations
 from postproject.cli import farm
 from postproject.cli.durations import parse_lease
 from postproject.executor import jobs
 from postproject.executor.access import read_token
-from postproject.executor.console import JobBars, executor_logging, stderr_console
-from postproject.executor.demo import create_demo, demo_exists
-from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
 from postproject.executor.recipe import Recipe
 from postproject.executor.worker import Worker, WorkerConfig, default_agent
 from postproject.locations import is_location_uri, is_service_url
@@ -167,6 +162,8 @@ def _demo_parsers(commands: argparse._SubParsersAction[Any]) -> None:
 
 def worker_run(args: Any) -> int:
     """``worker run``: returns 0, or 130/143 after SIGINT/SIGTERM."""
+    from postproject.executor.console import JobBars, executor_logging, stderr_console
+
     ns = _namespace(args)
     flags = {
         "worker.lease": ("--lease", ns.lease),
@@ -246,6 +243,9 @@ OUTCOMES = ("claimed", "succeeded", "failed", "released", "skipped", "cancelled"
 
 def demo_create(args: Any) -> int:
     """``demo create``."""
+    from postproject.executor.console import executor_logging, stderr_console
+    from postproject.executor.demo import create_demo
+
     ns = _namespace(args)
     assets, seed = _int("--assets", ns.assets, 1, 500), _int("--seed", ns.seed, 0, 2**32)
     recipe = _with_duration(Recipe.load(Path(ns.recipe) if ns.recipe else None), ns.duration)
@@ -276,6 +276,11 @@ def demo_create(args: Any) -> int:
 
 def demo_run(args: Any) -> int:
     """``demo run``: the monitor's exit code."""
+    # (what only the demo needs loads here, not with every command: rich's progress, urllib)
+    from postproject.executor.console import executor_logging, stderr_console
+    from postproject.executor.demo import create_demo, demo_exists
+    from postproject.executor.demo_run import DemoRunOptions, remove_demo, run_demo
+
     ns = _namespace(args)
     options = DemoRunOptions(
         assets=_int("--assets", ns.assets, 1, 500),
@@ -416,6 +421,8 @@ def _stop_on_signals(stop: Callable[[], None]) -> Iterator[list[int]]:
 @contextmanager
 def _overall_bar(console: Any) -> Iterator[Callable[[str, int, int], None]]:
     """One progress bar for demo creation (a silent callback when not on a terminal)."""
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
     if not console.is_terminal:
         yield lambda what, done, total: None
         return

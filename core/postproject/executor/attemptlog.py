@@ -20,8 +20,6 @@ from collections import deque
 from pathlib import Path
 from typing import BinaryIO, Final
 
-import av.logging
-
 from postproject.model.ids import JobId
 from postproject.model.progress import MAX_LOG_TAIL_BYTES, log_tail
 
@@ -120,6 +118,8 @@ class AttemptLogs(logging.Handler):
                 logger.setLevel(logging.INFO)
             if name == "libav":
                 logger.propagate = False  # FFmpeg's chatter goes to attempt logs, not the console
+        import av.logging  # (PyAV loads with the worker, not with every command: executor.profiles)
+
         self._av_level = av.logging.get_level()
         av.logging.set_level(av.logging.INFO)
         return self
@@ -130,6 +130,8 @@ class AttemptLogs(logging.Handler):
             logger.setLevel(level)
             logger.propagate = propagate
         self._saved.clear()
+        import av.logging
+
         av.logging.set_level(self._av_level)
 
     # --- attempts -------------------------------------------------------------------------

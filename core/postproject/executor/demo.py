@@ -35,7 +35,6 @@ from typing import Literal
 from postproject import locations
 from postproject.executor import jobs
 from postproject.executor.recipe import AssetPlan, JobStep, Recipe
-from postproject.executor.testclip import generate_test_clip
 from postproject.executor.worker import Worker, WorkerConfig, WorkerEvent
 from postproject.model import names
 from postproject.model.assets import RepresentationKind
@@ -212,6 +211,8 @@ def _shoot(recipe: Recipe, plans: list[AssetPlan], folder: Path, progress: _Prog
 
 
 def _shoot_clip(recipe: Recipe, plan: AssetPlan, clip: Path, hue: int) -> None:
+    from postproject.executor.testclip import generate_test_clip  # (PyAV: loaded when first used)
+
     codec: Literal["prores", "dnxhd"] = "prores" if plan.codec == "prores" else "dnxhd"
     generate_test_clip(
         clip, name=plan.name, frames=recipe.frames, rate=recipe.rate, size=recipe.size, codec=codec, hue=hue

@@ -36,18 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import av
-
 from postproject._version import __version__
 from postproject.executor.backend import Claim, ClaimedJob
-from postproject.executor.media import (
-    PROXY_PROFILES,
-    THUMBNAIL_PROFILES,
-    MediaInfo,
-    MediaStopped,
-    make_proxy,
-    make_thumbnail,
-)
+from postproject.executor.profiles import PROXY_PROFILES, THUMBNAIL_PROFILES, MediaInfo, MediaStopped
 from postproject.model import clock as clocks
 from postproject.model.assets import RepresentationKind
 from postproject.model.errors import UnsupportedError
@@ -115,6 +106,8 @@ def check_tools(kinds: tuple[str, ...]) -> None:
     """Fail early (unsupported) when PyAV lacks the H.264 encoder proxies need."""
     if PROXY_KIND not in kinds:
         return
+    import av  # (the media libraries load where media is made: see executor.profiles)
+
     try:
         av.codec.Codec("libx264", "w")
     except (av.error.FFmpegError, ValueError) as exc:  # pragma: no cover - wheels ship libx264
@@ -413,6 +406,8 @@ def execute(
     ``frames`` hears (frames done, frames in total) after every frame of a proxy."""
     if should_stop():
         raise MediaStopped(f"stopped before starting {task.label}")
+    from postproject.executor.media import make_proxy, make_thumbnail  # (PyAV: loaded when first used)
+
     if task.job.kind == PROXY_KIND:
         return make_proxy(
             task.source,

@@ -64,8 +64,8 @@ from postproject.executor.config import (
     default_agent,
     duration_text,
 )
-from postproject.executor.media import MediaError, MediaStopped
 from postproject.executor.presence import Presence
+from postproject.executor.profiles import MediaError, MediaStopped
 from postproject.executor.recovery import Backoff, Outage, ambiguous, retrying, transient
 from postproject.executor.renewal import Renewer
 from postproject.model import clock as clocks
