@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -81,14 +81,28 @@ def test_unsupported_is_8(cli: Cli, scene: Scene) -> None:
     assert_error(cli("--json", "job", "list", scene.path), "unsupported", 8)
 
 
+@pytest.fixture
+def replace_job_counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Callable[..., None]], None]]:
+    """Replace ``job counts``' handler, in the parser too: the command line keeps one parser
+    per process (``app._parser``), holding the handlers it was built with; none built with the
+    replacement is kept after the test."""
+
+    def replace(handler: Callable[..., None]) -> None:
+        monkeypatch.setattr(jobs, "job_counts", handler)
+        app._parser.cache_clear()
+
+    yield replace
+    app._parser.cache_clear()
+
+
 @pytest.mark.parametrize("code", list(ErrorCode))
 def test_every_category_maps_to_its_documented_status(
-    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch, code: ErrorCode
+    cli: Cli, scene: Scene, replace_job_counts: Callable[[Callable[..., None]], None], code: ErrorCode
 ) -> None:
     def raising(ctx: object) -> None:
         raise ERROR_CLASSES[code](f"simulated {code.value}")
 
-    monkeypatch.setattr(jobs, "job_counts", raising)
+    replace_job_counts(raising)
     expected = {"invalid_argument": 2, "not_found": 3, "already_exists": 4, "conflict": 4, "io": 7,
                 "storage": 7, "migration": 7, "unsupported": 8, "internal": 9}  # fmt: skip
     assert_error(cli("--json", "job", "counts", scene.path), code.value, expected[code.value])
@@ -96,35 +110,40 @@ def test_every_category_maps_to_its_documented_status(
 
 
 def test_unexpected_exception_is_internal_without_traceback(
-    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, scene: Scene, replace_job_counts: Callable[[Callable[..., None]], None]
 ) -> None:
     def broken(ctx: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(jobs, "job_counts", broken)
+    replace_job_counts(broken)
     outcome = cli("--json", "job", "counts", scene.path)
     assert_error(outcome, "internal", 9)
     assert "boom" in outcome.json["error"]["message"]
 
 
 def test_debug_environment_shows_traceback_for_internal_errors(
-    cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
+    scene: Scene,
+    replace_job_counts: Callable[[Callable[..., None]], None],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def broken(ctx: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(jobs, "job_counts", broken)
+    replace_job_counts(broken)
     monkeypatch.setenv("POSTPROJECT_DEBUG", "1")
     outcome = cli("job", "counts", scene.path)
     assert outcome.code == 9
     assert "Traceback" in outcome.stderr
 
 
-def test_keyboard_interrupt_is_130(cli: Cli, scene: Scene, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keyboard_interrupt_is_130(
+    cli: Cli, scene: Scene, replace_job_counts: Callable[[Callable[..., None]], None]
+) -> None:
     def interrupted(ctx: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(jobs, "job_counts", interrupted)
+    replace_job_counts(interrupted)
     outcome = cli("job", "counts", scene.path)
     assert (outcome.code, outcome.stdout) == (130, "")
     assert "Traceback" not in outcome.stderr

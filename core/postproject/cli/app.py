@@ -8,6 +8,7 @@ Parses, calls the core, renders. Every error becomes one human line on stderr (a
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import os
 import signal
@@ -89,6 +90,14 @@ def build_parser() -> Parser:
     return parser
 
 
+@functools.cache
+def _parser() -> Parser:
+    """The parser, built once per process (about 30 ms: a thousand arguments, each help text
+    through gettext); parsing leaves it as it was, so a process that runs several commands
+    (a script calling :func:`run`, the test suite) reuses it."""
+    return build_parser()
+
+
 def run(
     argv: list[str] | None = None,
     *,
@@ -96,7 +105,7 @@ def run(
     stdin: BinaryIO | None = None,
 ) -> int:
     """Run one command; ``clock`` and ``stdin`` may be injected (tests)."""
-    parser = build_parser()
+    parser = _parser()
     argcomplete.autocomplete(parser)  # answers a shell's completion request, then exits
     given = list(sys.argv[1:] if argv is None else argv)
     try:
