@@ -130,6 +130,9 @@ def style_sheet(name: str) -> str:
     return resources.text("themes", f"{name}.qss").replace("@ICONS@", icons)
 
 
+_FUSION_SET = "postprojectFusionSet"  # an application property: Fusion is set
+
+
 class ThemeManager(QObject):
     """Applies a theme to the application and remembers the user's choice."""
 
@@ -159,12 +162,19 @@ class ThemeManager(QObject):
         self._theme = resolve(self._mode)
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            app.setStyle("Fusion")
+            # Each of these re-polishes every widget (tens of ms with a style sheet): only what
+            # changes is set (a second window, or the same theme chosen again, changes nothing).
+            if app.property(_FUSION_SET) is not True:  # (with a style sheet, style() names no base style)
+                app.setStyle("Fusion")
+                app.setProperty(_FUSION_SET, True)
             palette = qt_palette(self._theme.ui)
             palette.setColor(QPalette.ColorRole.Link, QColor(self._theme.states.accent))
             palette.setColor(QPalette.ColorRole.LinkVisited, QColor(self._theme.states.accent))
-            app.setPalette(palette)
-            app.setStyleSheet(style_sheet(self._theme.name))
+            if app.palette() != palette:
+                app.setPalette(palette)
+            sheet = style_sheet(self._theme.name)
+            if app.styleSheet() != sheet:
+                app.setStyleSheet(sheet)
         self.changed.emit(self._theme.name)
 
     def _system_changed(self) -> None:
