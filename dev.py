@@ -84,7 +84,10 @@ def setup(extras: str) -> None:
     quiet = ["--quiet", "--disable-pip-version-check"]
     if run(PYTHON, "-m", "pip", "install", *quiet, "--upgrade", "pip") != 0:
         sys.exit("pip could not upgrade itself; see the messages above")
-    if run(PYTHON, "-m", "pip", "install", *quiet, "--editable", f".[{extras}]") != 0:
+    # --no-compile: the tests read compiled bytecode from .venv/pycache (test_environment), never
+    # from site-packages, and Python compiles a module on its first import anyway (fresh venv:
+    # 25.5 -> 18.6 s, 23 -> 18 s of CPU).
+    if run(PYTHON, "-m", "pip", "install", *quiet, "--no-compile", "--editable", f".[{extras}]") != 0:
         sys.exit("installing the project failed; see the messages above")
     STAMP.write_text(f"{digest} {extras}")
 
