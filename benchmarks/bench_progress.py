@@ -48,7 +48,8 @@ from postproject import (
     ToolIdentity,
 )
 from postproject.executor import jobs
-from postproject.executor.media import PROXY_PROFILES, make_proxy
+from postproject.executor.media import make_proxy
+from postproject.executor.profiles import PROXY_PROFILES
 from postproject.executor.testclip import generate_test_clip
 from postproject.model.refs import JobRef
 from postproject.model.values import StringValue

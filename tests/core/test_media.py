@@ -13,18 +13,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from postproject.executor.media import (
+from postproject.executor.media import make_proxy, make_thumbnail, probe
+from postproject.executor.profiles import (
+    MAX_MESSAGE_CHARS,
     PROXY_PROFILES,
     THUMBNAIL_PROFILES,
     MediaError,
     MediaStopped,
     ProxyProfile,
     ThumbnailProfile,
-    make_proxy,
-    make_thumbnail,
-    probe,
 )
-from postproject.executor.profiles import MAX_MESSAGE_CHARS
 from postproject.executor.testclip import ClipInfo, generate_test_clip, timecode
 from postproject.model.errors import InvalidArgumentError
 

@@ -79,7 +79,7 @@ def test_bad_input_is_not_retried(studio: Studio) -> None:
     ],
 )
 def test_media_errors_tell_tool_crashes_from_bad_input(raised: Exception, retryable: bool) -> None:
-    from postproject.executor.media import MediaError
+    from postproject.executor.profiles import MediaError
 
     with pytest.raises(MediaError) as caught, _media_errors("cannot make proxy"):
         raise raised

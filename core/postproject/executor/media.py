@@ -29,8 +29,6 @@ from av.video.stream import VideoStream
 from PIL import Image
 
 from postproject.executor.profiles import (
-    PROXY_PROFILES,
-    THUMBNAIL_PROFILES,
     MediaError,
     MediaInfo,
     MediaStopped,
@@ -39,18 +37,7 @@ from postproject.executor.profiles import (
 )
 from postproject.model.errors import InvalidArgumentError
 
-__all__ = [
-    "PROXY_PROFILES",
-    "THUMBNAIL_PROFILES",
-    "MediaError",
-    "MediaInfo",
-    "MediaStopped",
-    "ProxyProfile",
-    "ThumbnailProfile",
-    "make_proxy",
-    "make_thumbnail",
-    "probe",
-]
+__all__ = ["make_proxy", "make_thumbnail", "probe"]  # (the profiles and errors: executor.profiles)
 
 _STILL_FORMATS: Final = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
 _VIDEO_FORMATS: Final = {".mp4": "mp4", ".mov": "mov"}
