@@ -15,7 +15,13 @@ import psycopg
 import pytest
 
 from postproject.model.errors import StorageError
-from postproject.storage.postgresql.localserver import ROLE, SERVER_ACCOUNT, LocalServer, reap_stale_servers
+from postproject.storage.postgresql.localserver import (
+    ROLE,
+    SERVER_ACCOUNT,
+    THROWAWAY_SCRAM_ITERATIONS,
+    LocalServer,
+    reap_stale_servers,
+)
 
 # A process that starts a server and waits to be stopped (SIGTERM and SIGINT must both clean up).
 SERVER_PROCESS = """
@@ -68,6 +74,22 @@ def test_the_server_runs_unprivileged_on_loopback_with_a_scram_role(postgres_ser
         assert str(postgres_server.directory).startswith(tempfile.gettempdir())
     else:
         assert owner == os.geteuid()
+
+
+def test_a_throwaway_servers_role_takes_its_password_only_and_few_scram_rounds(
+    postgres_server: LocalServer,
+) -> None:
+    """A throwaway server's role has a verifier of its own making (few PBKDF2 rounds: they run
+    at every connection, on both sides): PostgreSQL reads it as SCRAM, takes the password and
+    refuses any other."""
+    admin = postgres_server.admin()
+    (stored,) = admin.execute("SELECT rolpassword FROM pg_authid WHERE rolname = %s", (ROLE,)).fetchone()  # type: ignore[misc]
+    assert stored.startswith(f"SCRAM-SHA-256${THROWAWAY_SCRAM_ITERATIONS}:")
+    uri = postgres_server.uri().split("?")[0]
+    with psycopg.connect(uri, password=postgres_server.password) as conn:
+        assert conn.execute("SELECT current_user").fetchone() == (ROLE,)
+    with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+        psycopg.connect(uri, password=postgres_server.password + "x")
 
 
 def test_a_kept_directory_survives_stop_and_is_reused() -> None:
