@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -97,6 +97,19 @@ class SqlReads(ABC):
     def row(self, sql: str, params: Params = ()) -> Any:
         return self.one(self.dialect.sql(sql), params)
 
+    def rows_where_in(
+        self, select: str, column: str, values: Sequence[Any], param: Callable[[Any], Any]
+    ) -> list[Any]:
+        """``select`` with ``WHERE column IN (values)``: each distinct value once, one statement
+        per :data:`CHUNK` of them (``param`` binds a value)."""
+        return [
+            found
+            for batch in iter_chunks(list(dict.fromkeys(values)), CHUNK)
+            for found in self.rows(
+                f"{select} WHERE {column} IN ({', '.join('?' * len(batch))})", [param(v) for v in batch]
+            )
+        ]
+
     @property
     def service(self) -> ServiceReader:
         """Tokens, replies and registrations by name (:mod:`postproject.storage.sql.service`)."""
@@ -153,14 +166,8 @@ class SqlReads(ABC):
 
     def assets_by_id(self, ids: Sequence[bytes]) -> list[Asset]:
         """The assets among ``ids`` that exist (any order): one statement per :data:`CHUNK` ids."""
-        return [
-            rows.asset(r)
-            for batch in iter_chunks(list(dict.fromkeys(ids)), CHUNK)
-            for r in self.rows(
-                f"SELECT {rows.ASSET_COLUMNS} FROM assets WHERE id IN ({', '.join('?' * len(batch))})",
-                [self.dialect.id(i) for i in batch],
-            )
-        ]
+        found = self.rows_where_in(f"SELECT {rows.ASSET_COLUMNS} FROM assets", "id", ids, self.dialect.id)
+        return [rows.asset(r) for r in found]
 
     def assets(self, after: bytes | None, limit: int) -> list[Asset]:
         where, params = self._after("id", after)
@@ -185,15 +192,8 @@ class SqlReads(ABC):
     def representations_by_id(self, ids: Sequence[bytes]) -> list[Representation]:
         """The representations among ``ids`` that exist (any order): one statement per
         :data:`CHUNK` ids."""
-        columns = self.dialect.representation_columns
-        return [
-            rows.representation(r)
-            for batch in iter_chunks(list(dict.fromkeys(ids)), CHUNK)
-            for r in self.rows(
-                f"SELECT {columns} FROM representations r WHERE r.id IN ({', '.join('?' * len(batch))})",
-                [self.dialect.id(i) for i in batch],
-            )
-        ]
+        select = f"SELECT {self.dialect.representation_columns} FROM representations r"
+        return [rows.representation(r) for r in self.rows_where_in(select, "r.id", ids, self.dialect.id)]
 
     def representations(
         self, asset_id: AssetId | None, kind: int | None, after: bytes | None, limit: int
@@ -470,14 +470,8 @@ class SqlReads(ABC):
 
     def commit_times(self, sequences: Sequence[int]) -> list[tuple[int, int]]:
         """(sequence, committed_at) of the revisions among ``sequences`` that exist."""
-        return [
-            (int(seq), int(at))
-            for batch in iter_chunks(list(dict.fromkeys(sequences)), CHUNK)
-            for seq, at in self.rows(
-                f"SELECT sequence, committed_at FROM revisions WHERE sequence IN ({', '.join('?' * len(batch))})",
-                list(batch),
-            )
-        ]
+        found = self.rows_where_in("SELECT sequence, committed_at FROM revisions", "sequence", sequences, int)
+        return [(int(seq), int(at)) for seq, at in found]
 
     def latest_revision(self) -> Revision | None:
         found = self.revisions("SELECT max(sequence) FROM revisions", ())
