@@ -73,18 +73,12 @@ def timed_out(limit: float) -> Problem:
 def commit(tx: Transaction) -> CommitReceipt:
     """``tx.commit()``, unless the call it belongs to was answered ``504`` (then it ends
     unpublished). A commit that fails on storage after the time limit passed (on PostgreSQL the
-    statement timeout cancelled it: its locks were held elsewhere) is the time limit too."""
+    statement timeout cancelled it: its locks were held elsewhere) is the time limit too, as
+    any of the call's storage errors then is (:meth:`Handles._lend`)."""
     deadline: Deadline | None = getattr(_current, "deadline", None)
-    if deadline is None:
-        return tx.commit()
-    if not deadline.begin_commit():
+    if deadline is not None and not deadline.begin_commit():
         raise timed_out(deadline.limit)
-    try:
-        return tx.commit()
-    except StorageError:
-        if clocks.monotonic() >= deadline.ends:
-            raise timed_out(deadline.limit) from None
-        raise
+    return tx.commit()
 
 
 class Handles:
