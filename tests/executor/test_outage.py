@@ -128,16 +128,20 @@ def test_workers_and_a_follower_ride_out_a_server_restart(
             wait_until(functools.partial(_says, log, "answers again"), "the worker back", 90)
         assert [w.poll() for w in workers] == [None, None]
     finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.send_signal(signal.SIGTERM)
-        codes = [w.wait(60) for w in workers]
-        with Production.open(uri) as production:
-            latest = production.latest_sequence()
-        wait_until(lambda: _followed(followed)[-1:] == [latest], "the follower at the newest revision", 30)
-        if follower.poll() is None:
-            follower.send_signal(signal.SIGINT)
-        follow_code = follower.wait(60)
+        try:
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.send_signal(signal.SIGTERM)
+            codes = [w.wait(60) for w in workers]
+            with Production.open(uri) as production:
+                latest = production.latest_sequence()
+            wait_until(
+                lambda: _followed(followed)[-1:] == [latest], "the follower at the newest revision", 30
+            )
+        finally:  # (also when the above failed: no process of the test's outlives it)
+            if follower.poll() is None:
+                follower.send_signal(signal.SIGINT)
+            follow_code = follower.wait(60)
     assert codes == [143, 143]
     assert follow_code == 0, (tmp_path / "follow.err").read_text()
 

@@ -109,6 +109,29 @@ def test_wait_for_changes_hears_another_hosts_commit_and_survives_a_dropped_conn
         assert production.latest_sequence() == 2
 
 
+def test_a_listener_whose_server_goes_between_connect_and_listen_raises_a_storage_error(
+    production: Production, postgres_server: LocalServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stopped just after the listener connected (found by the outage test under
+    load): the LISTEN's failure left as the driver's error, which the workers' recovery policy
+    does not know, and a worker's lane stopped with an internal error instead of riding out the
+    outage. It is a storage error, the connection's loss, like the connect's own failure."""
+    from postproject.model.errors import StorageError
+    from postproject.storage.postgresql import changes
+
+    connect = changes.connection.connect
+
+    def connect_then_lose(*args: Any, **kwargs: Any) -> Any:
+        conn = connect(*args, **kwargs)
+        with postgres_server.admin() as admin:  # the server ends the new connection's backend
+            admin.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
+        return conn
+
+    monkeypatch.setattr(changes.connection, "connect", connect_then_lose)
+    with pytest.raises(StorageError):
+        production.wait_for_changes(0, 0)  # starts listening
+
+
 def test_notifications_and_rows_hold_no_lease_secret(production: Production, postgres_uri: str) -> None:
     with production.edit() as tx:
         asset = tx.create_asset()

@@ -33,6 +33,7 @@ from postproject.model import clock
 from postproject.model.errors import PostProjectError
 from postproject.storage import signals
 from postproject.storage.postgresql import connection
+from postproject.storage.postgresql.errors import translated
 from postproject.storage.postgresql.uri import PostgresUri
 
 CHANNEL = "postproject"
@@ -161,9 +162,10 @@ class Listener:
         # Notifications that arrive while a query runs on this connection reach this handler.
         conn.add_notify_handler(lambda note: self._heard(note.channel, note.payload))
         try:
-            conn.execute(f"LISTEN {CHANNEL}")
-            self._clock.probe(conn, 1)
-            self._catch_up(conn)
+            with translated(self.uri):  # (a server gone since the connect is an outage, as there)
+                conn.execute(f"LISTEN {CHANNEL}")
+                self._clock.probe(conn, 1)
+                self._catch_up(conn)
         except BaseException:
             conn.close()
             raise
