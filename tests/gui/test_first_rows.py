@@ -15,6 +15,7 @@ from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QApplication
 
 from postproject import JobState, Production
+from postproject_gui.look import theme as theme_module
 from postproject_gui.services import reads
 from postproject_gui.services.production_service import ProductionService
 from postproject_gui.window import opening
@@ -68,6 +69,30 @@ def test_the_first_paint_after_an_open_has_the_rows_and_the_diagram_follows_them
     assert len(rebuilds) <= 2, rebuilds
     assert window.detail.mode == "production"
     assert sum(scene.state.counts.values()) == 10_000
+
+
+def test_the_state_icons_are_made_with_the_window_not_by_the_first_rows_paint(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the first paint with rows made the state icons (a pixmap per size for each state's
+    glyph and colour) after the page was in, in the time to the first rows; now the window makes
+    them (and loads the table's fonts) while it is built (``opening.prepare_first_paint``)."""
+    monkeypatch.setattr(theme_module, "_GLYPHS", {})  # as in a process that made none yet
+    window = make_window()
+    qtbot.waitExposed(window)
+    made: list[object] = []
+    real = theme_module.glyph_pixmap
+
+    def counted(*args: Any) -> Any:
+        made.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(theme_module, "glyph_pixmap", counted)
+    paints = TablePaints(window)
+    window.open_production(big_copy)
+    wait_for(qtbot, lambda: any(rows > 0 for rows in paints.rows))
+    assert not made, f"the first rows' paint made icons for {sorted({str(g) for g in made})}"
+    wait_for(qtbot, lambda: ready(window))
 
 
 def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFactory, big_copy: Path) -> None:

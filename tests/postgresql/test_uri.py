@@ -82,6 +82,21 @@ def test_pgpassword_is_scrubbed_from_messages(monkeypatch: pytest.MonkeyPatch) -
     assert parsed.scrub("FATAL: something about env-secret-42") == "FATAL: something about ***"
 
 
+def test_a_parsed_uri_is_remembered_until_pgpassword_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A monitor opening a production parsed its URI six times; now once. The parse depends on
+    PGPASSWORD (a secret to scrub), so a new PGPASSWORD parses it again."""
+    monkeypatch.setenv("PGPASSWORD", "first-secret-1")
+    uri = "postgresql://render@db/farm?production=show"
+    first = parse(uri)
+    assert parse(uri) is first
+    monkeypatch.setenv("PGPASSWORD", "second-secret-2")
+    second = parse(uri)
+    assert second is not first
+    assert second.scrub("second-secret-2 first-secret-1") == "*** first-secret-1"
+    monkeypatch.delenv("PGPASSWORD")
+    assert parse(uri).scrub("second-secret-2") == "second-secret-2"
+
+
 @pytest.mark.parametrize(
     ("uri", "mentions"),
     [

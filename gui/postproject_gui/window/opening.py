@@ -13,6 +13,11 @@ however often it was asked for meanwhile. What shows that work (the detail panel
 summary's counts, read after the first page) holds its paints until then, so that the first
 rows' paint does not draw it as it was, only for it to be drawn again right after.
 
+What the first rows' paint needs whatever the production is, the fonts of the table's cells
+and header with their glyphs and the state icons, is made while the window is built
+(:func:`prepare_first_paint`): made by that paint, it came after the page was in, in the time
+to the first rows.
+
 The hold ends when the first page is in, or when the opening failed, and at the latest after
 :data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). While it lasts, the
 interpreter hands over between threads every :data:`SWITCH_S` when the production is in a
@@ -27,11 +32,42 @@ import sys
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QWidget
+from PySide6.QtGui import QFont, QFontDatabase, QIcon, QImage, QPainter
+from PySide6.QtWidgets import QTableView, QWidget
+
+from postproject import JobState
+from postproject_gui.look.states import ClaimHealth
 
 HOLD_MS = 300  # the window paints at the latest this long after an open, page or not
 PAINT_MS = 100  # deferred work runs at the latest this long after the hold ends
 SWITCH_S = 0.0005  # the interpreter's switch interval while a first page is read (Python's: 5 ms)
+
+
+# What a table cell shows: ASCII, and the few other characters of ids, ages, sizes and paths.
+SAMPLE = "".join(chr(c) for c in range(32, 127)) + "…—–·×→←↑↓≥≤°µ"
+
+
+def prepare_first_paint(
+    table: QTableView, state_icon: Callable[[JobState, ClaimHealth | None], QIcon]
+) -> None:
+    """Load the fonts a table's first rows are drawn with, their glyphs, and the state icons (see
+    the module docstring): each font draws :data:`SAMPLE` once into a small image, and every
+    state's icon (and a claim's health's) is made."""
+    table.ensurePolished()
+    header = QFont(table.horizontalHeader().font())
+    header.setWeight(QFont.Weight.DemiBold)  # the style sheet's header weight (600)
+    fonts = (table.font(), header, QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+    image = QImage(8, 8, QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QPainter(image)
+    try:
+        for font in fonts:
+            painter.setFont(font)
+            painter.drawText(0, 6, SAMPLE)
+    finally:
+        painter.end()
+    for state in JobState:
+        for health in (None, *ClaimHealth):
+            state_icon(state, health)
 
 
 class _Switching:

@@ -9,6 +9,7 @@ translated once, here: ``storage`` with reason ``unreachable``, ``auth_failed`` 
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -217,9 +218,15 @@ def set_search_path(conn: Connection, production: str) -> None:
         conn.commit()
 
 
+@functools.lru_cache(maxsize=64)
+def _named(conninfo: str) -> frozenset[str]:
+    """The parameters ``conninfo`` names (libpq's reading, remembered: one per opening)."""
+    return frozenset(conninfo_to_dict(conninfo))
+
+
 def _defaults(uri: PostgresUri, application_name: str) -> dict[str, Any]:
     """Connection parameters the URI does not set itself."""
-    given = conninfo_to_dict(uri.conninfo)
+    given = _named(uri.conninfo)
     defaults: dict[str, Any] = {}
     if "application_name" not in given:
         defaults["application_name"] = application_name

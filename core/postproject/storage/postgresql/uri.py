@@ -21,6 +21,7 @@ unsupported scheme, a bad port) or ``invalid_production_name``; ``unsupported`` 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -104,7 +105,21 @@ class PostgresUri:
 
 
 def parse(uri: str) -> PostgresUri:
-    """Parse a production URI; ``invalid_argument`` when it is malformed or names a bad production."""
+    """Parse a production URI; ``invalid_argument`` when it is malformed or names a bad production.
+
+    Remembered per URI and ``PGPASSWORD`` (its secrets): a monitor opening a production parsed
+    its URI six times (title, status bar, workspace, connection), 0.3 ms each."""
+    if not isinstance(uri, str):  # (refused below; maybe not hashable)
+        return _read(uri)
+    return _remembered(uri, os.environ.get("PGPASSWORD"))
+
+
+@functools.lru_cache(maxsize=64)
+def _remembered(uri: str, _pgpassword: str | None) -> PostgresUri:
+    return _read(uri)
+
+
+def _read(uri: str) -> PostgresUri:
     match = _ANY_SCHEME.match(uri) if isinstance(uri, str) else None
     if match is None:
         raise InvalidArgumentError(
