@@ -226,13 +226,14 @@ class Production(ProductionReads):
         worker: WorkerSession | None = None,
         origin: str | None = None,
         message: str | None = None,
+        principal: str | None = None,
     ) -> JobLease | None:
         """``Transaction.claim_next_job_lease`` in an edit of its own, committed on return (a
-        worker's claim: same arguments, rules and errors, the revision's ``origin`` and
-        ``message``). On PostgreSQL it is one server call, claim and commit (else the claim
+        worker's claim: same arguments, rules and errors, the revision's ``origin``, ``message``
+        and ``principal``, as :meth:`edit` takes them). On PostgreSQL it is one server call, claim and commit (else the claim
         and its commit are two round trips), and this process keeps the claim's lease row for
         a completion in an edit opened with ``defer_lease_checks``; on SQLite, an edit."""
-        with self.edit(origin=origin, message=message) as tx:
+        with self.edit(origin=origin, message=message, principal=principal) as tx:
             lease = claim_next_committed(tx, tool, duration, kinds, agent, worker)
             tx.commit()
         return lease
@@ -247,10 +248,11 @@ class Production(ProductionReads):
         worker: WorkerSession | None = None,
         origin: str | None = None,
         message: str | None = None,
+        principal: str | None = None,
     ) -> ClaimedWork | None:
         """:meth:`claim_next_job_lease` with the job and its parameters as the claim left them
         (what a worker reads next: on PostgreSQL read in the claim's one round trip)."""
-        return claim_next_work(self, tool, duration, kinds, agent, worker, origin, message)
+        return claim_next_work(self, tool, duration, kinds, agent, worker, origin, message, principal)
 
     # --- knowledge ---------------------------------------------------------------------
 

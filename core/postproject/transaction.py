@@ -560,7 +560,7 @@ def claim_next_committed(
 ) -> JobLease | None:
     """``tx.claim_next_job_lease`` committed in the same call where the engine can
     (``Production.claim_next_job_lease``: then ``tx.commit()`` publishes nothing more)."""
-    committed = (tx._origin, tx._message)
+    committed = (tx._origin, tx._message, tx._principal)
     return tx._jobs.claim_next_job_lease(
         tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed
     )
@@ -575,11 +575,12 @@ def claim_next_work(
     worker: WorkerSession | None,
     origin: str | None,
     message: str | None,
+    principal: str | None = None,
 ) -> ClaimedWork | None:
     """``Production.claim_next_job``: the claim committed in one call where the engine can, the
     job and its parameters read in the same round trip (else read after the commit)."""
-    with production.edit(origin=origin, message=message) as tx:
-        committed = (tx._origin, tx._message)
+    with production.edit(origin=origin, message=message, principal=principal) as tx:
+        committed = (tx._origin, tx._message, tx._principal)
         lease = tx._jobs.claim_next_job_lease(
             tool, duration, kinds=kinds, agent=agent, worker=worker, committed=committed, with_job=True
         )

@@ -118,6 +118,37 @@ def test_a_revision_records_its_principal_in_the_feed_summaries_and_job_history(
         production.edit(principal="")
 
 
+def test_a_one_call_claim_records_its_principal(production: Production) -> None:
+    """``Production.claim_next_job`` and ``claim_next_job_lease`` (on PostgreSQL one server call,
+    which now sets the principal in the call's own transaction) record who they act for, as an
+    edit does; a refused claim commits nothing and the next call works."""
+    from postproject import ToolIdentity
+
+    tool, lease = ToolIdentity("renderer", "1"), timedelta(minutes=5)
+    with production.edit() as tx:
+        asset = tx.create_asset("shot")
+        first = tx.request_job(JobRequest("org.example:render", (), asset, RepresentationKind.DERIVED))
+        second = tx.request_job(JobRequest("org.example:render", (), asset, RepresentationKind.DERIVED))
+        tx.commit()
+    work = production.claim_next_job(
+        tool, lease, origin="postproject-service", message="Claim job", principal="farm-a"
+    )
+    assert work is not None and work.job.id == first
+    claimed = production.claim_next_job_lease(tool, lease, principal="farm-b")
+    assert claimed is not None and claimed.job_id == second
+    assert production.claim_next_job(tool, lease, principal="farm-c") is None  # nothing left: no revision
+    with pytest.raises(InvalidArgumentError, match="principal"):
+        production.claim_next_job(tool, lease, principal="x" * 129)
+    history = [(h.kind, h.origin, h.principal) for j in (first, second) for h in production.job_history(j)]
+    assert history == [
+        ("job_requested", None, None),
+        ("job_claimed", "postproject-service", "farm-a"),
+        ("job_requested", None, None),
+        ("job_claimed", None, "farm-b"),
+    ]
+    assert [r.principal for r in production.changes_since(0)] == [None, "farm-a", "farm-b"]
+
+
 def test_a_recorded_reply_commits_with_its_edit_or_not_at_all(production: Production) -> None:
     with production.edit() as tx:
         asset = tx.create_asset("shot")

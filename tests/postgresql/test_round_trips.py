@@ -387,3 +387,10 @@ def test_a_workers_claim_and_completion_take_one_round_trip_each(
         assert work is not None
         assert trips == [1, 3]  # pp_claim_next, then the job and its metadata by pp_claimed()
         assert work.job == production.job(work.lease.job_id)
+        with production.edit() as tx:
+            tx.request_job(JobRequest(job.kind, job.inputs, job.output_asset_id, RepresentationKind.PROXY))
+            tx.commit()
+        trips[0] = trips[1] = 0
+        work = production.claim_next_job(TOOL, LEASE, principal="farm")  # (the service's claim)
+        assert work is not None
+        assert trips == [1, 6]  # BEGIN, the principal's setting, pp_claim_next, the reads, COMMIT

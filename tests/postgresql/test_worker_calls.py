@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from postproject import (
@@ -30,6 +31,7 @@ from postproject import (
     RepresentationKind,
     ToolIdentity,
 )
+from postproject.storage.postgresql import uri
 
 TOOL = ToolIdentity("worker-calls", "1")
 LEASE = timedelta(minutes=5)
@@ -141,6 +143,30 @@ def test_a_one_call_claim_waits_for_claimable_jobs_other_edits_hold(
         claiming.join(30)
         assert got and got[0] is not None and got[0].job_id == held.job_id
         assert production.job(held.job_id).state is JobState.CLAIMED
+
+
+def test_a_one_call_claim_with_a_principal_that_fails_leaves_nothing_open(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    """A claim for a principal (its call in a transaction of its own) refused by the server (the
+    numbering lock held past the busy timeout) commits nothing and leaves its connection out of
+    that transaction: the next call claims and records its principal."""
+    production, _ = _production(postgres_uri, tmp_path)
+    production.close()
+    parsed = uri.parse(postgres_uri)
+    lock = "SELECT pg_advisory_lock(1347441202, hashtext(%s))"  # what pp_publish's numbering takes
+    with (
+        Production.open(postgres_uri, busy_timeout=0.2) as claiming,
+        psycopg.connect(parsed.conninfo, autocommit=True) as holder,
+    ):
+        holder.execute(lock, (parsed.production,))
+        with pytest.raises(PostProjectError):
+            claiming.claim_next_job(TOOL, LEASE, principal="farm-a")
+        holder.execute("SELECT pg_advisory_unlock_all()")
+        work = claiming.claim_next_job(TOOL, LEASE, principal="farm-b")
+        assert work is not None
+        assert [(r.sequence > 0, r.principal) for r in claiming.changes_since(0)][-1] == (True, "farm-b")
+        assert [h.principal for h in claiming.job_history(work.lease.job_id)] == [None, "farm-b"]
 
 
 def test_the_one_call_claims_answers_match_the_edits_refusals(postgres_uri: str, tmp_path: Path) -> None:

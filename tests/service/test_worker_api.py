@@ -153,6 +153,10 @@ def test_renewal_progress_log_and_a_successful_completion(service: Service) -> N
         assert output.root == "out" and output.path.name == "shot010_proxy.mov"
         history = production.job_history(JobId(job["id"]))
     assert [(h.kind, h.principal) for h in history][-1] == ("job_succeeded", "worker")
+    claimed = [h for h in history if h.kind == "job_claimed"]  # (one call: the claim's own revision)
+    assert [(h.principal, (h.origin or "").split(" ")[0]) for h in claimed] == [
+        ("worker", "postproject-service")
+    ]
     problem(client.post("/v1/leases/renew", json={"lease_token": token}), 409, "conflict", "lease_lost")
 
 

@@ -235,11 +235,11 @@ class JobOperations:
         kinds: Sequence[str] | None = None,
         agent: AgentIdentity | None = None,
         worker: WorkerSession | None = None,
-        committed: tuple[str | None, str | None] | None = None,
+        committed: tuple[str | None, str | None, str | None] | None = None,
         with_job: bool = False,
     ) -> JobLease | None:
         """Claim the first claimable job (of ``kinds``) in one guarded statement; None if none.
-        ``committed`` (the revision's origin and message): claim and commit in one call where
+        ``committed`` (the revision's origin, message and principal): claim and commit in one call where
         the engine can (:class:`CommittedClaims`; the edit's ``commit`` then publishes nothing
         more), else as an edit; ``with_job``: the call also reads the job and its parameters
         (:attr:`committed_claim`)."""
@@ -268,7 +268,7 @@ class JobOperations:
                     secret,
                     now,
                     expires,
-                    committed or (None, None),
+                    committed or (None, None, None),
                     with_job,
                 )
                 if lease is not False:
@@ -302,7 +302,7 @@ class JobOperations:
         secret: bytes,
         now: int,
         expires: int,
-        committed: tuple[str | None, str | None],
+        committed: tuple[str | None, str | None, str | None],
         with_job: bool,
     ) -> JobLease | Literal[False] | None:
         """The claim, its event and its commit in one call (the rules as the edit applies them);
@@ -313,7 +313,8 @@ class JobOperations:
             gate = WorkerGate(worker.worker_id, worker.session_id, _offline_micros(), _kinds(asked))
         calls = s
         assert commits_claims(calls)
-        revision = (RevisionId.new().bytes, now, *committed, self._edit.observed_high)
+        origin, message, principal = committed
+        revision = (RevisionId.new().bytes, now, origin, message, self._edit.observed_high)
         done = calls.claim_next_committed(
             gate,
             kinds,
@@ -325,6 +326,7 @@ class JobOperations:
             worker.name if worker is not None else None,
             revision,
             with_job,
+            principal=principal,
         )
         self.committed_claim = done
         if worker is not None and self._worker_allowed(worker, done.facts, now, asked) is False:

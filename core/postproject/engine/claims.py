@@ -98,11 +98,14 @@ class CommittedClaims(Protocol):
         worker_name: str | None,
         revision: tuple[bytes, int, str | None, str | None, int | None],
         with_job: bool = False,
+        *,
+        principal: str | None = None,
     ) -> CommittedClaim:
         """Claim as :meth:`GatedClaims.claim_next_gated` (``gate`` None: no registered worker),
         stage ``job_claimed`` exactly as the edit does (``worker_name`` in its payload when
         given) and commit it as revision (id, committed at, origin, message, clock mark), all
-        before returning; nothing is committed unless something was claimed. The edit is then
+        before returning, with ``principal`` (who it acts for, as an edit's); nothing is
+        committed unless something was claimed. The edit is then
         over: its ``commit`` publishes nothing more. ``with_job``: the claimed job and its
         metadata come back with it (read after the commit, in the same round trip)."""
         ...

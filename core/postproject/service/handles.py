@@ -75,10 +75,16 @@ def commit(tx: Transaction) -> CommitReceipt:
     unpublished). A commit that fails on storage after the time limit passed (on PostgreSQL the
     statement timeout cancelled it: its locks were held elsewhere) is the time limit too, as
     any of the call's storage errors then is (:meth:`Handles._lend`)."""
+    committing()
+    return tx.commit()
+
+
+def committing() -> None:
+    """Before a core call that commits by itself (a worker's one-call claim), as before
+    :func:`commit`: the ``504`` if the call was answered it, else the call commits for good."""
     deadline: Deadline | None = getattr(_current, "deadline", None)
     if deadline is not None and not deadline.begin_commit():
         raise timed_out(deadline.limit)
-    return tx.commit()
 
 
 class Handles:

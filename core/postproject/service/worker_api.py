@@ -20,7 +20,7 @@ import hashlib
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -46,7 +46,7 @@ from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ActivityId, JobId, RepresentationId
 from postproject.model.jobs import MAX_DIAGNOSTIC_BYTES, Job
 from postproject.model.lifecycle import JobState
-from postproject.model.metadata import Property
+from postproject.model.metadata import Assertion, Property
 from postproject.model.refs import ActivityRef, JobRef
 from postproject.model.values import MetadataValue
 from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER, WorkerSession
@@ -54,6 +54,7 @@ from postproject.production import Production
 from postproject.service import models
 from postproject.service.auth import Principal, require
 from postproject.service.client_api import (
+    ORIGIN,
     Pool,
     canonical_digest,
     edit,
@@ -63,7 +64,7 @@ from postproject.service.client_api import (
     parse_id,
     replayed,
 )
-from postproject.service.handles import commit
+from postproject.service.handles import commit, committing
 from postproject.service.problems import Problem
 from postproject.transaction import Transaction
 
@@ -211,17 +212,27 @@ async def claim(
 
     def work(production: Production) -> dict[str, Any] | None:
         session = known.find(production, name, body.session)
-        with edit(production, principal, "Claim job") as tx:
-            if skip:
+        if skip:
+            with edit(production, principal, "Claim job") as tx:
                 lease = _claim_skipping(production, tx, session, skip, tool, duration, agent)
-            else:
-                lease = tx.claim_next_job_lease(tool, duration, agent=agent, worker=session)
-            commit(tx)
+                commit(tx)
+            claimed = None
+        else:  # one call: claim, commit, the job and its parameters (one round trip on PostgreSQL)
+            committing()
+            claimed = production.claim_next_job(
+                tool, duration, agent=agent, worker=session, origin=ORIGIN, message="Claim job",
+                principal=principal.name,
+            )  # fmt: skip
+            lease = claimed.lease if claimed is not None else None
         if lease is None:
             return None
         try:
+            if claimed is not None:
+                context = _context(production, claimed.job, claimed.parameters)
+            else:
+                context = _context(production, production.job(lease.job_id))
             return {
-                **_context(production, production.job(lease.job_id)),
+                **context,
                 "lease_token": lease.export_token(),
                 "expires_at_unix_micros": _micros(lease.expires_at),
             }
@@ -245,15 +256,21 @@ async def claim(
 MAX_CONTEXT_INPUTS = 1000
 
 
-def _context(production: Production, job: Job) -> dict[str, Any]:
-    """A claimed job with what its work reads (``Claim``): parameters, inputs, output asset and
-    the media roots it names (as stored: the worker maps them)."""
-    reps = [production.representation(rep_id) for rep_id in job.inputs[:MAX_CONTEXT_INPUTS]]
+def _context(
+    production: Production, job: Job, parameters: Sequence[Assertion] | None = None
+) -> dict[str, Any]:
+    """A claimed job with what its work reads (``Claim``): parameters (read unless given),
+    inputs (read together), output asset and the media roots it names (as stored: the worker
+    maps them)."""
+    found = production.representations_by_id(job.inputs[:MAX_CONTEXT_INPUTS])
+    reps = [found[rep_id] for rep_id in job.inputs[:MAX_CONTEXT_INPUTS] if rep_id in found]
     names = sorted(n for n in {job.target_root, *(rep.root for rep in reps)} if n is not None)
     stored = {root.name: root for root in production.media_roots()} if names else {}
+    if parameters is None:
+        parameters = production.metadata[JobRef(job.id)]
     return {
         "job": views.job_view(job),
-        "parameters": [views.assertion_view(a) for a in production.metadata[JobRef(job.id)]],
+        "parameters": [views.assertion_view(a) for a in parameters],
         "inputs": [views.representation_view(rep) for rep in reps],
         "output_asset": views.asset_view(production.asset(job.output_asset_id)),
         "media_roots": [views.media_root_view(stored[name]) for name in names if name in stored],
@@ -477,8 +494,12 @@ async def complete(
         # repeat, and only then is the recorded reply read (the first report pays nothing).
         lease = _lease(production, body.lease_token)
         try:
-            message = "Complete job" if body.outcome == "succeeded" else "Fail job"
-            with edit(production, principal, message) as tx:
+            succeeded = body.outcome == "succeeded"
+            message = "Complete job" if succeeded else "Fail job"
+            # a success's lease check goes with its commit when this handle made the claim
+            with production.edit(
+                origin=ORIGIN, message=message, principal=principal.name, defer_lease_checks=succeeded
+            ) as tx:
                 made = _report(tx, lease, body, params)
                 state = "succeeded" if made else tx.job(lease.job_id).state.value
                 view = {

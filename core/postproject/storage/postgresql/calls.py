@@ -56,9 +56,12 @@ def claim_next_committed(
     worker_name: str | None,
     revision: tuple[bytes, int, str | None, str | None, int | None],
     with_job: bool = False,
+    *,
+    principal: str | None = None,
 ) -> CommittedClaim:
     """One ``pp_claim_next`` call (see the module docstring); ``with_job``: the claimed job and
-    its metadata read after it, in the same round trip."""
+    its metadata read after it, in the same round trip; ``principal``: the revision's (the
+    call then goes in a transaction of its own that sets it first, still one round trip)."""
     revision_id, committed_at, origin, message, high_water = revision
     known = session.host.high_water  # as an edit's rollback keeps the sample: only when it is newer
     kept = high_water if high_water is not None and (known is None or high_water > known) else None
@@ -85,7 +88,9 @@ def claim_next_committed(
         kept,
     )
     started = clock.monotonic()
-    row, read = session.pipeline.call(CLAIM_NEXT, params, CLAIMED_READS if with_job else ())
+    row, read = session.pipeline.call(
+        CLAIM_NEXT, params, CLAIMED_READS if with_job else (), principal=principal
+    )
     elapsed = clock.monotonic() - started
     job, attempt, held, worker_session, last_seen, capacity, stored_kinds, active = row[:8]
     facts = None

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from postproject.engine import ChangedInput, LeaseRow
 from postproject.engine.claims import InputChangedAtCommit
@@ -46,6 +47,7 @@ from postproject.model.errors import (
 from postproject.storage.postgresql.connection import Connection
 from postproject.storage.postgresql.errors import translate
 from postproject.storage.postgresql.uri import PostgresUri
+from postproject.storage.sql.service import PRINCIPAL
 
 if TYPE_CHECKING:
     from postproject.storage.postgresql.reads import Reader
@@ -313,28 +315,48 @@ class Pipeline:
             raise self.failed from exc
         return cursor
 
-    def call(self, sql: str, params: Params, reads: Sequence[str] = ()) -> tuple[Any, list[list[Any]]]:
+    def call(
+        self, sql: str, params: Params, reads: Sequence[str] = (), *, principal: str | None = None
+    ) -> tuple[Any, list[list[Any]]]:
         """``sql``'s one row, sent outside a transaction (autocommit: its own commit), with the
         write connection's settings when they were not sent yet, and the rows of ``reads``
-        (statements without parameters) sent after it in the same round trip (:mod:`.calls`)."""
+        (statements without parameters) sent after it in the same round trip (:mod:`.calls`).
+        ``principal``: the revision's principal (migration 0008 reads it from a transaction's
+        setting), so ``sql`` and ``reads`` go in a transaction that sets it first, committed
+        in the same round trip."""
         self.check()
         assert not self.begun, "a call is the edit's only statement"
         assert not self._queue, "a call is the edit's only statement"
         timeout = max(1, int(self.busy_timeout * 1000))
         settings = self.host.lock_timeouts.get(id(self.conn)) != timeout
         try:
-            if not settings and not reads:
+            if not settings and not reads and principal is None:
                 return self.conn.execute(sql, params, binary=True).fetchone(), []
             with self.conn.pipeline():
                 if settings:
                     for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
                         self.conn.execute(setting)
+                if principal is not None:
+                    self.conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+                    self.conn.execute(PRINCIPAL, (principal,))
                 cursor = self.conn.execute(sql, params, binary=True)
                 after = [self.conn.execute(read, binary=True) for read in reads]
+                if principal is not None:
+                    self.conn.execute("COMMIT")
             self.host.lock_timeouts[id(self.conn)] = timeout
             return cursor.fetchone(), [read.fetchall() for read in after]
         except psycopg.Error as exc:
+            if principal is not None:
+                self._end_transaction()  # (the COMMIT after a failed statement was not sent)
             raise self._translate(exc) from exc
+
+    def _end_transaction(self) -> None:
+        """Roll back a transaction a failed call left open, if the connection still answers."""
+        try:
+            if self.conn.info.transaction_status != TransactionStatus.IDLE:
+                self.conn.execute("ROLLBACK")
+        except psycopg.Error:
+            pass  # (a lost connection: the engine's recovery replaces it)
 
     def one(self, sql: str, params: Params | None = None, *, overtake: bool = False) -> Any:
         cursor = self.send(sql, params, overtake=overtake)
