@@ -306,6 +306,15 @@ class ProductionReads:
         """
         return self._feed.wait_for_changes(after_sequence, timeout, limit=limit, kinds=kinds, stop=stop)
 
+    def wait_for_head(
+        self, after_sequence: int, timeout: float | timedelta, *, stop: threading.Event | None = None
+    ) -> int:
+        """Block until the newest revision's sequence passes ``after_sequence`` (or ``timeout``
+        passes, or ``stop`` is set); that sequence. Woken as :meth:`wait_for_changes` is, but
+        reads only the sequence: what a process that follows the head alone waits with (the
+        service's one listener that wakes its held claims and event streams)."""
+        return self._feed.wait_for_head(after_sequence, timeout, stop=stop)
+
     def wait_for_activity(
         self,
         after_sequence: int,

@@ -270,6 +270,35 @@ def test_wait_for_changes_times_out_and_wakes(production: Production) -> None:
     assert got == [1]
 
 
+def test_wait_for_head_times_out_and_wakes(production: Production) -> None:
+    """What the service's one listener waits with: the head past a sequence, woken by another
+    handle's commit."""
+    assert production.wait_for_head(0, 0) == 0
+    assert production.wait_for_head(0, timedelta(milliseconds=20)) == 0
+    with pytest.raises(InvalidArgumentError):
+        production.wait_for_head(0, 61)
+    stop = threading.Event()
+    stop.set()
+    assert production.wait_for_head(0, 30, stop=stop) == 0  # stopped, not waited
+    got: list[int] = []
+    started = threading.Event()
+
+    def waiter() -> None:
+        with Production.open(production.location, read_only=True) as reader:
+            started.set()
+            got.append(reader.wait_for_head(0, 30))
+            got.append(reader.wait_for_head(got[0], 0))
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    started.wait(30)
+    with production.edit() as tx:
+        tx.create_asset()
+        tx.commit()
+    thread.join(30)
+    assert got == [1, 1]
+
+
 def test_filtered_reads_examine_a_bounded_window(
     production: Production, monkeypatch: pytest.MonkeyPatch
 ) -> None:

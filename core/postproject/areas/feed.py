@@ -113,6 +113,20 @@ class FeedReads:
             if changes or not wait_changed(engine, token, deadline, stop):
                 return changes
 
+    def wait_for_head(
+        self, after_sequence: int, timeout: float | timedelta, *, stop: threading.Event | None = None
+    ) -> int:
+        """Block until the newest revision's sequence passes ``after_sequence`` (or ``timeout``
+        passes, or ``stop`` is set); that sequence. Woken as :meth:`wait_for_changes` is, reading
+        only the sequence (no revision, no event)."""
+        deadline = clocks.monotonic() + _seconds(timeout)
+        engine = self._handle.engine
+        while True:
+            token = engine.change_token()
+            head = self.latest_sequence()
+            if head > after_sequence or not wait_changed(engine, token, deadline, stop):
+                return head
+
     def wait_for_activity(
         self,
         after_sequence: int,

@@ -76,9 +76,9 @@ class FeedHub:
         try:
             while not self._stop.is_set():
                 try:
-                    changes = production.wait_for_changes(seen, POLL, limit=1, stop=self._stop)
-                    if changes:
-                        seen = max(seen, production.latest_sequence())
+                    head = production.wait_for_head(seen, POLL, stop=self._stop)
+                    if head > seen:  # (one statement: was the next revision with its events, then the head)
+                        seen = head
                         self._loop.call_soon_threadsafe(self._publish, seen)
                 except PostProjectError as exc:  # the database went away: keep trying
                     log.warning("feed listener: %s", exc, extra={"action": "feed_error"})
