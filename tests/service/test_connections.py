@@ -21,29 +21,31 @@ BOUND = 2 * POOL + 2  # per handle: its write connection and one pooled read; th
 CLIENTS = 64
 
 
-def connections(location: str, name: str) -> int:
-    from postproject.storage.postgresql import connection, uri
-
-    with connection.connect(uri.parse(location), autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()",
-            (name,),
-        ).fetchone()
+def connections(counter: Any, name: str) -> int:
+    """The service's connections, counted through ``counter``: one connection kept for the whole
+    test (a connection per count was itself counted by the next one while its backend exited)."""
+    row = counter.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()",
+        (name,),
+    ).fetchone()
     assert row is not None
     return int(row[0])
 
 
 def test_connections_are_bounded_by_the_pool_not_by_clients(
-    service_engine: str, service_factory: Callable[..., Service]
+    service_engine: str, service_factory: Callable[..., Service], request: pytest.FixtureRequest
 ) -> None:
     if service_engine != "postgresql":
         pytest.skip("counts PostgreSQL connections")
     name = f"svcpool{os.getpid()}"
     service = service_factory("--pool-size", str(POOL), application_name=name)
-    location = service.scene.location
+    from postproject.storage.postgresql import connection, uri
+
+    counter = connection.connect(uri.parse(service.scene.location), autocommit=True)
+    request.addfinalizer(counter.close)
     # (a connection the service's start closed may still be listed while its backend exits)
     idle = wait_until(
-        lambda: (lambda n: n if 2 <= n <= BOUND else 0)(connections(location, name)),
+        lambda: (lambda n: n if 2 <= n <= BOUND else 0)(connections(counter, name)),
         f"the idle service to hold between 2 and {BOUND} connections",
     )
     peak = [idle]
@@ -51,7 +53,7 @@ def test_connections_are_bounded_by_the_pool_not_by_clients(
 
     def sample() -> None:
         while not stop.wait(0.02):
-            peak.append(connections(location, name))
+            peak.append(connections(counter, name))
 
     def client(number: int) -> None:
         http = httpx.Client(base_url=service.url, timeout=60)
@@ -90,5 +92,5 @@ def test_connections_are_bounded_by_the_pool_not_by_clients(
     sampler.join()
     assert set(claims) <= {200, 204}
     assert max(peak) <= BOUND, (max(peak), BOUND)
-    assert connections(location, name) <= BOUND
+    assert connections(counter, name) <= BOUND
     print(f"\nconnections: idle {idle}, peak {max(peak)} with {CLIENTS} clients (bound {BOUND})")
