@@ -157,6 +157,25 @@ def test_saved_filters_round_trip_through_qsettings(qtbot: Any) -> None:
     assert filter_from_text(json.dumps({"sort": "colour"}), JobFilter(stuck=True)) == JobFilter(stuck=True)
 
 
+def test_a_filter_shown_by_the_bar_is_not_searched_again_later(qtbot: Any) -> None:
+    """The bar shows the filters the window sets (a failure group's search, a state card): showing
+    a search text is not typing it, so no search runs later. It did: the shown text started the
+    typing pause, and when the window set another filter within it (250 ms; seconds on a loaded
+    machine) the bar kept the old text and then asked for it again, over the new filter."""
+    bar = FilterBar()
+    qtbot.addWidget(bar)
+    asked: list[JobFilter] = []
+    bar.filter_requested.connect(asked.append)
+    bar.set_filter(JobFilter(state=JobState.FAILED, text="moov"))
+    assert bar.search.text() == "moov"
+    bar.set_filter(JobFilter(state=JobState.CLAIMED))
+    assert bar.search.text() == ""
+    bar.search.setText("render")  # typed: searched after the pause
+    with qtbot.waitSignal(bar.filter_requested):
+        pass
+    assert asked == [JobFilter(state=JobState.CLAIMED, text="render")]
+
+
 def test_snapshot_search_lists_the_matches(builder: ProductionBuilder, tmp_path: Path) -> None:
     ids = builder.request(3)
     builder.fail(ids[1], "unsupported profile 'XQ'")

@@ -125,7 +125,7 @@ class FilterBar(QFrame):
         self.state.currentIndexChanged.connect(self._state_chosen)
         self.kind.currentIndexChanged.connect(self._kind_chosen)
         self.time.currentIndexChanged.connect(self._time_chosen)
-        self.search.textChanged.connect(lambda _text: self._debounce.start())
+        self.search.textChanged.connect(self._typed)
         self.search.returnPressed.connect(self._emit_text)
         self.order.clicked.connect(
             lambda: self._emit(self._filter.with_(newest_first=not self._filter.newest_first))
@@ -251,6 +251,12 @@ class FilterBar(QFrame):
         )
         if ok and name.strip():
             self.save_filter(name)
+
+    def _typed(self, _text: str) -> None:
+        """Text typed (or pasted) starts the pause before its search; text the bar shows for a
+        filter set elsewhere (:meth:`set_filter`) is no search to run."""
+        if not self._syncing:
+            self._debounce.start()
 
     def _emit_text(self) -> None:
         self._debounce.stop()
