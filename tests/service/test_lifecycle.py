@@ -124,9 +124,27 @@ def test_a_signal_drains_streams_and_held_claims_and_exits_0(small: Service, sig
     if small.process is None:
         small.start()
     kind = only_kind(small)
-    worker, name, session = register(small, kinds=[kind])
+    for _attempt in range(3):
+        worker, name, session = register(small, kinds=[kind])  # (a restart closed the clients)
+        ended = _signal_while_held(small, worker, name, session, sig)
+        if ended is not None:
+            break
+    else:
+        pytest.fail("the held claim never reached the service before the signal, in 3 attempts")
+    assert isinstance(ended["claim"], httpx.Response) and ended["claim"].status_code == 204
+    assert "stream" in ended
+
+
+def _signal_while_held(
+    small: Service, worker: httpx.Client, name: str, session: str, sig: int
+) -> dict[str, Any] | None:
+    """Hold a claim and a stream, signal the service, restart it; what the two got, or None
+    when the claim request never reached the service (sent on a kept-alive connection as the
+    signal came: the server closes idle connections at once, a request on one is never read).
+    Whether it reached it is in the access log, which lists every request it answered."""
     reader = small.client("reader")
     ended: dict[str, Any] = {}
+    answered = small.log().count("/claims?wait_seconds=30")
 
     def stream() -> None:
         with reader.stream("GET", "/v1/revisions/stream") as answer:
@@ -136,9 +154,12 @@ def test_a_signal_drains_streams_and_held_claims_and_exits_0(small: Service, sig
         ended["stream"] = True
 
     def held() -> None:
-        ended["claim"] = worker.post(
-            f"/v1/workers/{name}/claims", params={"wait_seconds": 30}, json={"session": session}
-        )
+        try:
+            ended["claim"] = worker.post(
+                f"/v1/workers/{name}/claims", params={"wait_seconds": 30}, json={"session": session}
+            )
+        except httpx.TransportError as exc:
+            ended["claim"] = exc
 
     threads = [threading.Thread(target=stream), threading.Thread(target=held)]
     for thread in threads:
@@ -148,10 +169,11 @@ def test_a_signal_drains_streams_and_held_claims_and_exits_0(small: Service, sig
     small.process.send_signal(sig)
     for thread in threads:  # a drain ends both at once (streams within 5 s), not at their timeouts
         thread.join(30)
-    assert ended["claim"].status_code == 204 and "stream" in ended
-    assert small.stop() == 0
-    assert "Finished server process" in small.log()
+    assert small.process.wait(60) == 0  # by itself, on the one signal (a second one cuts a drain short)
+    assert small.stop() == 0 and "Finished server process" in small.log()
+    reached = small.log().count("/claims?wait_seconds=30") > answered
     small.start()
+    return ended if reached or isinstance(ended.get("claim"), httpx.Response) else None
 
 
 def test_two_instances_sweep_and_finalise_each_lost_claim_once(
