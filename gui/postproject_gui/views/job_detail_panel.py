@@ -135,7 +135,7 @@ class JobDetailPanel(QFrame):
         layout.setContentsMargins(12, 10, 6, 8)
         layout.setSpacing(6)
         layout.addLayout(self._build_header())
-        scroll = detail_scroll(self, self._build_body())
+        scroll = detail_scroll(self, self._build_body)
         layout.addWidget(scroll, 1)
         self.show_overview(None, None, None, None, None)
 
@@ -244,8 +244,8 @@ class JobDetailPanel(QFrame):
         if self._detail is not None:
             self.provenance_requested.emit(str(self._detail.job.id))
 
-    def _build_body(self) -> QWidget:
-        body = QWidget(self)
+    def _build_body(self, parent: QWidget) -> QWidget:
+        body = QWidget(parent)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 6, 0)
         layout.setSpacing(4)

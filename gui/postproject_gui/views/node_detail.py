@@ -99,13 +99,13 @@ class NodeDetailPanel(QFrame):
         self.actions_row.setSpacing(4)
         buttons.addLayout(self.actions_row)
         layout.addLayout(buttons)
-        scroll = detail_scroll(self, self._build_body())
+        scroll = detail_scroll(self, self._build_body)
         layout.addWidget(scroll, 1)
         self.set_theme(theme)
         self.show_summary(None)
 
-    def _build_body(self) -> QWidget:
-        body = QWidget(self)
+    def _build_body(self, parent: QWidget) -> QWidget:
+        body = QWidget(parent)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(4)

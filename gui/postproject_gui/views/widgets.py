@@ -14,6 +14,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSizePolicy,
+    QStackedWidget,
+    QTabWidget,
     QTextEdit,
     QToolButton,
     QWidget,
@@ -53,8 +55,19 @@ def title_row(parent: QWidget, object_name: str) -> tuple[QHBoxLayout, QLabel, Q
     return row, glyph, title
 
 
-def detail_scroll(parent: QWidget, body: QWidget) -> QScrollArea:
-    """A side panel's scrolling body: as wide as the panel, scrolling vertically.
+def tab_page_parent(tabs: QTabWidget) -> QWidget:
+    """Where a tab's page ends up (the tab widget's own stack): a page made there is not moved
+    when added, which would restyle all of it under the application's style sheet."""
+    stack = tabs.findChild(
+        QStackedWidget, "qt_tabwidget_stackedwidget", Qt.FindChildOption.FindDirectChildrenOnly
+    )
+    return stack if stack is not None else tabs
+
+
+def detail_scroll(parent: QWidget, build_body: Callable[[QWidget], QWidget]) -> QScrollArea:
+    """A side panel's scrolling body, made by ``build_body(viewport)`` in the scroll area's viewport
+    (a body made elsewhere and moved there was restyled whole under the application's style
+    sheet): as wide as the panel, scrolling vertically.
 
     The vertical bar is always shown: with "as needed", a body whose wrapped labels are just
     too tall at the width left beside the bar, and just short enough without it, makes the
@@ -66,12 +79,13 @@ def detail_scroll(parent: QWidget, body: QWidget) -> QScrollArea:
     id, a path) is cut at the panel's edge instead of widening the whole body, which pushed
     everything centred in it (the lifecycle diagram) out of view.
     """
-    body.setSizePolicy(QSizePolicy.Policy.Ignored, body.sizePolicy().verticalPolicy())
     scroll = QScrollArea(parent)
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QFrame.Shape.NoFrame)
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    body = build_body(scroll.viewport())
+    body.setSizePolicy(QSizePolicy.Policy.Ignored, body.sizePolicy().verticalPolicy())
     scroll.setWidget(body)
     return scroll
 

@@ -22,6 +22,7 @@ from postproject_gui.services.types import GraphRead, JobRow
 from postproject_gui.session.monitor_session import MonitorSession
 from postproject_gui.views.artifacts_tab import ArtifactsTab
 from postproject_gui.views.provenance_tab import ProvenanceTab
+from postproject_gui.views.widgets import tab_page_parent
 
 JOBS, ARTIFACTS, PROVENANCE = 0, 1, 2
 
@@ -45,8 +46,8 @@ class KnowledgeTabs(QObject):
     ) -> None:
         super().__init__(window)
         self._tabs, self._theme, self._session, self._selected_jobs = tabs, theme, session, selected_jobs
-        self.artifacts = ArtifactsTab(tabs)
-        self.provenance = ProvenanceTab(theme.theme, tabs)
+        self.artifacts = ArtifactsTab(tab_page_parent(tabs))
+        self.provenance = ProvenanceTab(theme.theme, tab_page_parent(tabs))
         self.actions = ProvenanceActions(
             window, theme, presenter, session, self.targets, self.provenance.view, self.show_selected
         )

@@ -50,6 +50,7 @@ from postproject_gui.views.jobs_page import JobsPage
 from postproject_gui.views.notifications import NoticeBar, Notifier
 from postproject_gui.views.state_summary import StateSummary, card_order
 from postproject_gui.views.status import StatusBar
+from postproject_gui.views.widgets import tab_page_parent
 from postproject_gui.views.workers_tab import WorkersTab
 from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 from postproject_gui.window import menus
@@ -181,7 +182,7 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("mainTabs")
         self.tabs.setDocumentMode(True)
         self.tabs.tabBar().setDrawBase(False)  # Fusion draws it in the palette's light colour
-        self.jobs_page = jobs = JobsPage(self.theme.theme, self.tabs)
+        self.jobs_page = jobs = JobsPage(self.theme.theme, tab_page_parent(self.tabs))
         self.filters, self.table, self.detail, self.splitter = (
             jobs.filters,
             jobs.table,
@@ -191,8 +192,8 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgeTabs(
             self, self.tabs, self.theme, self.presenter, lambda: self.session, self.table.selected_rows
         )
-        self.dashboard = DashboardTab(self.theme.theme, self.tabs)
-        self.workers = WorkersTab(self.theme.theme, self.tabs)
+        self.dashboard = DashboardTab(self.theme.theme, tab_page_parent(self.tabs))
+        self.workers = WorkersTab(self.theme.theme, tab_page_parent(self.tabs))
         pages: tuple[tuple[QWidget, str, str], ...] = (
             (jobs, "Jobs", "Jobs: requested, claimed and finished work (Ctrl+1)"),
             (
