@@ -28,6 +28,18 @@ def reader(thread: str) -> bool:
     return thread.startswith("pp-") and not thread.startswith("pp-feed")
 
 
+def settled(qtbot: Any, reads: Any, tries: int = 20) -> None:
+    """Once the window has read nothing for a whole second (the workers' watch reads at most
+    once a second), with the count reset: its first reads are over. (A fixed second was not
+    always enough on a loaded machine: a first read still going was counted as the commit's.)"""
+    for _ in range(tries):
+        reads.reset()
+        qtbot.wait(1100)
+        if not reads.statements_of(reader):
+            return
+    raise AssertionError(f"the window kept reading for {tries} s with nothing committed")
+
+
 def one_commit(qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder) -> tuple[list[str], int]:
     """(statements, work) of the service's threads for one job requested by another process,
     from its commit until the window shows it with nothing left to read (the Dashboard shown:
@@ -37,8 +49,7 @@ def one_commit(qtbot: Any, make_window: WindowFactory, builder: ProductionBuilde
         session = window.session
         window.tabs.setCurrentIndex(DASHBOARD)
         wait_for(qtbot, lambda: ready(window) and window.dashboard.ready, timeout=20000)
-        qtbot.wait(1100)  # the workers' watch reads at most once a second: let the first settle
-        reads.reset()
+        settled(qtbot, reads)
         head = builder.production.latest_sequence()
         (job,) = commit_from_another_process(builder)
         wait_for(
