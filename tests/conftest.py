@@ -8,7 +8,8 @@ files says so with ``@pytest.mark.sqlite_only("why")`` and runs on SQLite alone.
 
 ``production_factory`` makes an empty SQLite production as a copy of a template made once per
 session (tests/production_template.py: the real ``Production.create``, then a new id, cursor key
-and creation time per copy), a few milliseconds instead of tens.
+and creation time per copy), a few milliseconds instead of tens; on PostgreSQL, where it can, in
+a schema an earlier test used, reset (tests/postgresql_recycling.py).
 
 Under pytest-xdist (``python3 dev.py test``) each worker is a process of its own: it has its own
 ``tmp_path`` tree, template, PostgreSQL server and schema names (tests/postgresql_fixtures.py).
@@ -24,12 +25,14 @@ import signal
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
 from postproject import FakeClock, Production
 from tests import production_template
+from tests.postgresql_recycling import SchemaRecycler
 
 # Hypothesis without its per-example deadline: a deadline is a wall-clock assertion, and a
 # loaded CI machine (tests in parallel) missed the 200 ms default on a plain round trip.
@@ -147,26 +150,41 @@ def clock() -> FakeClock:
     return FakeClock(START)
 
 
+class SchemaLocations:
+    """``production_location`` on PostgreSQL: ``location(name)`` is a URI naming a schema of
+    the test's own; it remembers the names it gave, and the schema each production of the test
+    was made in (``production_factory`` may make one in a reset schema of an earlier test:
+    tests/postgresql_recycling.py), so a name always names the same production in a test."""
+
+    def __init__(self, server: Any, prefix: str) -> None:
+        self.server = server
+        self.prefix = prefix
+        self.schemas: dict[str, str] = {}  # a name -> the schema it names
+
+    def __call__(self, name: str) -> str:
+        slug = re.sub(r"[^a-z0-9_]+", "_", Path(name).stem.lower()).strip("_") or "p"
+        schema = self.schemas.setdefault(name, f"{self.prefix}_{slug}"[:63])
+        return self.of_schema(schema)
+
+    def of_schema(self, schema: str) -> str:
+        from tests.postgresql_fixtures import SHARED_DATABASE
+
+        return str(self.server.uri(SHARED_DATABASE, production=schema))
+
+
 @pytest.fixture
 def production_location(
     engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> Callable[[str], str]:
     """Where a production named ``name`` (a file name) lives on the engine under test: a path
-    under ``tmp_path``, or a URI naming a schema of its own. On PostgreSQL the password is in
-    ``PGPASSWORD`` too, so a production's ``location`` (which never shows it) opens it again."""
+    under ``tmp_path``, or a URI naming a schema of its own (:class:`SchemaLocations`). On
+    PostgreSQL the password is in ``PGPASSWORD`` too, so a production's ``location`` (which
+    never shows it) opens it again."""
     if engine_kind == "sqlite":
         return lambda name: str(tmp_path / name)
-    from tests.postgresql_fixtures import SHARED_DATABASE
-
     server = request.getfixturevalue("postgres_server")
     monkeypatch.setenv("PGPASSWORD", server.password)
-    prefix = f"t{next(_schemas)}"
-
-    def location(name: str) -> str:
-        slug = re.sub(r"[^a-z0-9_]+", "_", Path(name).stem.lower()).strip("_") or "p"
-        return server.uri(SHARED_DATABASE, production=f"{prefix}_{slug}"[:63])
-
-    return location
+    return SchemaLocations(server, f"t{next(_schemas)}")
 
 
 @pytest.fixture(scope="session")
@@ -177,29 +195,63 @@ def production_template_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def production_factory(
-    production_location: Callable[[str], str], clock: FakeClock, production_template_file: Path
+    production_location: Callable[[str], str],
+    clock: FakeClock,
+    production_template_file: Path,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Callable[..., Production]]:
     """``make(name, **options)``: a new, empty production, as ``Production.create(location,
-    clock=clock, **options)`` makes it (on SQLite a copy of the session's template)."""
+    clock=clock, **options)`` makes it (on SQLite a copy of the session's template; on
+    PostgreSQL, when it can, a reset schema of an earlier test: tests/postgresql_recycling.py)."""
     opened: list[Production] = []
+    plain: list[str] = []  # PostgreSQL schemas made as Production.create(location, clock=...) makes them
 
     def make(name: str = "production.pproj", **kwargs: object) -> Production:
         kwargs.setdefault("clock", clock)
-        location = production_location(name)
-        if production_template.can_copy(location, kwargs):
-            clock_option = kwargs.pop("clock")
-            assert isinstance(clock_option, FakeClock)
-            production = production_template.copy_of(
-                production_template_file, location, clock_option, **kwargs
-            )
+        if isinstance(production_location, SchemaLocations) and _plain(kwargs):
+            recycler = request.getfixturevalue("schema_recycler")
+            production = _from_schema(production_location, recycler, name, kwargs["clock"], plain)  # type: ignore[arg-type]
         else:
-            production = Production.create(location, **{"allow_injected_clock": True, **kwargs})  # type: ignore[arg-type]
+            location = production_location(name)
+            if production_template.can_copy(location, kwargs):
+                clock_option = kwargs.pop("clock")
+                assert isinstance(clock_option, FakeClock)
+                production = production_template.copy_of(
+                    production_template_file, location, clock_option, **kwargs
+                )
+            else:
+                production = Production.create(location, **{"allow_injected_clock": True, **kwargs})  # type: ignore[arg-type]
         opened.append(production)
         return production
 
     yield make
     for production in opened:
         production.close()
+    if plain:
+        recycler = request.getfixturevalue("schema_recycler")
+        for schema in plain:
+            recycler.give_back(schema)
+
+
+def _plain(options: dict[str, object]) -> bool:
+    return set(options) == {"clock"} and isinstance(options["clock"], FakeClock)
+
+
+def _from_schema(
+    locations: SchemaLocations, recycler: SchemaRecycler, name: str, clock: FakeClock, plain: list[str]
+) -> Production:
+    """A PostgreSQL production for ``make(name)``: in a reset schema when one is spare and the
+    test has not asked for ``name``'s location yet, else created in ``name``'s own schema."""
+    taken = recycler.take(locations.of_schema, clock) if name not in locations.schemas else None
+    if taken is not None:
+        schema, production = taken
+        locations.schemas[name] = schema
+        plain.append(schema)
+        return production
+    location = locations(name)
+    production = Production.create(location, clock=clock, allow_injected_clock=True)
+    plain.append(locations.schemas[name])
+    return production
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from postproject.storage.postgresql.localserver import LocalServer, find_bindir, interrupt_on_sigterm
+from tests.postgresql_recycling import SchemaRecycler
 
 SHARED_DATABASE = "postproject_tests"
 _numbers = itertools.count(1)
@@ -59,6 +60,14 @@ def postgres_server() -> Iterator[LocalServer]:
     with interrupt_on_sigterm(), LocalServer() as server:
         server.create_database(SHARED_DATABASE)
         yield server
+
+
+@pytest.fixture(scope="session")
+def schema_recycler(postgres_server: LocalServer) -> Iterator[SchemaRecycler]:
+    """Reset schemas for ``production_factory`` (tests/postgresql_recycling.py)."""
+    recycler = SchemaRecycler(postgres_server, SHARED_DATABASE)
+    yield recycler
+    recycler.close()
 
 
 @pytest.fixture
