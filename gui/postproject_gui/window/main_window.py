@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         self.session: MonitorSession | None = None
         self._build()
         self._first_rows = FirstRows(
-            self._held_while_opening, self.table.viewport(), lambda: [self.detail, self.summary]
+            self._held_while_opening, self.table.viewport(), self._held_until_the_rows_are_painted
         )
         self.jobs = JobActions(self, theme, lambda: self.session, self.table.selected_rows)
         self.jobs.status.connect(self.status.message)
@@ -335,11 +335,19 @@ class MainWindow(QMainWindow):
         return session
 
     def _held_while_opening(self) -> list[QWidget]:
-        """What does not paint while a production opens: every widget in the window."""
+        """What does not paint while a production opens: the central widget (the job table's
+        first paint has the rows)."""
         central = self.centralWidget()
         assert central is not None  # set in _build
+        return [central]
+
+    def _held_until_the_rows_are_painted(self) -> list[QWidget]:
+        """What paints only after the first rows have (the central widget, with the job table,
+        is held until the page is in): the detail panel and the summary (they show what the
+        opening reads after the page), and the window's chrome (menus, toolbars, the event log,
+        the status bar: the rows' paint does not draw them too)."""
         bars = self.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly)  # (fast)
-        return [central, self.menuBar(), *bars, self.log, self.statusBar()]
+        return [self.detail, self.summary, self.menuBar(), *bars, self.log, self.statusBar()]
 
     def _connect_tabs(self, session: MonitorSession) -> None:
         """The other tabs follow the session once the first rows are painted (before the rest

@@ -11,7 +11,9 @@ connection to the production, the rest of the session's opening: the feed, the c
 knowledge, workers, the event log) waits until those rows are painted, and runs once then,
 however often it was asked for meanwhile. What shows that work (the detail panel, and the
 summary's counts, read after the first page) holds its paints until then, so that the first
-rows' paint does not draw it as it was, only for it to be drawn again right after.
+rows' paint does not draw it as it was, only for it to be drawn again right after; so does the
+window's chrome (menus, toolbars, the event log, the status bar), which the first rows' paint
+then need not draw too.
 
 What the first rows' paint needs whatever the production is, the fonts of the table's cells
 and header with their glyphs and the state icons, is made while the window is built
