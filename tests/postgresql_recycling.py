@@ -113,11 +113,16 @@ class SchemaRecycler:
     def give_back(self, schema: str) -> None:
         """Reset ``schema`` for a later test when nothing can tell it from a new one (see the
         module docstring); otherwise leave it as it is."""
-        if not self._alone() or self._fingerprint(schema) != self._pristine_fingerprint():
+        try:
+            if not self._alone() or self._fingerprint(schema) != self._pristine_fingerprint():
+                self.kept += 1
+                return
+            with self._transaction() as tx:
+                tx.execute(self._reset(schema))
+        except psycopg.Error:  # (a test stopped the server, say): the next production is made anew
             self.kept += 1
+            self.close()
             return
-        with self._transaction() as tx:
-            tx.execute(self._reset(schema))
         self._spare.append(schema)
 
     def _alone(self, within: float = 0.1) -> bool:
