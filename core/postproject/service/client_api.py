@@ -94,9 +94,14 @@ def handles(request: Request) -> Handles:
 Pool = Annotated[Handles, Depends(handles)]
 
 
-def edit(production: Production, principal: Principal, message: str) -> Transaction:
-    """An edit made for ``principal`` through the service."""
-    return production.edit(origin=ORIGIN, message=message, principal=principal.name)
+def edit(
+    production: Production, principal: Principal, message: str, *, defer_lease_checks: bool = False
+) -> Transaction:
+    """An edit made for ``principal`` through the service (``defer_lease_checks`` as
+    :meth:`Production.edit` takes it)."""
+    return production.edit(
+        origin=ORIGIN, message=message, principal=principal.name, defer_lease_checks=defer_lease_checks
+    )
 
 
 def parse_id(kind: type[Any], text: str, field: str) -> Any:

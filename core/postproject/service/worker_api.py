@@ -497,9 +497,7 @@ async def complete(
             succeeded = body.outcome == "succeeded"
             message = "Complete job" if succeeded else "Fail job"
             # a success's lease check goes with its commit when this handle made the claim
-            with production.edit(
-                origin=ORIGIN, message=message, principal=principal.name, defer_lease_checks=succeeded
-            ) as tx:
+            with edit(production, principal, message, defer_lease_checks=succeeded) as tx:
                 made = _report(tx, lease, body, params)
                 state = "succeeded" if made else tx.job(lease.job_id).state.value
                 view = {
