@@ -12,12 +12,16 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QFocusEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from postproject import JobState, Production
+from postproject_gui.app import build_window
+from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.look import theme as theme_module
+from postproject_gui.look.theme import ThemeManager, ThemeMode
 from postproject_gui.services import reads
 from postproject_gui.services.production_service import ProductionService
+from postproject_gui.settings import Settings
 from postproject_gui.window import opening
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ready, wait_for
@@ -287,3 +291,53 @@ def test_the_window_becoming_active_keeps_the_overview(
     assert window.detail.mode == "production"
     QApplication.sendEvent(table, QFocusEvent(QEvent.Type.FocusIn, Qt.FocusReason.TabFocusReason))
     wait_for(qtbot, lambda: table.currentIndex().row() == 0 and window.detail.mode == "job")
+
+
+class LayoutRequests(QObject):
+    """The widgets, hidden from the window, that got a layout request while it first showed."""
+
+    def __init__(self, window: Any) -> None:
+        super().__init__()
+        self.window = window
+        self.hidden: list[str] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.LayoutRequest
+            and isinstance(watched, QWidget)
+            and watched is not self.window
+            and self.window.isAncestorOf(watched)
+            and not watched.isVisibleTo(self.window)
+        ):
+            self.hidden.append(type(watched).__name__)
+        return False
+
+
+def test_the_window_is_polished_and_laid_out_before_its_first_show(qtbot: Any) -> None:
+    """The first show comes with the first open (the application shows the window and opens the
+    production in the same turn), so what it did went into the time to the first rows: it
+    polished every widget it showed under the style sheet, and it ran the layout requests that
+    building the window had posted, the other tabs' and closed panels' too. Now the window
+    polishes what it will show and runs those requests while it is built
+    (``opening.polish_shown``): before, no widget was polished before the show, and the show
+    ran layout requests for the hidden Artifacts, Provenance, Dashboard and Workers pages."""
+    theme = ThemeManager(ThemeMode.LIGHT)
+    theme.apply()
+    window = build_window(Settings.ephemeral(), theme, ErrorPresenter())
+    qtbot.addWidget(window)
+    shown = [w for w in window.findChildren(QWidget) if w.isVisibleTo(window)]
+    assert len(shown) > 50
+    unpolished = [w for w in shown if not w.testAttribute(Qt.WidgetAttribute.WA_WState_Polished)]
+    assert not unpolished, f"{len(unpolished)} of {len(shown)} shown widgets unpolished, e.g. {unpolished[:3]}"
+    requests = LayoutRequests(window)
+    app = QApplication.instance()
+    assert app is not None
+    app.installEventFilter(requests)
+    try:
+        window.resize(1400, 860)
+        window.show()
+        qtbot.waitExposed(window)
+        QApplication.processEvents()
+    finally:
+        app.removeEventFilter(requests)
+    assert not requests.hidden, f"the first show laid out hidden widgets: {sorted(set(requests.hidden))}"

@@ -56,7 +56,7 @@ from postproject_gui.views.workspaces import Hooks, WorkspaceManager
 from postproject_gui.window import menus
 from postproject_gui.window.fitting import LOG_HEIGHT, ToolbarFit, first_geometry
 from postproject_gui.window.knowledge_tabs import JOBS, KnowledgeTabs
-from postproject_gui.window.opening import FirstRows, prepare_first_paint
+from postproject_gui.window.opening import FirstRows, polish_shown, prepare_first_paint
 
 SUFFIX = ".pproj"
 DASHBOARD = 3
@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         self._show_overview()
         self.table.setFocus()
         prepare_first_paint(self.table, self.theme.state_icon)
+        polish_shown(self)
 
     # --- construction ------------------------------------------------------------------
 

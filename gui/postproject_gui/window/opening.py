@@ -18,7 +18,8 @@ then need not draw too.
 What the first rows' paint needs whatever the production is, the fonts of the table's cells
 and header with their glyphs and the state icons, is made while the window is built
 (:func:`prepare_first_paint`): made by that paint, it came after the page was in, in the time
-to the first rows.
+to the first rows. For the same reason the window is polished and laid out before its first show
+(:func:`polish_shown`).
 
 The hold ends when the first page is in, or when the opening failed, and at the latest after
 :data:`HOLD_MS` (a slow server: the window then paints its "Loading…"). While it lasts, the
@@ -33,7 +34,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 from PySide6.QtGui import QFont, QFontDatabase, QIcon, QImage, QPainter
 from PySide6.QtWidgets import QTableView, QWidget
 
@@ -70,6 +71,21 @@ def prepare_first_paint(
     for state in JobState:
         for health in (None, *ClaimHealth):
             state_icon(state, health)
+
+
+def polish_shown(window: QWidget) -> None:
+    """Finish ``window`` before its first show (see the module docstring): polish the widgets that
+    show will show, and run the layout requests that building it posted. The application shows
+    the window and opens a production in the same turn, so what the show did came after the open,
+    in the time to the first rows: under the style sheet it polished every widget it showed, and
+    it ran those requests, the hidden tabs' and closed panels' too. (Widgets shown later polish
+    when they show, as before.) PostgreSQL 200k, 8 alternated runs: the GUI thread's CPU from the
+    open to the painted rows 50 -> 46 ms (medians)."""
+    window.ensurePolished()
+    for widget in window.findChildren(QWidget):
+        if widget.isVisibleTo(window):
+            widget.ensurePolished()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 class _Switching:
