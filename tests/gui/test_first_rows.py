@@ -328,7 +328,9 @@ def test_the_window_is_polished_and_laid_out_before_its_first_show(qtbot: Any) -
     shown = [w for w in window.findChildren(QWidget) if w.isVisibleTo(window)]
     assert len(shown) > 50
     unpolished = [w for w in shown if not w.testAttribute(Qt.WidgetAttribute.WA_WState_Polished)]
-    assert not unpolished, f"{len(unpolished)} of {len(shown)} shown widgets unpolished, e.g. {unpolished[:3]}"
+    assert not unpolished, (
+        f"{len(unpolished)} of {len(shown)} shown widgets unpolished, e.g. {unpolished[:3]}"
+    )
     requests = LayoutRequests(window)
     app = QApplication.instance()
     assert app is not None
