@@ -132,6 +132,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("engine_kind", engines or ["sqlite"])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _scratch_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's cache folder (the demo's kept clips: postproject.executor.clipcache) in the
+    session's scratch folder, for module-scoped fixtures too: a test run never writes to the
+    developer's cache, and the demos of one worker share their clips."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg" / "cache"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No POSTPROJECT_* variable, and the user's config and log directories in a scratch

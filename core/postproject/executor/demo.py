@@ -211,11 +211,32 @@ def _shoot(recipe: Recipe, plans: list[AssetPlan], folder: Path, progress: _Prog
 
 
 def _shoot_clip(recipe: Recipe, plan: AssetPlan, clip: Path, hue: int) -> None:
+    """Write ``plan``'s clip at ``clip`` (a copy of the same clip made before, when there is one:
+    :mod:`postproject.executor.clipcache`)."""
+    from postproject.executor import clipcache
     from postproject.executor.testclip import generate_test_clip  # (PyAV: loaded when first used)
 
     codec: Literal["prores", "dnxhd"] = "prores" if plan.codec == "prores" else "dnxhd"
-    generate_test_clip(
-        clip, name=plan.name, frames=recipe.frames, rate=recipe.rate, size=recipe.size, codec=codec, hue=hue
+    parameters: dict[str, object] = {
+        "name": plan.name,
+        "frames": recipe.frames,
+        "rate": recipe.rate,
+        "size": list(recipe.size),
+        "codec": codec,
+        "hue": hue,
+    }
+    clipcache.shoot(
+        clip,
+        parameters,
+        lambda target: generate_test_clip(
+            target,
+            name=plan.name,
+            frames=recipe.frames,
+            rate=recipe.rate,
+            size=recipe.size,
+            codec=codec,
+            hue=hue,
+        ),
     )
 
 
