@@ -345,10 +345,15 @@ class MainWindow(QMainWindow):
     def _held_until_the_rows_are_painted(self) -> list[QWidget]:
         """What paints only after the first rows have (the central widget, with the job table,
         is held until the page is in): the detail panel and the summary (they show what the
-        opening reads after the page), and the window's chrome (menus, toolbars, the event log,
-        the status bar: the rows' paint does not draw them too)."""
+        opening reads after the page), and the rest of the window around the table (the filter
+        bar, the failure groups, the tab bar, menus, toolbars, the event log, the status bar:
+        the rows' paint does not draw them too)."""
         bars = self.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly)  # (fast)
-        return [self.detail, self.summary, self.menuBar(), *bars, self.log, self.statusBar()]
+        page = self.jobs_page
+        return [
+            *(self.detail, self.summary, page.filters, page.failures, self.tabs.tabBar()),
+            *(self.menuBar(), *bars, self.log, self.statusBar()),
+        ]
 
     def _connect_tabs(self, session: MonitorSession) -> None:
         """The other tabs follow the session once the first rows are painted (before the rest
