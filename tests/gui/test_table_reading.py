@@ -157,3 +157,41 @@ def test_the_new_jobs_bar_never_covers_the_first_row(
     assert bar_rect.bottom() < header_top <= row_top.y(), (bar_rect, header_top, row_top)
     table_left = table.mapTo(window, QPoint(0, 0)).x()
     assert table_left <= bar_rect.left() and bar_rect.right() <= table_left + table.width()  # over the table
+
+
+def test_a_selected_row_keeps_its_state_colour(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """The State and Lease cells of a selected row are drawn in their state's colour, not the
+    selection's text colour (the cell delegate), though the delegate now does that work only for
+    selected rows (on every row of every paint it read the colour from the model again and set
+    it in the option's palette)."""
+    ids = builder.request(3)
+    builder.fail(ids[0], "moov atom not found")
+    window = make_window(builder.production.path, builder.production.clock)
+    table, model = window.table, window.table.model()
+    row = next(
+        r
+        for r in range(model.rowCount())
+        if model.data(model.index(r, 1), Qt.ItemDataRole.UserRole + 1) == str(ids[0])
+    )
+
+    def state_pixels() -> set[tuple[int, int, int]]:
+        image = table.viewport().grab().toImage()
+        cell = table.visualRect(model.index(row, column("state")))
+        return {
+            image.pixelColor(x, y).getRgb()[:3]
+            for x in range(cell.left() + 20, cell.right())
+            for y in range(cell.top(), cell.bottom())
+        }
+
+    colour = model.data(model.index(row, column("state")), Qt.ItemDataRole.ForegroundRole)
+    wanted = colour.getRgb()[:3]
+
+    def near(pixels: set[tuple[int, int, int]]) -> bool:
+        return any(sum(abs(a - b) for a, b in zip(p, wanted, strict=True)) < 40 for p in pixels)
+
+    assert near(state_pixels())  # unselected
+    table.selectRow(row)
+    qtbot.wait(50)
+    assert near(state_pixels()), f"the selected Failed cell has no pixel near {wanted}"

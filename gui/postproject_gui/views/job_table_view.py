@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QHeaderView,
     QMenu,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTableView,
@@ -58,6 +59,7 @@ ROW_HEIGHT = 22
 HEADER_STATE_VERSION = 1
 EARLIER_MARGIN = 10  # rows from the top of a tail at which the page before it is read
 _STATE = column("state")
+SELECTED = QStyle.StateFlag.State_Selected
 
 
 class CellDelegate(QStyledItemDelegate):
@@ -77,7 +79,10 @@ class CellDelegate(QStyledItemDelegate):
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = self._mode
+        if self._mode is not Qt.TextElideMode.ElideRight:
+            option.textElideMode = self._mode
+        if not option.state & SELECTED:  # (on every paint of every row: the rest only when selected)
+            return
         model = index.model()
         colour = (
             model.data(index, Qt.ItemDataRole.ForegroundRole) if isinstance(model, JobTableModel) else None
