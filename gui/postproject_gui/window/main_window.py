@@ -345,13 +345,17 @@ class MainWindow(QMainWindow):
     def _held_until_the_rows_are_painted(self) -> list[QWidget]:
         """What paints only after the first rows have (the central widget, with the job table,
         is held until the page is in): the detail panel and the summary (they show what the
-        opening reads after the page), and the rest of the window around the table (the filter
-        bar, the failure groups, the tab bar, menus, toolbars, the event log, the status bar:
-        the rows' paint does not draw them too)."""
+        opening reads after the page), and the rest of the window around the table's rows (the
+        filter bar, the failure groups, the tab bar, the table's scroll bars, the splitters'
+        handles, menus, toolbars, the event log, the status bar: the rows' paint does not draw
+        them too)."""
         bars = self.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly)  # (fast)
-        page = self.jobs_page
+        page, table = self.jobs_page, self.table
+        scrollbars = [bar.parentWidget() for bar in (table.horizontalScrollBar(), table.verticalScrollBar())]
+        handles = [s.handle(i) for s in (page.splitter, page.vertical) for i in range(1, s.count())]
         return [
             *(self.detail, self.summary, page.filters, page.failures, self.tabs.tabBar()),
+            *(w for w in (*scrollbars, *handles) if w is not None),
             *(self.menuBar(), *bars, self.log, self.statusBar()),
         ]
 
