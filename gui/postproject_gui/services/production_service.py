@@ -10,12 +10,15 @@ query and never waits on a database lock. A call made after :meth:`close` raises
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
+
+from PySide6.QtCore import QObject, Signal, Slot
 
 from postproject import (
     ActivityId,
@@ -96,6 +99,33 @@ class _Worker:
         self.used = False  # given a read (its production is open, or opens before that read)
 
 
+class _Courier(QObject):
+    """Hands a reader's result to the thread it was made in (the GUI thread) in one turn of that
+    thread's event loop: a queued Qt call. Through the asyncio loop a result takes three turns
+    (qasync: the thread-safe call's signal, then a zero timer to settle the future, then another
+    to wake the task awaiting it), and each turn may paint the window first: a first page read
+    while the window first showed waited for two paints of the window without its rows."""
+
+    arrived = Signal(object, object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived.connect(self._hand)  # (a slot of this object: queued from other threads)
+
+    def post(self, done: Future[Any], callback: Callable[[Future[Any]], None]) -> None:
+        """Call ``callback(done)`` on this object's thread once ``done`` is done."""
+
+        def finished(future: Future[Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the window closed meanwhile: nobody to tell
+                self.arrived.emit(callback, future)
+
+        done.add_done_callback(finished)
+
+    @Slot(object, object)
+    def _hand(self, callback: Callable[[Future[Any]], None], done: Future[Any]) -> None:
+        callback(done)
+
+
 class ProductionService:
     """Async façade over one production (see the module docstring).
 
@@ -126,6 +156,7 @@ class ProductionService:
         self._turn = itertools.count()
         self._long_reads: set[ThreadPoolExecutor] = set()
         self._closed = False
+        self._courier = _Courier()
 
     @property
     def location(self) -> str:
@@ -166,7 +197,7 @@ class ProductionService:
 
     def begin_open(self) -> asyncio.Future[ProductionInfo]:
         """:meth:`open`, handed to the first reader thread now (not at a later turn of the
-        loop): a page asked for right after (:meth:`begin_jobs_page`) is read on the same
+        loop): a page asked for right after (:meth:`deliver_jobs_page`) is read on the same
         thread as soon as the production is open, after its head. The other readers open on
         their thread when first given a read (:meth:`_pick`), so that the first page does not
         wait for (nor share the processor with) every reader's opening."""
@@ -228,6 +259,30 @@ class ProductionService:
         return self._submit(
             worker, self._on_reader, worker, reads.jobs_page, (worker.names, query, cursor, limit)
         )
+
+    def deliver_jobs_page(
+        self,
+        query: StoreQuery,
+        cursor: str | None,
+        limit: int,
+        deliver: Callable[[Future[JobPage]], None],
+    ) -> None:
+        """:meth:`jobs_page`, handed to a reader thread now, and the done read handed to
+        ``deliver`` on the GUI thread at its next turn (see :class:`_Courier`; a page is what
+        people wait for). ``deliver`` is not called once the service is closed."""
+        worker = self._pick()
+        self._check_open()
+        worker.pending += 1
+
+        def handed(done: Future[JobPage]) -> None:
+            worker.pending -= 1
+            if not self._closed:
+                deliver(done)
+
+        reading = worker.executor.submit(
+            self._on_reader, worker, reads.jobs_page, (worker.names, query, cursor, limit)
+        )
+        self._courier.post(reading, handed)
 
     async def jobs(self, ids: Iterable[JobId], *, parameters: bool = False) -> dict[JobId, JobRow | None]:
         """The current rows of these jobs (None for a job that does not exist); ``parameters``:

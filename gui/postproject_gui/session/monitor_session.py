@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from concurrent.futures import Future
 from datetime import datetime
 from typing import Any
 
@@ -340,20 +341,25 @@ class MonitorSession(QObject):
 
     def _load_page(self, generation: int, query: StoreQuery, cursor: str | None) -> None:
         # Handed to a reader now (a task would ask for it at its first turn, after whatever the
-        # GUI thread does first: the first page would wait for the window's first paint).
-        page = self.service.begin_jobs_page(query, cursor, page_size(self.table.rowCount()))
-        self.spawn(self._fetch_page(generation, page), "Loading jobs")
+        # GUI thread does first: the first page would wait for the window's first paint), and
+        # its page handed back at the GUI thread's next turn (not three turns later, through
+        # the asyncio loop: see ProductionService.deliver_jobs_page).
+        self.service.deliver_jobs_page(
+            query, cursor, page_size(self.table.rowCount()), lambda done: self._page_read(generation, done)
+        )
 
-    async def _fetch_page(self, generation: int, reading: asyncio.Future[JobPage]) -> None:
-        try:
-            page = await reading
-        except BaseException as exc:
+    def _page_read(self, generation: int, reading: Future[JobPage]) -> None:
+        if reading.cancelled():
+            return
+        exc = reading.exception()  # (done: no wait)
+        if exc is not None:
             self.table.page_failed(generation)
             self._notify_idle()
             if not self._open_read and isinstance(exc, PostProjectError):
                 return  # the first page, asked for while opening: the opening says what failed
-            raise
-        self.table.page_loaded(generation, page)
+            self._failed(exc, "Loading jobs")
+            return
+        self.table.page_loaded(generation, reading.result())
         self._notify_idle()
 
     async def _reload_all(self, head: int, *, table: bool = True) -> None:
