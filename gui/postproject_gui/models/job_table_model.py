@@ -18,7 +18,8 @@ ages) of the visible rows. That is display refresh; it never touches the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -67,6 +68,7 @@ FOREGROUND, DECORATION, ACCESSIBLE = (
     )
 )
 INITIAL_ORDER = int(Qt.ItemDataRole.InitialSortOrderRole.value)  # a header's first click
+USER = int(Qt.ItemDataRole.UserRole.value)  # the roles of models/roles.py from here on
 ALIGN_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 ALIGN_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 ROW_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
@@ -94,6 +96,7 @@ class JobTableModel(QAbstractTableModel):
     def __init__(self, now: Callable[[], datetime], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._now = now
+        self._painting_at: datetime | None = None  # "now" for every cell of a paint (see painting)
         self._loader: PageLoader | None = None
         self._icons: StateIcons = lambda state, health: QIcon()
         self._palette: Palette = LIGHT
@@ -377,29 +380,42 @@ class JobTableModel(QAbstractTableModel):
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         return ROW_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
+    @contextlib.contextmanager
+    def painting(self) -> Iterator[None]:
+        """While a view paints: every cell it asks for is shown as of one "now" (read once, not
+        for each cell and role of the paint: three Python calls each time)."""
+        self._painting_at = self._now()
+        try:
+            yield
+        finally:
+            self._painting_at = None
+
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         # Called for every role of every visible cell on each paint: roles are compared as
-        # plain ints (enum lookups cost more than the work) and rarely used roles come last.
-        number = index.row()
-        if number < 0 or number >= len(self._rows):
+        # plain ints (enum lookups cost more than the work), rarely used roles come last, and
+        # the rows are read from the store's list itself (its __len__ and __getitem__ are
+        # Python calls).
+        rows, number = self._rows.rows, index.row()
+        if number < 0 or number >= len(rows):
             return None
-        row, col = self._rows[number], COLUMNS[index.column()]
+        row, col = rows[number], COLUMNS[index.column()]
         if role == DISPLAY:
-            return col.text(row, self._now())
+            return col.text(row, self._painting_at or self._now())
         if role == ALIGNMENT:
             return ALIGN_RIGHT if col.align_right else ALIGN_LEFT
         if role == FONT:
             return self._mono if col.mono else None
         if role == TOOLTIP:
-            return col.tip(row, self._now()) if col.tip else None
+            return col.tip(row, self._painting_at or self._now()) if col.tip else None
         if col.key in ("state", "lease"):
             return self._state_data(row, role, lease=col.key == "lease")
-        return self._id_data(row, role)
+        return self._id_data(row, role) if role >= USER else None  # (Qt asks for background,
+        # check state and decoration too, with every cell)
 
     def _state_data(self, row: JobRow, role: int, *, lease: bool) -> Any:
         if role not in (FOREGROUND, DECORATION, ACCESSIBLE):
-            return self._id_data(row, role)
-        health = row.health(self._now())
+            return self._id_data(row, role) if role >= USER else None
+        health = row.health(self._painting_at or self._now())
         if role == FOREGROUND:
             if lease and health is ClaimHealth.LIVE:
                 return None

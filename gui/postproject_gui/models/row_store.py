@@ -90,6 +90,7 @@ class RowStore:
     def __init__(self, key: Callable[[JobRow], Key]) -> None:
         self._key = key
         self._rows: list[JobRow] = []
+        self.rows = self._rows  # read-only to callers (the same list for the store's life)
         self._keys: list[Key] = []
         self._by_id: dict[JobId, JobRow] = {}
 

@@ -439,8 +439,12 @@ class JobTableView(QTableView):
     # --- painting and context menu -----------------------------------------------------
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
         model = self.model()
+        if isinstance(model, JobTableModel):
+            with model.painting():
+                super().paintEvent(event)
+        else:
+            super().paintEvent(event)
         if isinstance(model, JobTableModel) and model.rowCount() == 0 and self._empty_text:
             painter = QPainter(self.viewport())
             painter.setPen(self._muted)
