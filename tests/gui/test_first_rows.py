@@ -171,13 +171,8 @@ def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFact
     assert first[2] == window.table.viewport().width(), widths[:4]
 
 
-def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
-    make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """open_production hands the opening and the first page to a reader before it returns:
-    the page is read while the GUI thread is still busy (here: blocked), not at a later turn
-    of its loop (before, the page waited for that turn, which came after a paint of the window)."""
-    window = make_window()
+def pages_read(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set (on a reader thread) once a page of jobs has been read."""
     read = threading.Event()
     jobs_page = reads.jobs_page
 
@@ -187,6 +182,17 @@ def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
         return page
 
     monkeypatch.setattr(reads, "jobs_page", reading)
+    return read
+
+
+def test_the_first_page_is_read_before_the_gui_thread_takes_another_turn(
+    make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open_production hands the opening and the first page to a reader before it returns:
+    the page is read while the GUI thread is still busy (here: blocked), not at a later turn
+    of its loop (before, the page waited for that turn, which came after a paint of the window)."""
+    window = make_window()
+    read = pages_read(monkeypatch)
     window.open_production(big_copy)
     assert read.wait(10), "the first page was not read while the GUI thread was busy"
     session = window.session
@@ -203,15 +209,7 @@ def test_a_page_read_reaches_the_table_at_the_gui_threads_next_turn(
     it), and each turn could paint the window first: a first page read while the window
     first showed waited behind two paints of the window without its rows."""
     window = make_window()
-    read = threading.Event()
-    jobs_page = reads.jobs_page
-
-    def reading(*args: Any, **kwargs: Any) -> Any:
-        page = jobs_page(*args, **kwargs)
-        read.set()
-        return page
-
-    monkeypatch.setattr(reads, "jobs_page", reading)
+    read = pages_read(monkeypatch)
     window.open_production(big_copy)
     assert read.wait(10)  # the GUI thread blocked meanwhile: no turn taken
     session = window.session
