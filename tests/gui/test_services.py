@@ -231,3 +231,32 @@ def test_a_page_reads_its_names_together_however_many_assets_it_shows(builder: P
         assert all(r.lease_start is not None for r in page.rows)
         statements.append(found.statements)
     assert statements[0] == statements[1]
+
+
+def test_a_read_is_handed_over_at_the_next_turn_even_when_done_already(qtbot: Any) -> None:
+    """The courier that hands a page to the GUI thread (ProductionService.deliver_jobs_page)
+    calls back at that thread's next turn, from a reader thread or when the read was done
+    before its callback was added (then never inside the call that added it)."""
+    from concurrent.futures import Future
+
+    from PySide6.QtWidgets import QApplication
+
+    from postproject_gui.services.production_service import _Courier
+
+    courier = _Courier()
+    handed: list[tuple[object, bool]] = []
+    done: Future[int] = Future()
+    done.set_result(7)
+    courier.post(
+        done, lambda f: handed.append((f.result(), threading.current_thread() is threading.main_thread()))
+    )
+    assert handed == []
+    QApplication.processEvents()
+    assert handed == [(7, True)]
+    later: Future[int] = Future()
+    courier.post(
+        later, lambda f: handed.append((f.result(), threading.current_thread() is threading.main_thread()))
+    )
+    threading.Thread(target=later.set_result, args=(8,)).start()
+    wait_for(qtbot, lambda: len(handed) == 2)
+    assert handed[1] == (8, True)

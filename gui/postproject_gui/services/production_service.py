@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 from postproject import (
     ActivityId,
@@ -110,7 +110,9 @@ class _Courier(QObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.arrived.connect(self._hand)  # (a slot of this object: queued from other threads)
+        # Queued even when emitted on this thread (a read done before its callback was added
+        # calls it at once, on the thread that added it): never inside the caller's call.
+        self.arrived.connect(self._hand, Qt.ConnectionType.QueuedConnection)
 
     def post(self, done: Future[Any], callback: Callable[[Future[Any]], None]) -> None:
         """Call ``callback(done)`` on this object's thread once ``done`` is done."""
