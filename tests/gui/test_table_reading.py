@@ -214,3 +214,23 @@ def test_a_paint_reads_the_clock_once(qtbot: Any, make_window: WindowFactory, bi
     model._now = counted
     window.table.viewport().repaint()
     assert 1 <= len(reads) <= 2, f"one paint read the clock {len(reads)} times"
+
+
+def test_opening_again_does_not_add_to_what_a_scroll_does(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """The frozen State column connected itself to the table's scroll bars and header at every
+    open (each open made a sideways scroll sync it once more); now once, when it is made, and it
+    takes up the table's model only when it first shows (a hidden copy of the rows, laid out
+    again with every page, before)."""
+    builder.request(3)
+    window = make_window(builder.production.path, builder.production.clock)
+    table = window.table
+    bar = table.horizontalScrollBar()
+    signal = "2valueChanged(int)"  # (Qt's SIGNAL() spelling)
+    first = bar.receivers(signal)
+    assert table.frozen.model() is None  # not shown yet
+    for _ in range(2):
+        window.open_production(builder.production.path)
+        wait_for(qtbot, lambda: ready(window))
+    assert bar.receivers(signal) == first

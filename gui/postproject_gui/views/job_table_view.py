@@ -533,24 +533,32 @@ class FrozenColumn(QTableView):
         header.setHighlightSections(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.hide()
-
-    def follow(self, model: JobTableModel) -> None:
-        table = self._table
-        self.setModel(model)
-        self.setSelectionModel(table.selectionModel())
-        self.setItemDelegateForColumn(_STATE, table.itemDelegateForColumn(_STATE))
+        self._following: JobTableModel | None = None  # the table's model (this view's once shown)
         table.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
         self.verticalScrollBar().valueChanged.connect(table.verticalScrollBar().setValue)
         table.horizontalHeader().sectionResized.connect(lambda index, _old, _new: self.sync())
         table.horizontalHeader().sectionMoved.connect(lambda *_: self.sync())
         table.horizontalScrollBar().valueChanged.connect(lambda _v: self.sync())
         self.viewport().installEventFilter(self)
+
+    def follow(self, model: JobTableModel) -> None:
+        """Follow the table's new ``model``: taken up when this view first shows (until then a
+        hidden copy of the table's rows, laid out again with every page, at every open)."""
+        self._following = model
+        if self.model() is not None:  # (taken up again when shown: with the table's new selection)
+            self.setModel(None)
         self.sync()
+
+    def _take_up(self, model: JobTableModel) -> None:
+        table = self._table
+        self.setModel(model)
+        self.setSelectionModel(table.selectionModel())
+        self.setItemDelegateForColumn(_STATE, table.itemDelegateForColumn(_STATE))
 
     def sync(self) -> None:
         """Show the State column over the table's left edge while the table is scrolled sideways
         and State is its first visible column."""
-        table, model = self._table, self.model()
+        table, model = self._table, self._following
         header = table.horizontalHeader()
         first = next(
             (
@@ -561,9 +569,11 @@ class FrozenColumn(QTableView):
             -1,
         )
         wanted = model is not None and first == _STATE and table.horizontalScrollBar().value() > 0
-        if not wanted:
+        if not wanted or model is None:
             self.hide()
             return
+        if self.model() is not model:
+            self._take_up(model)
         for index in range(model.columnCount()):
             self.setColumnHidden(index, index != _STATE)
         width = table.columnWidth(_STATE)
