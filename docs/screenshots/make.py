@@ -33,6 +33,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from postproject import AgentIdentity, JobLease, JobState, Production, ToolIdentity
+from postproject.executor.recipe import Recipe
 from postproject.model.workers import HEARTBEAT_INTERVAL, OFFLINE_AFTER
 
 HERE = Path(__file__).resolve().parent
@@ -116,8 +117,12 @@ PROGRESS = ((0.34, "encode", "frame 82 of 240"), (0.12, "decode", "frame 29 of 2
 
 def report_progress(production: Production, path: Path, leases: list[JobLease]) -> None:
     """The running attempts report progress (half a minute after their claims, so time left
-    can be told), and each records its log file, as the reference executor does."""
-    logs = path.parent / "logs"
+    can be told), and each records its log file, as the reference executor does (in the
+    outputs' media root: a job's log is read from a media root only)."""
+    outputs = Recipe.load().outputs_root
+    folder = next(root.path for root in production.media_roots() if root.name == outputs)
+    assert folder is not None
+    logs = Path(folder) / "logs"
     logs.mkdir(exist_ok=True)
     for number, (lease, (fraction, stage, message)) in enumerate(zip(leases, PROGRESS, strict=False)):
         log = logs / f"attempt-{number}.log"

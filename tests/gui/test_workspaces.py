@@ -110,3 +110,32 @@ def test_a_new_window_on_another_production_does_not_reuse_the_last_ones_filter(
     second.close()
     again = make_window(builder.production.path, builder.production.clock, settings)  # the first one again
     assert again.session is not None and again.session.filter == only_here
+
+
+def test_a_producer_sees_when_each_job_finished_and_why_it_failed(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
+) -> None:
+    """The Producer workspace at 1,440 x 900 shows the Finished and Diagnostic columns, whole
+    time stamps in Finished (before, both were past the right edge, behind Claimed by, Lease and
+    Progress, and a time stamp lost its seconds to the column's width)."""
+    ids = builder.request(2)
+    builder.fail(ids[0], "moov atom not found")
+    window = make_window(builder.production.path, builder.production.clock)
+    window.resize(1440, 900)
+    wait_for(qtbot, lambda: ready(window))
+    QApplication.processEvents()
+    table, header = window.table, window.table.horizontalHeader()
+    width = table.viewport().width()
+    finished, diagnostic = column("finished"), column("diagnostic")
+    for index in (finished, diagnostic):
+        assert not header.isSectionHidden(index)
+        assert header.sectionViewportPosition(index) + 60 <= width, (
+            index,
+            header.sectionViewportPosition(index),
+            width,
+        )
+    assert header.sectionViewportPosition(finished) + header.sectionSize(finished) <= width
+    model = table.model()
+    row = next(r for r in range(model.rowCount()) if model.data(model.index(r, finished)))
+    text = model.data(model.index(row, finished))
+    assert table.fontMetrics().horizontalAdvance(text) + 12 <= header.sectionSize(finished), text

@@ -198,8 +198,11 @@ class JobTableView(QTableView):
         metrics = QFontMetrics(self.horizontalHeader().font())
         bold = metrics.horizontalAdvance(col.title) * 1.1  # the header is bold
         needed = int(bold) + (34 if col.sorts_by_id or col.sort else 18)
+        cells = QFontMetrics(self.font())
         if col.key == "age":
-            needed = max(needed, QFontMetrics(self.font()).horizontalAdvance("999d") + 20)
+            needed = max(needed, cells.horizontalAdvance("999d") + 20)
+        if col.key in ("requested", "finished"):  # a whole time stamp (its seconds were cut)
+            needed = max(needed, cells.horizontalAdvance("2088-12-28 23:58:58") + 20)
         return max(col.width, needed)
 
     # --- live rows stay put --------------------------------------------------------------

@@ -4,8 +4,8 @@ the settings, its job filter (for the production it was set on: another producti
 the role's default filter, never with one that may list nothing there), its table columns
 (which, their order and widths) and its tab; the first visit starts from the role's defaults:
 
-- Producer: the Jobs tab, every job, with who holds claims, diagnostics and inputs (what
-  waits and what broke, and why);
+- Producer: the Jobs tab, every job, when each finished and why it failed first, then who
+  holds claims and the inputs (what waits and what broke, and why);
 - Editor: the Artifacts tab (stale ones first to hand), jobs with outputs and inputs;
 - Supervisor: the Workers tab (who is alive and what each worker does), the Dashboard, and
   in the Jobs tab the stuck claims with who holds them, their lease, progress and output.
@@ -47,6 +47,9 @@ PRODUCER = Workspace(
     JobFilter(),
     ("requested", "target_root", "revision", "job_id", "priority"),
     (0,),
+    # When each job finished and why it failed in view beside what it makes (at 1,440 px they
+    # were past the right edge, behind Claimed by, Lease and Progress).
+    ("state", "id", "kind", "output", "finished", "diagnostic"),
 )
 EDITOR = Workspace(
     "editor",
