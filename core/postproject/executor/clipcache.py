@@ -48,14 +48,16 @@ def shoot(target: Path, parameters: dict[str, object], make: Callable[[Path], ob
     """Put the clip of ``parameters`` at ``target``: a copy of the kept one, or ``make(target)``
     (then kept). True when it came from the cache."""
     kept = folder() / f"{key(parameters)}.mov"
-    with contextlib.suppress(OSError):
+    try:
         shutil.copyfile(kept, target)
+    except OSError:
+        make(target)
+        with contextlib.suppress(OSError):
+            _keep(target, kept)
+        return False
+    with contextlib.suppress(OSError):  # (a read-only cache still serves)
         os.utime(kept)  # recently used
-        return True
-    make(target)
-    with contextlib.suppress(OSError):
-        _keep(target, kept)
-    return False
+    return True
 
 
 def _keep(clip: Path, kept: Path) -> None:

@@ -25,6 +25,7 @@ behind the wall clock and later workers (``demo run``) use the system clock as u
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -217,27 +218,16 @@ def _shoot_clip(recipe: Recipe, plan: AssetPlan, clip: Path, hue: int) -> None:
     from postproject.executor.testclip import generate_test_clip  # (PyAV: loaded when first used)
 
     codec: Literal["prores", "dnxhd"] = "prores" if plan.codec == "prores" else "dnxhd"
-    parameters: dict[str, object] = {
-        "name": plan.name,
-        "frames": recipe.frames,
-        "rate": recipe.rate,
-        "size": list(recipe.size),
-        "codec": codec,
-        "hue": hue,
-    }
-    clipcache.shoot(
-        clip,
-        parameters,
-        lambda target: generate_test_clip(
-            target,
-            name=plan.name,
-            frames=recipe.frames,
-            rate=recipe.rate,
-            size=recipe.size,
-            codec=codec,
-            hue=hue,
-        ),
+    shoot = functools.partial(
+        generate_test_clip,
+        name=plan.name,
+        frames=recipe.frames,
+        rate=recipe.rate,
+        size=recipe.size,
+        codec=codec,
+        hue=hue,
     )
+    clipcache.shoot(clip, shoot.keywords, shoot)
 
 
 def _import(production: Production, recipe: Recipe, items: list[_Asset], media: Path) -> None:

@@ -251,16 +251,7 @@ class ProductionService:
     async def jobs_page(
         self, query: StoreQuery, cursor: str | None = None, limit: int = PAGE_SIZE
     ) -> JobPage:
-        return await self.begin_jobs_page(query, cursor, limit)
-
-    def begin_jobs_page(
-        self, query: StoreQuery, cursor: str | None = None, limit: int = PAGE_SIZE
-    ) -> asyncio.Future[JobPage]:
-        """:meth:`jobs_page`, handed to a reader thread now (await the future for the page)."""
-        worker = self._pick()
-        return self._submit(
-            worker, self._on_reader, worker, reads.jobs_page, (worker.names, query, cursor, limit)
-        )
+        return await self._read_named(reads.jobs_page, query, cursor, limit)
 
     def deliver_jobs_page(
         self,
