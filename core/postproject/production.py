@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from postproject import locations
@@ -23,15 +24,19 @@ from postproject.areas.knowledge import KnowledgeReads
 from postproject.areas.metadata import MetadataView
 from postproject.base.handle import ProductionHandle, sample
 from postproject.base.leases import ClaimedWork, JobLease
+from postproject.completion import complete_work
 from postproject.engine import Engine
 from postproject.knowledge.evaluation import ArtifactKnowledge, StalePage
 from postproject.knowledge.provenance import ProvenanceGraph
 from postproject.knowledge.regeneration import DownstreamRegeneration, RegenerationPlan, Reproducibility
 from postproject.model import clock as clocks
 from postproject.model import names
+from postproject.model.assets import RepresentationKind
 from postproject.model.errors import ConflictError, InvalidArgumentError, Reason, UnsupportedError
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.ids import ProductionId, RepresentationId
+from postproject.model.jobs import JobCompletion
+from postproject.model.metadata import Property
 from postproject.model.workers import WorkerSession
 from postproject.reading import ProductionReads
 from postproject.transaction import Transaction, claim_next_committed, claim_next_work
@@ -253,6 +258,34 @@ class Production(ProductionReads):
         """:meth:`claim_next_job_lease` with the job and its parameters as the claim left them
         (what a worker reads next: on PostgreSQL read in the claim's one round trip)."""
         return claim_next_work(self, tool, duration, kinds, agent, worker, origin, message, principal)
+
+    def complete_job(
+        self,
+        lease: JobLease,
+        output: str | os.PathLike[str],
+        *,
+        tool: ToolIdentity | None = None,
+        agent: AgentIdentity | None = None,
+        root: str | None = None,
+        kind: RepresentationKind | None = None,
+        started_at: datetime | None = None,
+        finished_at: datetime | None = None,
+        parameters: Iterable[tuple[Property, object]] | None = None,
+        tail: str | bytes | None = None,
+        origin: str | None = None,
+        message: str | None = None,
+        principal: str | None = None,
+    ) -> JobCompletion:
+        """The spec's completion edit in one call, committed on return: ``output`` (under media
+        ``root``, or absolute) added as the job's requested representation (``kind``: another,
+        refused as ``complete_job_lease`` refuses it), an activity of the job's kind from its
+        inputs to it (``tool``, ``agent``, times), ``parameters`` ((Property, value) pairs; None:
+        the job's own, copied) on it, the attempt's log ``tail``, and the lease completed; same
+        rules, errors and events as that edit. On PostgreSQL, for a claim made in this process,
+        one server call; else the edit (its lease check sent with the commit)."""
+        return complete_work(self, lease, output, tool=tool, agent=agent, root=root, kind=kind,
+                             started_at=started_at, finished_at=finished_at, parameters=parameters,
+                             tail=tail, origin=origin, message=message, principal=principal)  # fmt: skip
 
     # --- knowledge ---------------------------------------------------------------------
 

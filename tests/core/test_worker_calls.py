@@ -43,9 +43,10 @@ UNCOMPARED = {"claim_secret_hash", "secret_hash", "cursor_key", "mtime"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def _work(production: Production, media: Path, *, one_call: bool) -> list[Any]:
+def _work(production: Production, media: Path, *, one_call: bool, complete_job: bool = False) -> list[Any]:
     """Two jobs requested, claimed (one by a registered worker whose name JSON escapes) and
-    completed with their parameters copied and a log tail, by the old path or the new one."""
+    completed with their parameters copied and a log tail, by the old path or the new one
+    (``complete_job``: the completion by ``Production.complete_job``, migration 0014)."""
     source = media / "source.mov"
     source.write_bytes(b"source")
     with production.edit() as tx:
@@ -72,6 +73,10 @@ def _work(production: Production, media: Path, *, one_call: bool) -> list[Any]:
         job = production.job(lease.job_id)
         output = media / f"{job.id}.mov"
         output.write_bytes(b"proxy essence")
+        if complete_job:
+            done = production.complete_job(lease, output, tool=TOOL, agent=AGENT, tail="encoded\n")
+            assert production.job(job.id).completion == done
+            continue
         with production.edit(defer_lease_checks=one_call) as tx:
             rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
             activity = tx.create_activity(
@@ -150,6 +155,24 @@ def test_a_workers_calls_write_what_the_edits_write(
     (tmp_path / "a").mkdir()
     old = _work(before, tmp_path / "b", one_call=False)
     new = _work(after, tmp_path / "a", one_call=True)
+    assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 2
+    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
+    assert old_tables.keys() == new_tables.keys()
+    for name in old_tables:
+        assert new_tables[name] == old_tables[name], name
+    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+
+
+def test_complete_job_writes_what_the_completion_edit_writes(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    """``Production.complete_job`` (on PostgreSQL one ``pp_complete`` call for a claim made in
+    this process) against the spec's completion edit: every table, event and read alike."""
+    before, after = production_factory("before.pproj"), production_factory("after.pproj")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    old = _work(before, tmp_path / "b", one_call=False)
+    new = _work(after, tmp_path / "a", one_call=True, complete_job=True)
     assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 2
     old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
     assert old_tables.keys() == new_tables.keys()

@@ -32,6 +32,7 @@ from postproject import (
     ActivityRef,
     ActivitySpec,
     AssetRef,
+    JobRef,
     JobRequest,
     JobState,
     Production,
@@ -394,3 +395,46 @@ def test_a_workers_claim_and_completion_take_one_round_trip_each(
         work = production.claim_next_job(TOOL, LEASE, principal="farm")  # (the service's claim)
         assert work is not None
         assert trips == [1, 6]  # BEGIN, the principal's setting, pp_claim_next, the reads, COMMIT
+
+
+def test_complete_job_is_one_round_trip_and_one_statement(
+    postgres_uri: str, tmp_path: Path, trips: list[int]
+) -> None:
+    """Migration 0014: ``Production.complete_job`` of a claim made in this process is one
+    ``pp_complete`` call (lease check, rows, events, ``pp_publish``; autocommit), with a
+    principal one round trip too; a claim this process does not know runs the completion edit."""
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with Production.create(postgres_uri) as production:
+        with production.edit() as tx:
+            asset = tx.create_asset("A")
+            original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+            for _ in range(3):
+                job = tx.request_job(
+                    JobRequest("org.example:trips", (original,), asset, RepresentationKind.PROXY)
+                )
+                tx.add_metadata(JobRef(job), PROFILE, "proxy-720p")
+            tx.commit()
+        outputs = []
+        for n in range(3):
+            outputs.append(tmp_path / f"out{n}.mov")
+            outputs[-1].write_bytes(b"out %d" % n)
+        work = production.claim_next_job(TOOL, LEASE)
+        assert work is not None
+        trips[0] = trips[1] = 0
+        done = production.complete_job(work.lease, outputs[0], tool=TOOL, tail="done\n")
+        assert trips == [1, 1]  # pp_complete (was: 1 round trip, 5 statements, and the edit's Python)
+        assert production.job(work.lease.job_id).completion == done
+        work = production.claim_next_job(TOOL, LEASE)
+        assert work is not None
+        trips[0] = trips[1] = 0
+        production.complete_job(work.lease, outputs[1], tool=TOOL, principal="farm")
+        assert trips == [1, 4]  # BEGIN, the principal's setting, pp_complete, COMMIT
+        assert production.latest_revision().principal == "farm"  # type: ignore[union-attr]
+        with Production.open(postgres_uri) as elsewhere:  # a claim this process does not know
+            lease = elsewhere.claim_next_job_lease(TOOL, LEASE)
+            assert lease is not None
+        trips[0] = trips[1] = 0
+        production.complete_job(lease, outputs[2], tool=TOOL)
+        assert trips[0] > 1  # the job and its parameters read, then the edit (its lease row read first)
+        assert production.job(lease.job_id).state is JobState.SUCCEEDED

@@ -14,7 +14,9 @@ A worker's path needs no answer between its calls and the commit, so an engine w
 statements cost round trips may also implement :class:`CommittedClaims` (a claim, its event
 and its commit in one call: ``Production.claim_next_job_lease``) and :class:`DeferredLeaseChecks`
 (an edit opened with ``defer_lease_checks=True``: a completion's lease check sent with the
-commit instead of read first). An engine without them (SQLite) runs the same rules as an edit.
+commit instead of read first), and :class:`CommittedCompletions` (a completion's rows, its
+events and its commit in one call: ``Production.complete_job``). An engine without them
+(SQLite) runs the same rules as an edit.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, cast, runtime_checkable
 
 from postproject.engine import ChangedInput, LeaseRow, WorkerFacts
+from postproject.model.assets import Fingerprint
 from postproject.model.errors import ConflictError, Reason
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.jobs import Job
@@ -136,6 +139,53 @@ class DeferredLeaseChecks(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class CompletionRows:
+    """What a worker's completion writes (``Production.complete_job``), as the edit would: the
+    output (``path`` stored under media root ``root``, or absolute) of the job's asset and of
+    representation kind ``kind`` (None: the job's), the activity (the job's kind, its inputs to
+    the output), ``parameters`` on it (vocabulary, property, encoded value; None: the job's own,
+    copied), the attempt's log ``tail`` (None: none) and the job's success, at guarded ``now``."""
+
+    job_id: bytes
+    secret: bytes  # the lease secret's hash
+    now: int
+    representation_id: bytes
+    kind: int | None
+    path: str
+    root: str | None
+    size: int
+    mtime: int
+    created_at: int
+    fingerprint: Fingerprint
+    activity_id: bytes
+    tool: ToolIdentity | None
+    agent: AgentIdentity | None
+    started: int | None
+    finished: int | None
+    parameters: list[tuple[str, str, str]] | None
+    tail: str | None
+
+
+@runtime_checkable
+class CommittedCompletions(Protocol):
+    """A write session that completes a job it claimed in this process in one call."""
+
+    def complete_committed(
+        self,
+        rows: CompletionRows,
+        revision: tuple[bytes, int, str | None, str | None, int | None],
+        *,
+        principal: str | None = None,
+    ) -> int | None:
+        """Write ``rows`` and the events the completion edit stages, in the same order, and commit
+        them as revision (id, committed at, origin, message, clock mark) with ``principal``:
+        the revision's number. The lease is checked as :class:`DeferredLeaseChecks` checks it at
+        commit (its errors raised, nothing committed). None, nothing sent, when this process
+        does not know the claim or cannot complete it in one call (the caller runs the edit)."""
+        ...
+
+
 def commits_claims(session: object) -> TypeGuard[CommittedClaims]:
     """``isinstance(session, CommittedClaims)``, decided once per class (below)."""
     return _implements(cast(Hashable, type(session)), CommittedClaims)
@@ -144,6 +194,19 @@ def commits_claims(session: object) -> TypeGuard[CommittedClaims]:
 def defers_lease_checks(session: object) -> TypeGuard[DeferredLeaseChecks]:
     """``isinstance(session, DeferredLeaseChecks)``, decided once per class (below)."""
     return _implements(cast(Hashable, type(session)), DeferredLeaseChecks)
+
+
+def commits_completions(session: object) -> TypeGuard[CommittedCompletions]:
+    """``isinstance(session, CommittedCompletions)``, decided once per class (below)."""
+    return _implements(cast(Hashable, type(session)), CommittedCompletions)
+
+
+def completes_in_one_call(engine: object) -> bool:
+    """Whether ``engine``'s write sessions are :class:`CommittedCompletions` (its class names
+    their class as ``write_sessions``), decided before any session opens: a completion hashes its
+    output first, then takes the write session (SQLite's would hold the write lock meanwhile)."""
+    sessions = getattr(type(engine), "write_sessions", None)
+    return sessions is not None and _implements(sessions, CommittedCompletions)
 
 
 @functools.cache

@@ -29,7 +29,6 @@ from typing import Protocol
 from postproject._version import __version__
 from postproject.base.leases import ClaimedWork, JobLease
 from postproject.executor.recovery import transient
-from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
 from postproject.model.errors import ConflictError, NotFoundError, PostProjectError, Reason, StorageError
 from postproject.model.identity import AgentIdentity, ToolIdentity
@@ -37,7 +36,7 @@ from postproject.model.ids import AssetId, JobId, RepresentationId
 from postproject.model.jobs import AttemptOutcome, Job
 from postproject.model.lifecycle import JobState
 from postproject.model.metadata import Assertion, Property
-from postproject.model.refs import ActivityRef, JobRef
+from postproject.model.refs import JobRef
 from postproject.model.values import MetadataValue
 from postproject.model.workers import WorkerSession
 from postproject.production import Production
@@ -418,25 +417,22 @@ class DirectBackend:
         production = self.production
         lease = self._lease(token)
         try:
-            # the lease checks of the claim made here travel with the commit (PostgreSQL: the
-            # completion is one round trip); a lost lease raises from commit() instead
-            with production.edit(origin=ORIGIN, message="Complete job", defer_lease_checks=True) as tx:
-                rep = tx.add_representation(job.output_asset_id, report.kind, report.output, root=report.root)
-                spec = ActivitySpec(
-                    job.kind,
-                    inputs=job.inputs,  # as read after the claim: its bound inputs resolved
-                    outputs=(rep,),
-                    tool=report.tool,
-                    agent=report.agent,
-                    started_at=report.started_at,
-                    finished_at=report.finished_at,
-                )
-                activity = tx.create_activity(spec)
-                for prop, value in report.parameters:
-                    tx.add_metadata(ActivityRef(activity), prop, value)
-                tx.record_attempt_log(lease, tail=report.tail)
-                tx.complete_job_lease(lease, rep, activity)
-                tx.commit()
+            # the spec's completion edit as one call (PostgreSQL, a claim made here: one
+            # pp_complete round trip; else the edit, its lease check sent with the commit)
+            production.complete_job(
+                lease,
+                report.output,
+                kind=report.kind,
+                root=report.root,
+                tool=report.tool,
+                agent=report.agent,
+                started_at=report.started_at,
+                finished_at=report.finished_at,
+                parameters=report.parameters,
+                tail=report.tail,
+                origin=ORIGIN,
+                message="Complete job",
+            )
         except ConflictError:
             # Sent again after a lost answer: the first one may have committed.
             if JobLease.replayed_completion(production, token) is None:

@@ -8,8 +8,10 @@ It answers the claimed job's lease row, which this process keeps
 completion in an edit opened with ``defer_lease_checks`` needs no read first: its lease check
 (``pp_lease_check``) is queued ahead of the transition and goes with the commit's pipeline,
 raising what the read's check would have raised (:class:`postproject.engine.claims.DeferredLeaseChecks`).
-The attempt's log recorded in such an edit is queued too, expecting its row. The functions
-here are :class:`.writes.WriteSession`'s methods (their ``session``).
+The attempt's log recorded in such an edit is queued too, expecting its row. ``pp_complete``
+(migration 0014) completes such a claim in one autocommit call: the lease check, the rows and
+events of the completion edit, and the commit (:class:`postproject.engine.claims.CommittedCompletions`).
+The functions here are :class:`.writes.WriteSession`'s methods (their ``session``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from postproject.engine import LeaseRow, WorkerFacts
-from postproject.engine.claims import CommittedClaim, WorkerGate
+from postproject.engine.claims import CommittedClaim, CompletionRows, WorkerGate
 from postproject.model import clock
 from postproject.model.identity import AgentIdentity, ToolIdentity
 from postproject.model.refs import JobRef
@@ -33,6 +35,7 @@ from postproject.storage.sql import statements as q
 CLAIMED = 2
 CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 20) + ")"
 LEASE_CHECK = "SELECT pp_lease_check(%s, %s, %s, %s)"
+COMPLETE = "SELECT * FROM pp_complete(" + ", ".join(["%s"] * 31) + ")"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
 KEPT = 1024  # claims this process remembers, at most
@@ -173,3 +176,72 @@ def record_log_later(session: Any, job_id: bytes, secret: bytes, params: dict[st
     session.pipeline.queue_expecting(RECORD_LOG, params, 1, "PPL01", message, flags=EARLY)
     session.state_written = True
     return lease.attempt
+
+
+def complete_committed(
+    session: Any,
+    rows: CompletionRows,
+    revision: tuple[bytes, int, str | None, str | None, int | None],
+    *,
+    principal: str | None = None,
+) -> int | None:
+    """One ``pp_complete`` call (see the module docstring): the revision's number, or None when
+    the claim is not known here as live (or asks for another output kind): the edit then reads
+    the lease row and raises what it raises."""
+    job_id, now = rows.job_id, rows.now
+    lease: LeaseRow | None = session.host.claims.get(job_id)
+    if (
+        lease is None
+        or lease.secret_hash != rows.secret
+        or lease.expires is None
+        or lease.expires <= now
+        or (rows.kind is not None and rows.kind != lease.output_kind)
+    ):
+        return None
+    revision_id, committed_at, origin, message, high_water = revision
+    tool, agent, fingerprint, parameters = rows.tool, rows.agent, rows.fingerprint, rows.parameters
+    params = (
+        Id(job_id),
+        rows.secret,
+        now,
+        lease.claim_sequence,
+        Id(rows.representation_id),
+        rows.path,
+        rows.root,
+        rows.size,
+        rows.mtime,
+        rows.created_at,
+        fingerprint.algorithm,
+        fingerprint.version,
+        fingerprint.value,
+        Id(rows.activity_id),
+        tool.name if tool else None,
+        tool.version if tool else None,
+        tool.uri if tool else None,
+        agent.name if agent else None,
+        rows.started,
+        rows.finished,
+        parameters is None,
+        [v for v, _, _ in parameters] if parameters else None,
+        [p for _, p, _ in parameters] if parameters else None,
+        [value for _, _, value in parameters] if parameters else None,
+        rows.tail,
+        rows.created_at,
+        Id(revision_id),
+        committed_at,
+        origin,
+        message,
+        high_water,
+    )
+    started = clock.monotonic()
+    row, _ = session.pipeline.call(COMPLETE, params, principal=principal)
+    elapsed = clock.monotonic() - started
+    published, mark, server_now, locked_at = row[:4]
+    host = session.host
+    host.claims.pop(job_id, None)
+    session.called = published
+    host.committed(published, mark, server_now, elapsed)
+    host.last_locked_at = locked_at
+    host.known.add("representations", [rows.representation_id])
+    host.known.add("activities", [rows.activity_id])
+    return int(published)

@@ -333,6 +333,7 @@ class WriteSession(SqlWrites):
         self.deferring = True
 
     claim_next_committed = calls.claim_next_committed
+    complete_committed = calls.complete_committed
 
     def record_attempt_log(
         self, job_id: bytes, secret: bytes, root: str | None, path: str | None, tail: str | None, now: int

@@ -1,0 +1,4 @@
+-- Version 14 (SQLite): nothing changes. PostgreSQL's 0014 makes a worker's completion one
+-- server call (pp_complete); SQLite's Production.complete_job is the spec's completion edit
+-- (its single writer sends no statements over a network). This file keeps both engines'
+-- versions alike.
