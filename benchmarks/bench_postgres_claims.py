@@ -7,11 +7,11 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ``job()``; edit 2 = ``add_representation`` + ``create_activity`` + metadata copy +
            ``complete_job_lease``. W = 1, 4, 8 spawned processes drain N jobs: jobs/s, claim
            p50/p99, duplicates, lost jobs, CPU per job (client processes + server).
-  calls    ours, one call per operation (the reference executor's path, migration 0013): the
-           claim is ``Production.claim_next_job`` (one server call, its own commit, with the job
-           and its parameters read in the same round trip), and the completion edit (as above)
-           is opened with ``defer_lease_checks`` (its lease check sent with the commit: one
-           round trip).
+  calls    ours, one call per operation (the reference executor's path, migrations 0013-0014):
+           the claim is ``Production.claim_next_job`` (one server call, its own commit, with the
+           job and its parameters read in the same round trip), and the completion is
+           ``Production.complete_job`` (what the completion edit above records, as one
+           ``pp_complete`` call: one round trip, one statement).
   raw      a bare claim/ack loop on one table: ``UPDATE ... WHERE id = (SELECT ... FOR UPDATE
            SKIP LOCKED) RETURNING``, then ``UPDATE ... SET state = 3`` (autocommit), W = 1, 4, 8.
   raw_proj a project-shaped raw loop: the claim as above; the completion inserts an output row,
@@ -184,7 +184,8 @@ def api_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any
 
 def calls_worker(location: str, outputs: str, wid: int, barrier: Any, results: Any) -> None:
     """:func:`api_worker` by the reference executor's calls: the claim is one call, its own
-    commit; the completion edit defers its lease check to the commit."""
+    commit; the completion is ``Production.complete_job`` (the same edit's rows and events, on
+    PostgreSQL one ``pp_complete`` call)."""
     try:
         production = Production.open(location)
         engine = ProductionHandle.of(production).engine
@@ -203,17 +204,7 @@ def calls_worker(location: str, outputs: str, wid: int, barrier: Any, results: A
             if work is None:
                 break
             lease, job = work.lease, work.job
-            with production.edit(defer_lease_checks=True) as tx:
-                rep = tx.add_representation(
-                    job.output_asset_id, job.output_representation_kind, Path(outputs) / f"{job.id}.out"
-                )
-                activity = tx.create_activity(
-                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=agent)
-                )
-                for parameter in work.parameters:
-                    tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
-                tx.complete_job_lease(lease, rep, activity)
-                tx.commit()
+            production.complete_job(lease, Path(outputs) / f"{job.id}.out", tool=TOOL, agent=agent)
             holds.append(_held(engine, server_clock))
             ids.append(str(job.id))
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)

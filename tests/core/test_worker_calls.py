@@ -23,6 +23,7 @@ from postproject import (
     ActivitySpec,
     AgentIdentity,
     JobLease,
+    JobOutput,
     JobRef,
     JobRequest,
     JobState,
@@ -212,3 +213,64 @@ def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
         ["job_claimed"],
     )
     assert production.claim_next_job(TOOL, LEASE) is None
+
+
+def _chain(production: Production, media: Path, *, complete_job: bool) -> list[Any]:
+    """A proxy, a thumbnail bound to the proxy's output (released by the proxy's success, its
+    input resolved at its claim) and a regeneration of the proxy (superseding it), each
+    claimed in one call and completed by the edit or by ``complete_job``."""
+    source = media / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A002")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        proxy = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        tx.add_metadata(JobRef(proxy), PROFILE, "proxy-720p")
+        tx.request_job(JobRequest(KIND, (JobOutput(proxy),), asset, RepresentationKind.DERIVED))
+        tx.commit()
+    done: list[Any] = []
+    for n in range(3):
+        if n == 2:  # the proxy again, regenerating the first one's output
+            first = production.job(done[0])
+            assert first.completion is not None
+            with production.edit() as tx:
+                tx.request_job(
+                    JobRequest(KIND, (original,), asset, RepresentationKind.PROXY,
+                               regenerates=first.completion.representation_id)
+                )  # fmt: skip
+                tx.commit()
+        work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
+        assert work is not None
+        job, output = work.job, media / f"out{n}.mov"
+        output.write_bytes(b"essence %d" % n)
+        if complete_job:
+            production.complete_job(work.lease, output, tool=TOOL, agent=AGENT)
+        else:
+            with production.edit(defer_lease_checks=True) as tx:
+                rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+                activity = tx.create_activity(
+                    ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=AGENT)
+                )
+                for parameter in work.parameters:
+                    tx.add_metadata(ActivityRef(activity), parameter.property, parameter.value)
+                tx.complete_job_lease(work.lease, rep, activity)
+                tx.commit()
+        done.append(job.id)
+    return done
+
+
+def test_complete_job_releases_dependents_and_supersedes_as_the_edit_does(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    before, after = production_factory("before.pproj"), production_factory("after.pproj")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    old = _chain(before, tmp_path / "b", complete_job=False)
+    new = _chain(after, tmp_path / "a", complete_job=True)
+    kinds = [e.kind for r in after.changes_since(0, limit=100).revisions for e in r.events]
+    assert "representation_superseded" in kinds
+    assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 3
+    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
+    for name in old_tables:
+        assert new_tables[name] == old_tables[name], name
+    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")

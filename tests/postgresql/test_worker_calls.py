@@ -192,3 +192,62 @@ def test_the_one_call_claims_answers_match_the_edits_refusals(postgres_uri: str,
             tx.claim_next_job_lease(TOOL, LEASE, worker=session)
         assert by_edit.value.message == fenced.value.message
         assert production.latest_sequence() == latest
+
+
+def _complete_job(production: Production, lease: Any, tmp_path: Path) -> PostProjectError:
+    """``Production.complete_job`` that must fail: its error (nothing published, no output kept)."""
+    job = production.job(lease.job_id)
+    output = tmp_path / f"{job.id}.call.mov"
+    output.write_bytes(b"out")
+    latest = production.latest_sequence()
+    with pytest.raises(PostProjectError) as failed:
+        production.complete_job(lease, output, tool=TOOL, tail="log\n")
+    assert production.latest_sequence() == latest  # nothing published
+    assert len(production.representations(job.output_asset_id).items) == 1  # the original only
+    assert production.attempt_log(job.id).tail is None  # (the log tail went with it)
+    return failed.value
+
+
+@pytest.mark.parametrize("ended", ["cancelled", "requeued"])
+def test_complete_job_after_a_lost_lease_raises_what_the_edit_raises(
+    postgres_uri: str, tmp_path: Path, ended: str
+) -> None:
+    """Migration 0014: ``pp_complete``'s lease check raises what ``complete_job_lease`` raises."""
+    production, _ = _production(postgres_uri, tmp_path, jobs=2)
+    with production, Production.open(postgres_uri) as other:
+        errors, jobs = [], []
+        for one_call in (True, False):
+            lease = production.claim_next_job_lease(TOOL, LEASE)
+            assert lease is not None
+            jobs.append(lease.job_id)
+            with other.edit() as tx:
+                if ended == "cancelled":
+                    tx.cancel_job(lease.job_id)
+                else:
+                    tx.requeue_job(lease.job_id)
+                tx.commit()
+            if one_call:
+                errors.append(_complete_job(production, lease, tmp_path))
+            else:
+                errors.append(_complete(production, lease, tmp_path, defer=False))
+        assert isinstance(errors[0], ConflictError)
+        assert errors[0].reason is Reason.LEASE_LOST
+        _same(errors[0], errors[1], jobs)
+
+
+def test_complete_job_after_an_input_changed_raises_what_the_edit_raises(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    production, original = _production(postgres_uri, tmp_path, jobs=2)
+    with production, Production.open(postgres_uri) as other:
+        leases = [production.claim_next_job_lease(TOOL, LEASE) for _ in range(2)]
+        (tmp_path / "source.mov").write_bytes(b"changed")
+        with other.edit() as tx:
+            assert tx.observe_representation(original)
+            tx.commit()
+        call = _complete_job(production, leases[0], tmp_path)
+        now = _complete(production, leases[1], tmp_path, defer=False)
+        assert isinstance(call, InputChangedError) and isinstance(now, InputChangedError)
+        assert (call.input_id, call.superseding_revision) == (now.input_id, now.superseding_revision)
+        _same(call, now, [lease.job_id for lease in leases])
+        assert [production.job(lease.job_id).state for lease in leases] == [JobState.CLAIMED] * 2
