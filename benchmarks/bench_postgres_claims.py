@@ -439,6 +439,13 @@ def round_trips(server: LocalServer, root: Path) -> dict[str, int]:
                 tx.commit()
             figures["completion_deferred"] = trips["n"]
             figures["completion_deferred_statements"] = trips["statements"]
+            # the executor's completion since 0014: Production.complete_job, one pp_complete call
+            work = production.claim_next_job(TOOL, LEASE)
+            assert work is not None
+            trips["n"] = trips["statements"] = 0
+            production.complete_job(work.lease, outputs / f"{work.job.id}.out", tool=TOOL)
+            figures["complete_job"] = trips["n"]
+            figures["complete_job_statements"] = trips["statements"]
         finally:
             psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
             psycopg.Cursor.execute = execute  # type: ignore[method-assign]

@@ -9,7 +9,7 @@ statements share one: since migration 0012 a completion's commit is its transiti
 A worker's calls (migration 0013) are one each: ``Production.claim_next_job_lease`` is one
 ``pp_claim_next`` call (``claim_next_job`` adds the job's and its parameters' reads to the same
 round trip), and a completion in an edit opened with ``defer_lease_checks`` sends its lease
-check with the commit.
+check with the commit; ``Production.complete_job`` (migration 0014) is one ``pp_complete`` call.
 
 Counted at the driver: each pipeline a connection sends, and each statement (or message of
 statements) sent outside a pipeline, is one round trip (the wrapper only counts; the real
