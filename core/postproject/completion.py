@@ -19,24 +19,20 @@ from typing import Any
 
 from postproject.base import files
 from postproject.base.handle import ProductionHandle
-from postproject.base.leases import InputChangedError, JobLease
-from postproject.engine.claims import (
-    CompletionRows,
-    InputChangedAtCommit,
-    commits_completions,
-    completes_in_one_call,
-)
+from postproject.base.leases import JobLease
+from postproject.engine.claims import CompletionRows, completes_in_one_call
 from postproject.model import values as metadata_values
 from postproject.model.activities import ActivitySpec
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import to_micros
 from postproject.model.errors import InvalidArgumentError
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.ids import ActivityId, RepresentationId, RevisionId
+from postproject.model.ids import ActivityId, RepresentationId
 from postproject.model.jobs import JobCompletion
 from postproject.model.metadata import Property
 from postproject.model.progress import log_tail
 from postproject.model.refs import ActivityRef, JobRef
+from postproject.transaction import complete_committed
 
 Parameters = Iterable[tuple[Property, object]] | None
 
@@ -71,37 +67,22 @@ def complete_work(
         stored, absolute = handle.locate(output, root)
         facts = files.read_facts(absolute)  # hashed before the call
         rep_id, activity_id = RepresentationId.new(), ActivityId.new()
+
+        def rows(job_id: bytes, secret: bytes, now: int) -> CompletionRows:
+            return CompletionRows(
+                job_id, secret, now, rep_id.bytes, kind.code if kind else None, stored, root, facts.size,
+                facts.mtime, handle.now_micros(), facts.fingerprint, activity_id.bytes, tool, agent,
+                to_micros(started_at) if started_at else None, to_micros(finished_at) if finished_at else None,
+                [(p.vocabulary, p.name, encoded) for p, _, encoded in given] if given is not None else None,
+                text,
+            )  # fmt: skip
+
         with production.edit(
             origin=origin, message=message, principal=principal, defer_lease_checks=True
         ) as tx:
-            edit = tx._edit
-            job_id, secret = tx._jobs.held(lease)
-            with edit.operation(savepoint=False) as s:
-                assert commits_completions(s)
-                now = edit.now_guarded()
-                created = handle.now_micros()
-                rows = CompletionRows(
-                    job_id.bytes, secret, now, rep_id.bytes, kind.code if kind else None, stored, root,
-                    facts.size, facts.mtime, created, facts.fingerprint, activity_id.bytes, tool, agent,
-                    to_micros(started_at) if started_at else None, to_micros(finished_at) if finished_at else None,
-                    [(p.vocabulary, p.name, encoded) for p, _, encoded in given] if given is not None else None,
-                    text,
-                )  # fmt: skip
-                revision = (RevisionId.new().bytes, now, origin, message, edit.observed_high)
-                try:
-                    sequence = s.complete_committed(rows, revision, principal=principal)
-                except InputChangedAtCommit as exc:  # as commit() raises it for a deferred check
-                    changed = exc.changed
-                    raise InputChangedError(
-                        exc.message,
-                        input_id=RepresentationId(changed.representation_id),
-                        superseding_revision=changed.sequence,
-                    ) from None
-                if sequence is not None:
-                    edit.called = True  # committed: commit() ends the lease and publishes nothing more
-                    edit.effects.append((lease, "end", 0))
-                    tx.commit()
-                    return JobCompletion(rep_id, activity_id)
+            if complete_committed(tx, lease, rows):
+                tx.commit()  # (publishes nothing more: ends the lease)
+                return JobCompletion(rep_id, activity_id)
     return _as_edit(production, lease, output, tool, agent, root, kind, started_at, finished_at, given, text,
                     origin, message, principal)  # fmt: skip
 

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from postproject.base.handle import ProductionHandle
+from postproject.engine.claims import InputChangedAtCommit
 from postproject.model.clock import from_micros
 from postproject.model.errors import ConflictError, InvalidArgumentError, NotFoundError, Reason
 from postproject.model.ids import JobId, ProductionId, RepresentationId
@@ -238,6 +239,16 @@ class InputChangedError(ConflictError):
         super().__init__(message, reason=Reason.INPUT_CHANGED)
         self.input_id = input_id
         self.superseding_revision = superseding_revision
+
+    @classmethod
+    def at_commit(cls, error: InputChangedAtCommit) -> InputChangedError:
+        """What a lease check deferred to the commit (or made by a one-call completion) found."""
+        changed = error.changed
+        return cls(
+            error.message,
+            input_id=RepresentationId(changed.representation_id),
+            superseding_revision=changed.sequence,
+        )
 
 
 def parse_token(token: object) -> tuple[ProductionId, JobId, bytes]:
