@@ -25,10 +25,8 @@ from postproject.engine import LeaseRow, WorkerFacts
 from postproject.engine.claims import CommittedClaim, CompletionRows, WorkerGate
 from postproject.model import clock
 from postproject.model.identity import AgentIdentity, ToolIdentity
-from postproject.model.refs import JobRef
 from postproject.storage import rows
 from postproject.storage.postgresql.pipeline import EARLY, PROVISIONAL
-from postproject.storage.postgresql.reads import JOBS_WITH_ATTEMPTS
 from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import statements as q
 
@@ -39,11 +37,12 @@ COMPLETE = "SELECT * FROM pp_complete(" + ", ".join(["%s"] * 31) + ")"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
 KEPT = 1024  # claims this process remembers, at most
-# What Production.claim_next_job reads of the job just claimed (pp_claimed), after the call.
-CLAIMED_READS = (
-    f"SELECT {JOBS_WITH_ATTEMPTS} FROM jobs j WHERE j.id = pp_claimed()",
-    f"SELECT vocabulary, property, value FROM metadata WHERE target_kind = {JobRef.code} "
-    "AND target_id = pp_claimed() ORDER BY id",
+# Production.claim_next_job in one statement (0014): the call, and the job as the claim left it
+# with its attempts, dependencies and parameters (VOLATILE functions: they see what the call wrote).
+CLAIM_NEXT_JOB = (
+    f"SELECT c.*, {rows.JOB_COLUMNS}, CASE WHEN j.attempts > 0 THEN pp_job_attempts(j.id) END, "
+    "CASE WHEN j.dependencies > 0 THEN pp_job_dependencies(j.id) END, pp_job_parameters(j.id) "
+    f"FROM pp_claim_next({', '.join(['%s'] * 20)}) c LEFT JOIN LATERAL pp_job_now(c.o_job) j ON true"
 )
 
 
@@ -91,9 +90,7 @@ def claim_next_committed(
         kept,
     )
     started = clock.monotonic()
-    row, read = session.pipeline.call(
-        CLAIM_NEXT, params, CLAIMED_READS if with_job else (), principal=principal
-    )
+    row, _ = session.pipeline.call(CLAIM_NEXT_JOB if with_job else CLAIM_NEXT, params, principal=principal)
     elapsed = clock.monotonic() - started
     job, attempt, held, worker_session, last_seen, capacity, stored_kinds, active = row[:8]
     facts = None
@@ -134,8 +131,8 @@ def claim_next_committed(
     )
     if not with_job:
         return CommittedClaim(facts, (job, int(attempt)), False, published)
-    found = host.reads.with_attempts(read[0])[0]
-    parameters = [(vocabulary, name, value) for vocabulary, name, value in read[1]]
+    found = host.reads.with_attempts([row[18:-1]])[0]
+    parameters = [(vocabulary, name, value) for vocabulary, name, value in json.loads(row[-1] or "[]")]
     return CommittedClaim(facts, (job, int(attempt)), False, published, found, parameters)
 
 

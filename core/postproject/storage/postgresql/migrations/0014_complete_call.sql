@@ -165,3 +165,36 @@ BEGIN
     RETURN NEXT;
 END
 $$;
+
+-- Production.claim_next_job as one statement: the claim (pp_claim_next) and, in the same
+-- statement, the claimed job as the claim left it, its attempts, dependencies and parameters,
+-- as the job's read (JOBS_WITH_ATTEMPTS, storage/postgresql/reads.py) and the metadata read
+-- answer them. A query's own subselects see the database as of the query's start, before the
+-- call claimed; these functions are VOLATILE, so each takes a fresh snapshot and sees what
+-- the call wrote (calls.py joins them LATERAL to the call's row).
+CREATE FUNCTION pp_job_now(p_job uuid) RETURNS SETOF jobs LANGUAGE sql VOLATILE
+SET search_path FROM CURRENT AS $$
+    SELECT * FROM jobs WHERE id = p_job
+$$;
+
+CREATE FUNCTION pp_job_attempts(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+SET search_path FROM CURRENT AS $$
+    SELECT json_agg(json_build_array(a.number, a.outcome, a.agent_name,
+                                     (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name,
+                                     a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
+                                     a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at,
+                                     a.stop_by, a.stopped_at) ORDER BY a.number)
+    FROM job_attempts a WHERE a.job_id = p_job
+$$;
+
+CREATE FUNCTION pp_job_dependencies(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+SET search_path FROM CURRENT AS $$
+    SELECT json_agg(json_build_array(d.upstream_id, u.state, d.binds_output, d.resolved_id) ORDER BY d.upstream_id)
+    FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = p_job
+$$;
+
+CREATE FUNCTION pp_job_parameters(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+SET search_path FROM CURRENT AS $$
+    SELECT json_agg(json_build_array(m.vocabulary, m.property, m.value::text) ORDER BY m.id)
+    FROM metadata m WHERE m.target_kind = 5 AND m.target_id = p_job
+$$;
