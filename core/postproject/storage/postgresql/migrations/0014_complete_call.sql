@@ -170,31 +170,188 @@ $$;
 -- statement, the claimed job as the claim left it, its attempts, dependencies and parameters,
 -- as the job's read (JOBS_WITH_ATTEMPTS, storage/postgresql/reads.py) and the metadata read
 -- answer them. A query's own subselects see the database as of the query's start, before the
--- call claimed; these functions are VOLATILE, so each takes a fresh snapshot and sees what
--- the call wrote (calls.py joins them LATERAL to the call's row).
-CREATE FUNCTION pp_job_now(p_job uuid) RETURNS SETOF jobs LANGUAGE sql VOLATILE
+-- call claimed; these functions are VOLATILE, so each query in them takes a fresh snapshot and
+-- sees what the call wrote (calls.py joins them LATERAL to the call's row). PL/pgSQL, not SQL:
+-- a SQL function that is not inlined plans its query at every call; PL/pgSQL keeps its plans.
+CREATE FUNCTION pp_job_now(p_job uuid) RETURNS SETOF jobs LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT AS $$
-    SELECT * FROM jobs WHERE id = p_job
+BEGIN
+    RETURN QUERY SELECT * FROM jobs WHERE id = p_job;
+END
 $$;
 
-CREATE FUNCTION pp_job_attempts(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+CREATE FUNCTION pp_job_attempts(p_job uuid) RETURNS json LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT AS $$
+DECLARE
+    found json;
+BEGIN
     SELECT json_agg(json_build_array(a.number, a.outcome, a.agent_name,
                                      (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name,
                                      a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
                                      a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at,
                                      a.stop_by, a.stopped_at) ORDER BY a.number)
-    FROM job_attempts a WHERE a.job_id = p_job
+    INTO found FROM job_attempts a WHERE a.job_id = p_job;
+    RETURN found;
+END
 $$;
 
-CREATE FUNCTION pp_job_dependencies(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+CREATE FUNCTION pp_job_dependencies(p_job uuid) RETURNS json LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT AS $$
+DECLARE
+    found json;
+BEGIN
     SELECT json_agg(json_build_array(d.upstream_id, u.state, d.binds_output, d.resolved_id) ORDER BY d.upstream_id)
-    FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = p_job
+    INTO found FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = p_job;
+    RETURN found;
+END
 $$;
 
-CREATE FUNCTION pp_job_parameters(p_job uuid) RETURNS json LANGUAGE sql VOLATILE
+CREATE FUNCTION pp_job_parameters(p_job uuid) RETURNS json LANGUAGE plpgsql VOLATILE
 SET search_path FROM CURRENT AS $$
+DECLARE
+    found json;
+BEGIN
     SELECT json_agg(json_build_array(m.vocabulary, m.property, m.value::text) ORDER BY m.id)
-    FROM metadata m WHERE m.target_kind = 5 AND m.target_id = p_job
+    INTO found FROM metadata m WHERE m.target_kind = 5 AND m.target_id = p_job;
+    RETURN found;
+END
+$$;
+
+-- pp_claim_next (0013) numbered first, as pp_complete is: after a registered worker's row is
+-- locked and its gate checked, pp_number takes the numbering lock and the revision's number, and
+-- the claim writes the job's row with it (claim_sequence, updated_sequence); pp_publish then
+-- renumbers nothing (the job's row was written twice per claim: the claim, then its
+-- renumbering). Its arguments and answers are 0013's (p_provisional is no longer written).
+CREATE OR REPLACE FUNCTION pp_claim_next(
+    p_provisional bigint,
+    p_secret bytea,
+    p_tool_name text,
+    p_tool_version text,
+    p_tool_uri text,
+    p_agent text,
+    p_worker uuid,
+    p_session uuid,
+    p_now bigint,
+    p_expires bigint,
+    p_kinds text[],          -- NULL: any kind
+    p_offline bigint,        -- a registered worker's gate (WorkerGate): offline after, asked kinds
+    p_asked text[],
+    p_worker_json text,      -- the event's worker name as JSON text (the client's encoding), or NULL
+    p_id uuid,
+    p_committed_at bigint,
+    p_origin text,
+    p_message text,
+    p_high_water bigint,
+    p_keep bigint            -- the clock sample to keep when nothing is claimed (NULL: known already)
+) RETURNS TABLE (
+    o_job uuid, o_attempt integer, o_held boolean,
+    o_session uuid, o_last_seen bigint, o_capacity integer, o_kinds text, o_active bigint,
+    o_asset uuid, o_output_kind smallint, o_inputs bytea, o_attempts integer, o_max_attempts integer,
+    o_regenerates uuid, o_resolved uuid[],
+    o_published bigint, o_mark bigint, o_server_now bigint
+) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    payload text;
+    seq bigint;
+BEGIN
+    IF p_worker IS NOT NULL THEN
+        -- the worker's row, locked first (a statement of its own: the count below sees the
+        -- claims committed while it waited), then its facts and the gate (claims.py's _GATE)
+        PERFORM 1 FROM workers WHERE id = p_worker FOR NO KEY UPDATE;
+        SELECT w.session, w.last_seen, w.capacity, w.kinds::text,
+               (SELECT count(*) FROM jobs WHERE claim_worker_id = w.id AND claim_expires_at > p_now)
+        INTO o_session, o_last_seen, o_capacity, o_kinds, o_active
+        FROM workers w WHERE w.id = p_worker;
+        IF NOT FOUND OR NOT (o_session = p_session AND p_now - o_last_seen <= p_offline
+                             AND o_active < o_capacity
+                             AND (p_asked IS NULL OR o_kinds IS NULL OR o_kinds::jsonb ?| p_asked)) THEN
+            PERFORM pp_keep_mark(p_keep);
+            PERFORM set_config('postproject.claimed', '', false);
+            RETURN NEXT;  -- not registered, or the gate does not hold: nothing claimed
+            RETURN;
+        END IF;
+    END IF;
+    -- numbered first (after the worker's row, which a heartbeat may hold while it waits for this
+    -- lock): the claim is written with its revision's number, never renumbered
+    SELECT n.seq INTO seq FROM pp_number() n;
+    IF p_kinds IS NULL THEN
+        WITH ready AS (
+            SELECT id, priority AS p, available_at AS a FROM jobs
+            WHERE state = 1 AND waiting = 0 AND (not_before IS NULL OR not_before <= p_now)
+            ORDER BY priority DESC, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), expired AS (
+            SELECT id, priority AS p, claim_expires_at AS a FROM jobs
+            WHERE state = 2 AND claim_expires_at <= p_now AND (max_attempts IS NULL OR attempts < max_attempts)
+            ORDER BY claim_expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), pick AS (
+            SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1
+        )
+        UPDATE jobs j SET state = 2, claim_secret_hash = p_secret, claim_tool_name = p_tool_name,
+            claim_tool_version = p_tool_version, claim_tool_uri = p_tool_uri, claim_agent_name = p_agent,
+            claim_worker_id = p_worker, claim_session = p_session, claimed_at = p_now,
+            claim_expires_at = p_expires, claim_sequence = seq, claim_attempt = j.attempts + 1,
+            attempts = j.attempts + 1, updated_sequence = seq
+        WHERE j.id = (SELECT id FROM pick)
+          AND ((j.state = 1 AND j.waiting = 0 AND (j.not_before IS NULL OR j.not_before <= p_now))
+               OR (j.state = 2 AND j.claim_expires_at <= p_now
+                   AND (j.max_attempts IS NULL OR j.attempts < j.max_attempts)))
+        RETURNING j.id, j.claim_attempt, j.output_asset_id, j.output_kind, j.inputs, j.attempts, j.max_attempts,
+                  j.regenerates
+        INTO o_job, o_attempt, o_asset, o_output_kind, o_inputs, o_attempts, o_max_attempts, o_regenerates;
+    ELSE
+        WITH ready AS (
+            SELECT r.* FROM unnest(p_kinds) AS k (kind) CROSS JOIN LATERAL (
+                SELECT id, priority AS p, available_at AS a FROM jobs
+                WHERE state = 1 AND waiting = 0 AND kind = k.kind AND (not_before IS NULL OR not_before <= p_now)
+                ORDER BY priority DESC, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) r
+        ), expired AS (
+            SELECT id, priority AS p, claim_expires_at AS a FROM jobs
+            WHERE state = 2 AND claim_expires_at <= p_now AND (max_attempts IS NULL OR attempts < max_attempts)
+              AND kind = ANY (p_kinds)
+            ORDER BY claim_expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), pick AS (
+            SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1
+        )
+        UPDATE jobs j SET state = 2, claim_secret_hash = p_secret, claim_tool_name = p_tool_name,
+            claim_tool_version = p_tool_version, claim_tool_uri = p_tool_uri, claim_agent_name = p_agent,
+            claim_worker_id = p_worker, claim_session = p_session, claimed_at = p_now,
+            claim_expires_at = p_expires, claim_sequence = seq, claim_attempt = j.attempts + 1,
+            attempts = j.attempts + 1, updated_sequence = seq
+        WHERE j.id = (SELECT id FROM pick)
+          AND ((j.state = 1 AND j.waiting = 0 AND (j.not_before IS NULL OR j.not_before <= p_now))
+               OR (j.state = 2 AND j.claim_expires_at <= p_now
+                   AND (j.max_attempts IS NULL OR j.attempts < j.max_attempts)))
+        RETURNING j.id, j.claim_attempt, j.output_asset_id, j.output_kind, j.inputs, j.attempts, j.max_attempts,
+                  j.regenerates
+        INTO o_job, o_attempt, o_asset, o_output_kind, o_inputs, o_attempts, o_max_attempts, o_regenerates;
+    END IF;
+    IF o_job IS NULL THEN
+        -- claimable jobs exist, all held by other edits: the caller claims through an edit,
+        -- which waits for their holders (writes.py, claim_next_row)
+        o_held := EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0
+                          AND (not_before IS NULL OR not_before <= p_now)
+                          AND (p_kinds IS NULL OR kind = ANY (p_kinds)))
+               OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= p_now
+                          AND (max_attempts IS NULL OR attempts < max_attempts)
+                          AND (p_kinds IS NULL OR kind = ANY (p_kinds)));
+        PERFORM pp_keep_mark(p_keep);
+        PERFORM set_config('postproject.claimed', '', false);
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    o_resolved := ARRAY(SELECT resolved_id FROM job_dependencies WHERE job_id = o_job AND resolved_id IS NOT NULL);
+    -- the event as the edit stages it: {"job_id":"…","attempt":"…"[,"worker":…]} (json.dumps, compact)
+    payload := '{"job_id":"' || o_job::text || '","attempt":"' || o_attempt::text || '"'
+               || coalesce(',"worker":' || p_worker_json, '') || '}';
+    SELECT p.published, p.mark, p.server_now INTO o_published, o_mark, o_server_now
+    FROM pp_publish(seq, p_id, p_committed_at, p_origin, p_message, p_high_water, ARRAY[0],
+                    ARRAY['job_claimed'], ARRAY[o_job], ARRAY[payload], NULL, NULL, NULL, NULL, NULL, NULL,
+                    NULL, NULL, false) p;
+    IF o_published IS DISTINCT FROM seq THEN
+        RAISE EXCEPTION 'revision % was published as number %', seq, o_published;
+    END IF;
+    -- the claimed job, for reads sent after this call in the same round trip (pp_claimed)
+    PERFORM set_config('postproject.claimed', o_job::text, false);
+    RETURN NEXT;
+END
 $$;
