@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +36,22 @@ from postproject.model.refs import ActivityRef, JobRef
 from postproject.transaction import complete_committed
 
 Parameters = Iterable[tuple[Property, object]] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    """A completion's report, checked (``given``: the parameters encoded, None: the job's own)."""
+
+    output: str | os.PathLike[str]
+    root: str | None
+    kind: RepresentationKind | None
+    tool: ToolIdentity | None
+    agent: AgentIdentity | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    given: list[tuple[Property, object, str]] | None
+    tail: str | None
+    edit: dict[str, str | None]  # the revision's origin, message and principal
 
 
 def complete_work(
@@ -62,6 +79,8 @@ def complete_work(
                  started_at=started_at, finished_at=finished_at)  # fmt: skip
     given = None if parameters is None else [_parameter(p) for p in parameters]
     text = log_tail(tail) if tail is not None else None
+    revision = {"origin": origin, "message": message, "principal": principal}
+    done = _Done(output, root, kind, tool, agent, started_at, finished_at, given, text, revision)
     handle = ProductionHandle.of(production)
     if completes_in_one_call(handle.engine):
         stored, absolute = handle.locate(output, root)
@@ -77,14 +96,11 @@ def complete_work(
                 text,
             )  # fmt: skip
 
-        with production.edit(
-            origin=origin, message=message, principal=principal, defer_lease_checks=True
-        ) as tx:
+        with production.edit(**revision, defer_lease_checks=True) as tx:
             if complete_committed(tx, lease, rows):
                 tx.commit()  # (publishes nothing more: ends the lease)
                 return JobCompletion(rep_id, activity_id)
-    return _as_edit(production, lease, output, tool, agent, root, kind, started_at, finished_at, given, text,
-                    origin, message, principal)  # fmt: skip
+    return _as_edit(production, lease, done)
 
 
 def _parameter(item: object) -> tuple[Property, object, str]:
@@ -100,42 +116,24 @@ def _parameter(item: object) -> tuple[Property, object, str]:
     return prop, value, encoded
 
 
-def _as_edit(
-    production: Any,
-    lease: JobLease,
-    output: str | os.PathLike[str],
-    tool: ToolIdentity | None,
-    agent: AgentIdentity | None,
-    root: str | None,
-    kind: RepresentationKind | None,
-    started_at: datetime | None,
-    finished_at: datetime | None,
-    given: list[tuple[Property, object, str]] | None,
-    tail: str | None,
-    origin: str | None,
-    message: str | None,
-    principal: str | None,
-) -> JobCompletion:
+def _as_edit(production: Any, lease: JobLease, done: _Done) -> JobCompletion:
     """The spec's completion edit (its lease check sent with the commit where the engine can)."""
     if not isinstance(lease, JobLease):
         raise TypeError(f"lease must be a JobLease; got {type(lease).__name__}")
     job = production.job(lease.job_id)
-    copied = (
-        given
-        if given is not None
-        else [(p.property, p.value, "") for p in production.metadata[JobRef(job.id)]]
-    )
-    with production.edit(origin=origin, message=message, principal=principal, defer_lease_checks=True) as tx:
-        rep = tx.add_representation(
-            job.output_asset_id, kind or job.output_representation_kind, output, root=root
-        )
-        spec = ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=tool, agent=agent,
-                            started_at=started_at, finished_at=finished_at)  # fmt: skip
+    copied = done.given
+    if copied is None:
+        copied = [(p.property, p.value, "") for p in production.metadata[JobRef(job.id)]]
+    with production.edit(**done.edit, defer_lease_checks=True) as tx:
+        kind = done.kind or job.output_representation_kind
+        rep = tx.add_representation(job.output_asset_id, kind, done.output, root=done.root)
+        spec = ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=done.tool, agent=done.agent,
+                            started_at=done.started_at, finished_at=done.finished_at)  # fmt: skip
         activity = tx.create_activity(spec)
         for prop, value, _ in copied:
             tx.add_metadata(ActivityRef(activity), prop, value)
-        if tail is not None:
-            tx.record_attempt_log(lease, tail=tail)
+        if done.tail is not None:
+            tx.record_attempt_log(lease, tail=done.tail)
         tx.complete_job_lease(lease, rep, activity)
         tx.commit()
     return JobCompletion(rep, activity)

@@ -148,6 +148,17 @@ def _reads(production: Production, jobs: list[Any], media: Path) -> list[Any]:
     return seen
 
 
+def _same_rows_and_reads(
+    before: Production, after: Production, old: list[Any], new: list[Any], tmp_path: Path
+) -> None:
+    """Every table and every read of ``after`` (media in tmp_path/a) as ``before``'s (tmp_path/b)."""
+    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
+    assert old_tables.keys() == new_tables.keys()
+    for name in old_tables:
+        assert new_tables[name] == old_tables[name], name
+    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+
+
 def test_a_workers_calls_write_what_the_edits_write(
     production_factory: Callable[..., Production], tmp_path: Path
 ) -> None:
@@ -157,11 +168,7 @@ def test_a_workers_calls_write_what_the_edits_write(
     old = _work(before, tmp_path / "b", one_call=False)
     new = _work(after, tmp_path / "a", one_call=True)
     assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 2
-    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
-    assert old_tables.keys() == new_tables.keys()
-    for name in old_tables:
-        assert new_tables[name] == old_tables[name], name
-    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+    _same_rows_and_reads(before, after, old, new, tmp_path)
 
 
 def test_complete_job_writes_what_the_completion_edit_writes(
@@ -175,11 +182,7 @@ def test_complete_job_writes_what_the_completion_edit_writes(
     old = _work(before, tmp_path / "b", one_call=False)
     new = _work(after, tmp_path / "a", one_call=True, complete_job=True)
     assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 2
-    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
-    assert old_tables.keys() == new_tables.keys()
-    for name in old_tables:
-        assert new_tables[name] == old_tables[name], name
-    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+    _same_rows_and_reads(before, after, old, new, tmp_path)
 
 
 def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
@@ -270,7 +273,4 @@ def test_complete_job_releases_dependents_and_supersedes_as_the_edit_does(
     kinds = [e.kind for r in after.changes_since(0, limit=100).revisions for e in r.events]
     assert "representation_superseded" in kinds
     assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 3
-    old_tables, new_tables = _tables(before, tmp_path / "b"), _tables(after, tmp_path / "a")
-    for name in old_tables:
-        assert new_tables[name] == old_tables[name], name
-    assert _reads(after, new, tmp_path / "a") == _reads(before, old, tmp_path / "b")
+    _same_rows_and_reads(before, after, old, new, tmp_path)

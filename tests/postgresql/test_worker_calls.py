@@ -5,7 +5,8 @@ In an edit opened with ``defer_lease_checks``, a completion whose claim this pro
 sends its lease check (``pp_lease_check``) with the commit: a lease lost meanwhile, or an
 input whose fingerprint was recorded after the claim, must raise from ``commit()`` exactly
 what ``complete_job_lease`` raises without the option (same class, reason, message and
-details), and publish nothing.
+details), and publish nothing; so must ``Production.complete_job``'s one ``pp_complete`` call
+(migration 0014).
 """
 
 from __future__ import annotations
@@ -82,14 +83,23 @@ def _same(deferred: PostProjectError, now: PostProjectError, jobs: list[Any]) ->
     assert deferred.message.replace(str(jobs[0]), "J") == now.message.replace(str(jobs[1]), "J")
 
 
+def _failed(production: Production, lease: Any, tmp_path: Path, path: str) -> PostProjectError:
+    """The error of a completion that must fail, by ``path``: a deferred edit (raising at commit),
+    ``complete_job`` (one ``pp_complete`` call, migration 0014), or the plain edit ("now")."""
+    if path == "complete_job":
+        return _complete_job(production, lease, tmp_path)
+    return _complete(production, lease, tmp_path, defer=path == "deferred")
+
+
 @pytest.mark.parametrize("ended", ["cancelled", "requeued"])
+@pytest.mark.parametrize("path", ["deferred", "complete_job"])
 def test_a_lease_lost_before_a_deferred_check_raises_at_commit_what_the_call_raises(
-    postgres_uri: str, tmp_path: Path, ended: str
+    postgres_uri: str, tmp_path: Path, ended: str, path: str
 ) -> None:
     production, _ = _production(postgres_uri, tmp_path, jobs=2)
     with production, Production.open(postgres_uri) as other:
         errors, jobs = [], []
-        for defer in (True, False):
+        for how in (path, "now"):
             lease = production.claim_next_job_lease(TOOL, LEASE)
             assert lease is not None
             jobs.append(lease.job_id)
@@ -99,14 +109,15 @@ def test_a_lease_lost_before_a_deferred_check_raises_at_commit_what_the_call_rai
                 else:
                     tx.requeue_job(lease.job_id)
                 tx.commit()
-            errors.append(_complete(production, lease, tmp_path, defer=defer))
+            errors.append(_failed(production, lease, tmp_path, how))
         assert isinstance(errors[0], ConflictError)
         assert errors[0].reason is Reason.LEASE_LOST
         _same(errors[0], errors[1], jobs)
 
 
+@pytest.mark.parametrize("path", ["deferred", "complete_job"])
 def test_an_input_changed_after_the_claim_raises_at_commit_what_the_call_raises(
-    postgres_uri: str, tmp_path: Path
+    postgres_uri: str, tmp_path: Path, path: str
 ) -> None:
     production, original = _production(postgres_uri, tmp_path, jobs=2)
     with production, Production.open(postgres_uri) as other:
@@ -115,8 +126,8 @@ def test_an_input_changed_after_the_claim_raises_at_commit_what_the_call_raises(
         with other.edit() as tx:
             assert tx.observe_representation(original)
             tx.commit()
-        deferred = _complete(production, leases[0], tmp_path, defer=True)
-        now = _complete(production, leases[1], tmp_path, defer=False)
+        deferred = _failed(production, leases[0], tmp_path, path)
+        now = _failed(production, leases[1], tmp_path, "now")
         assert isinstance(deferred, InputChangedError) and isinstance(now, InputChangedError)
         assert deferred.reason is Reason.INPUT_CHANGED
         assert (deferred.input_id, deferred.superseding_revision) == (now.input_id, now.superseding_revision)
@@ -206,48 +217,3 @@ def _complete_job(production: Production, lease: Any, tmp_path: Path) -> PostPro
     assert len(production.representations(job.output_asset_id).items) == 1  # the original only
     assert production.attempt_log(job.id).tail is None  # (the log tail went with it)
     return failed.value
-
-
-@pytest.mark.parametrize("ended", ["cancelled", "requeued"])
-def test_complete_job_after_a_lost_lease_raises_what_the_edit_raises(
-    postgres_uri: str, tmp_path: Path, ended: str
-) -> None:
-    """Migration 0014: ``pp_complete``'s lease check raises what ``complete_job_lease`` raises."""
-    production, _ = _production(postgres_uri, tmp_path, jobs=2)
-    with production, Production.open(postgres_uri) as other:
-        errors, jobs = [], []
-        for one_call in (True, False):
-            lease = production.claim_next_job_lease(TOOL, LEASE)
-            assert lease is not None
-            jobs.append(lease.job_id)
-            with other.edit() as tx:
-                if ended == "cancelled":
-                    tx.cancel_job(lease.job_id)
-                else:
-                    tx.requeue_job(lease.job_id)
-                tx.commit()
-            if one_call:
-                errors.append(_complete_job(production, lease, tmp_path))
-            else:
-                errors.append(_complete(production, lease, tmp_path, defer=False))
-        assert isinstance(errors[0], ConflictError)
-        assert errors[0].reason is Reason.LEASE_LOST
-        _same(errors[0], errors[1], jobs)
-
-
-def test_complete_job_after_an_input_changed_raises_what_the_edit_raises(
-    postgres_uri: str, tmp_path: Path
-) -> None:
-    production, original = _production(postgres_uri, tmp_path, jobs=2)
-    with production, Production.open(postgres_uri) as other:
-        leases = [production.claim_next_job_lease(TOOL, LEASE) for _ in range(2)]
-        (tmp_path / "source.mov").write_bytes(b"changed")
-        with other.edit() as tx:
-            assert tx.observe_representation(original)
-            tx.commit()
-        call = _complete_job(production, leases[0], tmp_path)
-        now = _complete(production, leases[1], tmp_path, defer=False)
-        assert isinstance(call, InputChangedError) and isinstance(now, InputChangedError)
-        assert (call.input_id, call.superseding_revision) == (now.input_id, now.superseding_revision)
-        _same(call, now, [lease.job_id for lease in leases])
-        assert [production.job(lease.job_id).state for lease in leases] == [JobState.CLAIMED] * 2
