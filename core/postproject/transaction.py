@@ -16,8 +16,9 @@ what it needs: :mod:`~postproject.areas.setup` (assets, media roots, representat
 :mod:`~postproject.areas.jobs` (requests, claims, lease transitions),
 :mod:`~postproject.areas.farm` (workers, the loss sweep, the clock reset, retries, requeue,
 priority; given the jobs area), :mod:`~postproject.areas.progress` (progress, stop
-confirmations, attempt logs; given the jobs area) and :mod:`~postproject.areas.regeneration`
-(plans; given the jobs and metadata areas).
+confirmations, attempt logs; given the jobs area), :mod:`~postproject.areas.regeneration`
+(plans; given the jobs and metadata areas) and :mod:`~postproject.areas.completion` (a worker's
+completion in one call, ``Production.complete_job``; given the jobs area).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from postproject import FakeClock, JobState
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
@@ -149,6 +149,22 @@ def test_a_stale_page_is_ignored(model: JobTableModel) -> None:
     model.reset(JobFilter(state=JobState.FAILED))
     model.page_loaded(stale, JobPage((make_job(),), None))
     assert model.rowCount() == 0 and model.loading
+
+
+def test_a_session_is_busy_until_its_opening_read_the_claim_outlook(
+    qtbot: Any, open_session: SessionFactory, builder: ProductionBuilder, clock: FakeClock
+) -> None:
+    """The opening reads the counts, kinds and claim outlook after the first page: the session is
+    busy from the first rows until then (it was idle in between, for a turn of the loop or more
+    on a loaded machine: a test waiting for rows and idle then found ``outlook`` None)."""
+    (job,) = builder.request(1)
+    builder.claim(job, seconds=120)
+    seen: list[bool] = []
+    session = open_session(builder.production.path, clock)
+    session.table.rowsInserted.connect(lambda *_: QTimer.singleShot(0, lambda: seen.append(session.busy)))
+    wait_for(qtbot, lambda: session.table.rowCount() == 1 and not session.busy and bool(seen))
+    assert seen == [True]  # a turn after the first rows: the opening still reading
+    assert session.outlook is not None
 
 
 def test_stuck_and_expiring_claims_are_marked_with_a_fake_clock(

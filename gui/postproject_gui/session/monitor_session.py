@@ -89,6 +89,7 @@ class MonitorSession(QObject):
         self.workers = WorkerWatch(service, self.spawn, self)
         self.info: ProductionInfo | None = None  # set once opened (the first page is in by then)
         self._open_read = False  # the production opened (a page failing before says nothing)
+        self._opening_rest = False  # the opening after the first page (counts, kinds, outlook) runs
         self._watcher: FeedWatcher | None = None
         self._filter = JobFilter()
         self._counts: JobCounts | None = None
@@ -165,7 +166,13 @@ class MonitorSession(QObject):
 
     @property
     def busy(self) -> bool:
-        return self._updating or self.table.loading or self._reads > 0 or self.knowledge.busy
+        return (
+            self._opening_rest
+            or self._updating
+            or self.table.loading
+            or self._reads > 0
+            or self.knowledge.busy
+        )
 
     def now(self) -> datetime:
         return self.service.now()
@@ -221,6 +228,7 @@ class MonitorSession(QObject):
         self.table.reset(self._filter)  # asks for the first page: read right after the opening
         if paced:
             self._shown = self.service.loop.create_future()
+        self._opening_rest = True  # busy until the counts, kinds and outlook are read too
         self.spawn(self._open(opening), f"Opening {production_location.name(self.service.location)}")
 
     def begin_open(self) -> asyncio.Future[ProductionInfo]:
@@ -237,6 +245,13 @@ class MonitorSession(QObject):
             self._shown.set_result(None)
 
     async def _open(self, opening: asyncio.Future[ProductionInfo]) -> None:
+        try:
+            await self._opened(opening)
+        finally:
+            self._opening_rest = False
+            self._notify_idle()
+
+    async def _opened(self, opening: asyncio.Future[ProductionInfo]) -> None:
         try:
             info = await opening
         except PostProjectError as exc:
