@@ -217,6 +217,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_no_command_prints_a_password_or_an_api_token(
     sweep_scene: SweepScene, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

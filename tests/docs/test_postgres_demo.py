@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.demo_recipe import small_recipe
 
 from postproject.storage.postgresql.localserver import find_bindir
 
@@ -71,8 +72,18 @@ def run_demo(
         POSTPROJECT_DEMO_MONITOR_CMD=f"{sys.executable} {script} {out}",
     )
     env.pop("PGPASSWORD", None)
+    small = small_recipe(tmp_path)  # the shipped demo with small clips: the path, not the encoding
     done = subprocess.run(
-        [sys.executable, str(ROOT / "dev.py"), "demo", "--postgres", "--assets", str(assets)],
+        [
+            sys.executable,
+            str(ROOT / "dev.py"),
+            "demo",
+            "--postgres",
+            "--assets",
+            str(assets),
+            "--recipe",
+            str(small),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.demo_recipe import small_recipe
 from tests.waiting import wait_until
 
 from postproject import JobState, Production, SystemClock
@@ -35,8 +36,9 @@ def _by_worker(production: Production, completion: object) -> bool:
 def test_dev_py_demo_runs_live_and_stops_cleanly(tmp_path: Path, through: tuple[str, ...]) -> None:
     production = tmp_path / "demo.pproj"
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", POSTPROJECT_DEMO_PRODUCTION=str(production))
+    recipe = small_recipe(tmp_path)  # the shipped demo with small clips: the path, not the encoding
     demo = subprocess.Popen(
-        [sys.executable, str(ROOT / "dev.py"), "demo", *through],
+        [sys.executable, str(ROOT / "dev.py"), "demo", "--recipe", str(recipe), *through],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

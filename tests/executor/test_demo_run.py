@@ -137,6 +137,7 @@ def test_terminating_the_demo_ends_the_monitor_and_the_workers(tmp_path: Path) -
     assert b"Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_the_abandoned_claim_stays_stuck_until_a_supervisor_acts(tmp_path: Path) -> None:
     """Issue 26 item 10: the demo workers' loss sweep finalised the dead render node's claim
     within seconds of ``demo run``, so a newcomer never saw a stuck claim. The demo workers

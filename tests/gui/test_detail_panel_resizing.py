@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = r"""
 import asyncio, sys, time
 from pathlib import Path
@@ -66,6 +68,7 @@ print("shown at", default.width(), "x", default.height())
 """
 
 
+@pytest.mark.slow
 def test_selecting_a_job_and_resizing_around_the_default_size_never_crashes(tmp_path: Path) -> None:
     screen = tmp_path / "screen.json"  # room for the default size (the first window fits the screen)
     screen.write_text('{"screens": [{"name": "s", "x": 0, "y": 0, "width": 1920, "height": 1080}]}')

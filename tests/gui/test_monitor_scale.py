@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent, QObject
 
 from postproject import JobId
@@ -70,6 +71,7 @@ def one_commit(qtbot: Any, make_window: WindowFactory, builder: ProductionBuilde
     return sorted(reads.statements_of(reader)), reads.work_of(reader)
 
 
+@pytest.mark.slow
 def test_one_commit_reads_the_same_at_ten_times_the_jobs(
     qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder
 ) -> None:

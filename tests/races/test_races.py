@@ -93,6 +93,7 @@ def test_a_waiter_in_another_process_is_woken_by_a_commit(production_location: L
     assert runs.results(60) == [[1]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calls", [False, True], ids=["edits", "executor_calls"])
 def test_four_workers_complete_each_job_exactly_once(
     tmp_path: Path, production_location: Location, calls: bool

@@ -32,6 +32,7 @@ def connections(counter: Any, name: str) -> int:
     return int(row[0])
 
 
+@pytest.mark.slow
 def test_connections_are_bounded_by_the_pool_not_by_clients(
     service_engine: str, service_factory: Callable[..., Service], request: pytest.FixtureRequest
 ) -> None:

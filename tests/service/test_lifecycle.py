@@ -176,6 +176,7 @@ def _signal_while_held(
     return ended if reached or isinstance(ended.get("claim"), httpx.Response) else None
 
 
+@pytest.mark.slow
 def test_two_instances_sweep_and_finalise_each_lost_claim_once(
     service_engine: str, service_factory: Callable[..., Service], tmp_path: Path
 ) -> None:

@@ -139,6 +139,7 @@ def writes_blocked(service_engine: str, scene: Scene, job_id: str) -> Iterator[N
         yield
 
 
+@pytest.mark.slow
 def test_a_request_over_its_time_limit_answers_504_and_commits_nothing(
     service_engine: str, in_process: Callable[..., InProcessService]
 ) -> None:
@@ -171,6 +172,7 @@ def test_a_request_over_its_time_limit_answers_504_and_commits_nothing(
     assert service.request_job()["state"] == "requested"
 
 
+@pytest.mark.slow
 def test_no_sweep_never_finalises_an_expired_claim_and_an_instance_without_it_does(
     service_factory: Callable[..., Service], tmp_path: Path
 ) -> None:
