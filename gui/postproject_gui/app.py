@@ -142,6 +142,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.size = _size(args.size)
         except ValueError as exc:
             parser.error(str(exc))
+        from postproject_gui.launch.snapshot_options import SnapshotError, SnapshotOptions
+
+        args.snapshot = SnapshotOptions(
+            args.snapshot,
+            args.view,
+            args.filter_state,
+            args.until_revision,
+            args.timeout,
+            args.size,
+            args.search,
+        )
+        try:
+            args.snapshot.check()  # before Qt loads: a bad option costs no window
+        except SnapshotError as exc:
+            sys.stderr.write(f"postproject-monitor: {exc}\n")
+            return exc.exit_code
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     hint = startup.missing_gui_extra()
     if hint is not None:
@@ -374,13 +390,13 @@ def _quiet_offscreen_notices() -> None:
 
 
 async def _snapshot(window: object, args: argparse.Namespace) -> int:
-    from postproject_gui.launch.snapshot import SnapshotError, SnapshotOptions, take
+    from postproject_gui.launch.snapshot import take
+    from postproject_gui.launch.snapshot_options import SnapshotError, SnapshotOptions
     from postproject_gui.window.main_window import MainWindow
 
     assert isinstance(window, MainWindow)
-    options = SnapshotOptions(
-        args.snapshot, args.view, args.filter_state, args.until_revision, args.timeout, args.size, args.search
-    )
+    options = args.snapshot
+    assert isinstance(options, SnapshotOptions)
     try:
         document = await take(window, args.production, options)
     except SnapshotError as exc:
