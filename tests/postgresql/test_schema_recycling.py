@@ -59,6 +59,43 @@ def test_a_reset_schema_is_a_new_production(
         assert receipt.revision is not None and receipt.revision.sequence == 1
 
 
+def _rows(recycler: SchemaRecycler, schema: str) -> dict[str, int]:
+    """Each table's rows, counted on the recycler's own connection (another client's would keep
+    the schema from being reset until its backend ended)."""
+    conn = recycler._connection()
+    tables = [r[0] for r in conn.execute(
+        "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'r'", (schema,)
+    )]  # fmt: skip
+    return {t: conn.execute(f'SELECT count(*) FROM "{schema}"."{t}"').fetchone()[0] for t in tables}
+
+
+def test_every_table_a_test_wrote_is_emptied_again(
+    schema_recycler: SchemaRecycler, production_location: SchemaLocations, tmp_path: Path
+) -> None:
+    """Resets after the first empty only the tables written since (by their size): whichever
+    tables a test wrote, the schema holds again exactly the rows a new production holds."""
+    location = production_location("twice.pproj")
+    schema = location.rsplit("production=", 1)[1]
+    _used(location, tmp_path / "shot.mov")
+    kept = schema_recycler.kept
+    schema_recycler.give_back(schema)  # (the first reset in a session empties every table)
+    assert schema_recycler.kept == kept, "not reset"
+    fresh = _rows(schema_recycler, schema)
+    taken = schema_recycler.take(lambda name: location.replace(schema, name), FakeClock(START))
+    assert taken is not None and taken[0] == schema
+    with taken[1] as production, production.edit() as tx:
+        asset = tx.create_asset("shot")
+        (tmp_path / "other.mov").write_bytes(b"other")
+        rep = tx.add_representation(asset, RepresentationKind.ORIGINAL, tmp_path / "other.mov")
+        tx.request_job(JobRequest(KIND, (rep,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    written = _rows(schema_recycler, schema)
+    assert sum(written.values()) > sum(fresh.values())
+    schema_recycler.give_back(schema)
+    assert schema_recycler.kept == kept, "not reset"
+    assert _rows(schema_recycler, schema) == fresh
+
+
 def test_a_changed_schema_is_never_reset(
     schema_recycler: SchemaRecycler, production_location: SchemaLocations, tmp_path: Path
 ) -> None:
