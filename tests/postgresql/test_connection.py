@@ -179,6 +179,19 @@ def test_a_pool_with_no_free_connection_is_busy(postgres_database: Database) -> 
         pool.close()
 
 
+def test_a_pool_that_waits_in_vain_for_a_stopped_server_says_unreachable_not_busy() -> None:
+    """A worker still starting when the server stopped waited for its pool's connection and
+    logged "busy" (the outage test, under load): the pool gets none because the server is gone."""
+    with LocalServer() as server:
+        target = parsed(server.uri(production="p"))
+        pool = connection.open_pool(target, min_size=0, max_size=1)
+        try:
+            server.stop()
+            assert translate_failure(target, lambda: pool.getconn(timeout=0.5)) == "unreachable"
+        finally:
+            pool.close()
+
+
 def test_a_closed_port_is_unreachable(postgres_server: LocalServer) -> None:
     target = parsed(postgres_server.uri(port=free_port(), production="p"))
     for attempt in (lambda: connection.connect(target), lambda: connection.open_pool(target, timeout=5)):

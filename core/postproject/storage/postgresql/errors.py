@@ -84,6 +84,8 @@ def translate(exc: psycopg.Error, uri: PostgresUri, *, connecting: bool = False)
         return StorageError(
             f"cannot reach the PostgreSQL server for {where}: {detail}", reason=Reason.UNREACHABLE
         )
+    if isinstance(exc, PoolTimeout) and (down := _server_down(uri)) is not None:
+        return down  # no connection for the pool because the server is gone, not because all are in use
     if state in _BUSY_STATES or isinstance(exc, PoolTimeout):
         return StorageError(f"production {where} is busy: {detail}", reason=Reason.BUSY)
     if state in _LOST_STATES or (state or "").startswith("08") or _is_lost(exc):
@@ -112,6 +114,17 @@ def translated(uri: PostgresUri, *, connecting: bool = False) -> Iterator[None]:
         error = translate(exc, uri, connecting=connecting)
         _scrub_cause(exc, uri)
         raise error from exc
+
+
+def _server_down(uri: PostgresUri) -> PostProjectError | None:
+    """After a pool waited in vain for a connection: the error of one direct connection attempt
+    when it fails (the server stopped, refuses or is unreachable: a worker's recovery must say
+    "unreachable", not "busy"), or None when the server answers (the pool is exhausted)."""
+    try:
+        psycopg.connect(uri.conninfo, application_name="postproject-probe", connect_timeout=5).close()
+    except psycopg.Error as probe:
+        return translate(probe, uri, connecting=True)
+    return None
 
 
 def _is_lost(exc: psycopg.Error) -> bool:
