@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.demo_recipe import small_recipe
+
 ROOT = Path(__file__).resolve().parents[2]
 # One xdist worker runs these one after another, so the module's wheel is built once.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900), pytest.mark.xdist_group("wheel")]
@@ -123,9 +125,7 @@ def test_installed_without_the_gui_extra(dist: Dist, tmp_path: Path) -> None:
     work.mkdir()
     helped = _run([bin_dir / "postproject", "--help"], cwd=work)
     assert helped.returncode == 0 and "usage: postproject" in helped.stdout
-    recipe = json.loads((ROOT / "resources" / "demo" / "recipe.json").read_text())
-    recipe["clip"] = {"width": 320, "height": 180, "frames": 6, "rate": 24}
-    (work / "small.json").write_text(json.dumps(recipe))
+    recipe = small_recipe(work)
     created = _run(
         [
             bin_dir / "postproject",
@@ -136,7 +136,7 @@ def test_installed_without_the_gui_extra(dist: Dist, tmp_path: Path) -> None:
             "--assets",
             "3",
             "--recipe",
-            "small.json",
+            recipe.name,
         ],
         cwd=work,
     )
