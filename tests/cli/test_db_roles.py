@@ -120,14 +120,14 @@ def job_path(location: str, media: Path) -> None:
             tx.commit()
         jobs = []
         with production.edit() as tx:
-            for _ in range(4):
+            for _ in range(5):
                 jobs.append(
                     tx.request_job(
                         JobRequest("org.example:proxy", (original,), asset, RepresentationKind.PROXY)
                     )
                 )
             tx.commit()
-        done, failed, cancelled, quick = jobs
+        done, failed, cancelled, quick, called = jobs
         with production.edit() as tx:
             lease = tx.claim_job_lease(done, TOOL, timedelta(minutes=5), agent=AGENT)
             tx.commit()
@@ -171,8 +171,15 @@ def job_path(location: str, media: Path) -> None:
             tx.record_attempt_log(lease, tail="done\n")
             tx.complete_job_lease(lease, rep, activity)
             tx.commit()
+        # the worker's one-call claim and completion (0013-0015: pp_claim_next, pp_complete,
+        # each numbering and inserting its revision and events itself)
+        work = production.claim_next_job(TOOL, timedelta(minutes=5), agent=AGENT)
+        assert work is not None and work.job.id == called
+        output = media / "A001_called.mov"
+        output.write_bytes(b"proxy essence, one call")
+        production.complete_job(work.lease, output, tool=TOOL, agent=AGENT, tail="done\n")
         states = [production.job(job).state for job in jobs]
-        assert states == [JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.SUCCEEDED]
+        assert states == [JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED] + [JobState.SUCCEEDED] * 2
 
 
 def refused(conn: psycopg.Connection[Any], statement: str) -> bool:
@@ -219,15 +226,16 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
             "AND proname = 'pp_commit'"
         ).fetchall()
         assert commit == [(False, ["search_path=farm"])]
-        # 0013's worker calls update jobs (the attempt by trigger) and the clock, and publish through
+        # the worker's calls (0013-0015) update jobs (the attempt by trigger) and the clock, and
+        # insert their revisions and events (pp_claim_next, pp_complete) or publish through
         # pp_publish: the caller's rights, their search_path pinned
         calls = conn.execute(
             "SELECT proname, prosecdef, proconfig FROM pg_proc WHERE pronamespace = 'farm'::regnamespace "
-            "AND proname IN ('pp_claim_next', 'pp_lease_check', 'pp_keep_mark') ORDER BY proname"
+            "AND proname IN ('pp_claim_next', 'pp_complete', 'pp_lease_check', 'pp_keep_mark') ORDER BY proname"
         ).fetchall()
         assert calls == [
             (name, False, ["search_path=farm"])
-            for name in ("pp_claim_next", "pp_keep_mark", "pp_lease_check")
+            for name in ("pp_claim_next", "pp_complete", "pp_keep_mark", "pp_lease_check")
         ]
 
     job_path(logins.uri("writer"), tmp_path)
@@ -249,11 +257,11 @@ def test_pp_writer_runs_the_job_path_but_cannot_rewrite_or_drop_history(
 
     with logins.connect("reader") as conn:
         conn.execute("SET search_path TO farm")
-        assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 4
+        assert conn.execute("SELECT count(*) FROM jobs").fetchone()[0] == 5
         assert refused(conn, "UPDATE jobs SET priority = 1")
         assert refused(conn, "SELECT * FROM pp_set_fingerprint(gen_random_uuid(), 'x', 1, '', 1)")
     with Production.open(logins.uri("reader"), read_only=True) as production:
-        assert len(production.jobs().items) == 4
+        assert len(production.jobs().items) == 5
 
 
 def test_db_roles_gives_an_existing_production_to_pp_owner(cli: Cli, logins: Logins, tmp_path: Path) -> None:

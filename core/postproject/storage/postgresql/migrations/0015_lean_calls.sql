@@ -1,0 +1,354 @@
+-- Version 15 (PostgreSQL): a worker's two calls without nested calls (issue 27, fifth pass).
+--
+-- pp_claim_next (0013) and pp_complete (0014) each called functions of their own: the lease
+-- check (pp_lease_check), the numbering lock and number (pp_number), and the general publish
+-- (pp_publish), which renumbers whatever an edit listed. Each call of a function with a pinned
+-- search_path (and pp_publish's SECURITY DEFINER) costs the server its own entry and exit:
+-- measured with pg_stat_statements and track_functions, 60-180 us a call, about 0.5 ms of the
+-- server's 4.6 ms a job. Here both do the same work inline, in the same order, with the same
+-- errors, events and notification:
+--
+--   pp_claim_next  the claim as before; then the numbering lock, the next number and the
+--                  clock mark (the newest revision's, job_clock's, the caller's sample: the
+--                  greatest, as pp_publish computes it), the claimed row's numbers (the claim
+--                  wrote the provisional number: it is this call's own row), the revision, its
+--                  job_claimed event and the notification.
+--   pp_complete    pp_lease_check's checks on the row it locks (PPL01, PPN01, PPI01; the same
+--                  messages), reading the columns the completion needs in the same statement;
+--                  then as before, with pp_number's lock and pp_publish's revision, events and
+--                  notification inline.
+--
+-- Neither updates a history row: the revision and its events are inserted, which pp_writer may
+-- do (0011: history is append-only for it), so both keep their caller's rights; pp_publish,
+-- pp_number and pp_lease_check stay for the edits that use them.
+
+CREATE OR REPLACE FUNCTION pp_claim_next(
+    p_provisional bigint,
+    p_secret bytea,
+    p_tool_name text,
+    p_tool_version text,
+    p_tool_uri text,
+    p_agent text,
+    p_worker uuid,
+    p_session uuid,
+    p_now bigint,
+    p_expires bigint,
+    p_kinds text[],          -- NULL: any kind
+    p_offline bigint,        -- a registered worker's gate (WorkerGate): offline after, asked kinds
+    p_asked text[],
+    p_worker_json text,      -- the event's worker name as JSON text (the client's encoding), or NULL
+    p_id uuid,
+    p_committed_at bigint,
+    p_origin text,
+    p_message text,
+    p_high_water bigint,
+    p_keep bigint            -- the clock sample to keep when nothing is claimed (NULL: known already)
+) RETURNS TABLE (
+    o_job uuid, o_attempt integer, o_held boolean,
+    o_session uuid, o_last_seen bigint, o_capacity integer, o_kinds text, o_active bigint,
+    o_asset uuid, o_output_kind smallint, o_inputs bytea, o_attempts integer, o_max_attempts integer,
+    o_regenerates uuid, o_resolved uuid[],
+    o_published bigint, o_mark bigint, o_server_now bigint
+) LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    payload text;
+    seq bigint;
+    last_mark bigint;
+    stored bigint;
+BEGIN
+    IF p_worker IS NOT NULL THEN
+        -- the worker's row, locked first (a statement of its own: the count below sees the
+        -- claims committed while it waited), then its facts and the gate (claims.py's _GATE)
+        PERFORM 1 FROM workers WHERE id = p_worker FOR NO KEY UPDATE;
+        SELECT w.session, w.last_seen, w.capacity, w.kinds::text,
+               (SELECT count(*) FROM jobs WHERE claim_worker_id = w.id AND claim_expires_at > p_now)
+        INTO o_session, o_last_seen, o_capacity, o_kinds, o_active
+        FROM workers w WHERE w.id = p_worker;
+        IF NOT FOUND OR NOT (o_session = p_session AND p_now - o_last_seen <= p_offline
+                             AND o_active < o_capacity
+                             AND (p_asked IS NULL OR o_kinds IS NULL OR o_kinds::jsonb ?| p_asked)) THEN
+            PERFORM pp_keep_mark(p_keep);
+            PERFORM set_config('postproject.claimed', '', false);
+            RETURN NEXT;  -- not registered, or the gate does not hold: nothing claimed
+            RETURN;
+        END IF;
+    END IF;
+    IF p_kinds IS NULL THEN
+        WITH ready AS (
+            SELECT id, priority AS p, available_at AS a FROM jobs
+            WHERE state = 1 AND waiting = 0 AND (not_before IS NULL OR not_before <= p_now)
+            ORDER BY priority DESC, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), expired AS (
+            SELECT id, priority AS p, claim_expires_at AS a FROM jobs
+            WHERE state = 2 AND claim_expires_at <= p_now AND (max_attempts IS NULL OR attempts < max_attempts)
+            ORDER BY claim_expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), pick AS (
+            SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1
+        )
+        UPDATE jobs j SET state = 2, claim_secret_hash = p_secret, claim_tool_name = p_tool_name,
+            claim_tool_version = p_tool_version, claim_tool_uri = p_tool_uri, claim_agent_name = p_agent,
+            claim_worker_id = p_worker, claim_session = p_session, claimed_at = p_now,
+            claim_expires_at = p_expires, claim_sequence = p_provisional, claim_attempt = j.attempts + 1,
+            attempts = j.attempts + 1, updated_sequence = p_provisional
+        WHERE j.id = (SELECT id FROM pick)
+          AND ((j.state = 1 AND j.waiting = 0 AND (j.not_before IS NULL OR j.not_before <= p_now))
+               OR (j.state = 2 AND j.claim_expires_at <= p_now
+                   AND (j.max_attempts IS NULL OR j.attempts < j.max_attempts)))
+        RETURNING j.id, j.claim_attempt, j.output_asset_id, j.output_kind, j.inputs, j.attempts, j.max_attempts,
+                  j.regenerates
+        INTO o_job, o_attempt, o_asset, o_output_kind, o_inputs, o_attempts, o_max_attempts, o_regenerates;
+    ELSE
+        WITH ready AS (
+            SELECT r.* FROM unnest(p_kinds) AS k (kind) CROSS JOIN LATERAL (
+                SELECT id, priority AS p, available_at AS a FROM jobs
+                WHERE state = 1 AND waiting = 0 AND kind = k.kind AND (not_before IS NULL OR not_before <= p_now)
+                ORDER BY priority DESC, available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) r
+        ), expired AS (
+            SELECT id, priority AS p, claim_expires_at AS a FROM jobs
+            WHERE state = 2 AND claim_expires_at <= p_now AND (max_attempts IS NULL OR attempts < max_attempts)
+              AND kind = ANY (p_kinds)
+            ORDER BY claim_expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+        ), pick AS (
+            SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM expired) c ORDER BY p DESC, a, id LIMIT 1
+        )
+        UPDATE jobs j SET state = 2, claim_secret_hash = p_secret, claim_tool_name = p_tool_name,
+            claim_tool_version = p_tool_version, claim_tool_uri = p_tool_uri, claim_agent_name = p_agent,
+            claim_worker_id = p_worker, claim_session = p_session, claimed_at = p_now,
+            claim_expires_at = p_expires, claim_sequence = p_provisional, claim_attempt = j.attempts + 1,
+            attempts = j.attempts + 1, updated_sequence = p_provisional
+        WHERE j.id = (SELECT id FROM pick)
+          AND ((j.state = 1 AND j.waiting = 0 AND (j.not_before IS NULL OR j.not_before <= p_now))
+               OR (j.state = 2 AND j.claim_expires_at <= p_now
+                   AND (j.max_attempts IS NULL OR j.attempts < j.max_attempts)))
+        RETURNING j.id, j.claim_attempt, j.output_asset_id, j.output_kind, j.inputs, j.attempts, j.max_attempts,
+                  j.regenerates
+        INTO o_job, o_attempt, o_asset, o_output_kind, o_inputs, o_attempts, o_max_attempts, o_regenerates;
+    END IF;
+    IF o_job IS NULL THEN
+        -- claimable jobs exist, all held by other edits: the caller claims through an edit,
+        -- which waits for their holders (writes.py, claim_next_row)
+        o_held := EXISTS (SELECT 1 FROM jobs WHERE state = 1 AND waiting = 0
+                          AND (not_before IS NULL OR not_before <= p_now)
+                          AND (p_kinds IS NULL OR kind = ANY (p_kinds)))
+               OR EXISTS (SELECT 1 FROM jobs WHERE state = 2 AND claim_expires_at <= p_now
+                          AND (max_attempts IS NULL OR attempts < max_attempts)
+                          AND (p_kinds IS NULL OR kind = ANY (p_kinds)));
+        PERFORM pp_keep_mark(p_keep);
+        PERFORM set_config('postproject.claimed', '', false);
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    o_resolved := ARRAY(SELECT resolved_id FROM job_dependencies WHERE job_id = o_job AND resolved_id IS NOT NULL);
+    -- the event as the edit stages it: {"job_id":"…","attempt":"…"[,"worker":…]} (json.dumps, compact)
+    payload := '{"job_id":"' || o_job::text || '","attempt":"' || o_attempt::text || '"'
+               || coalesce(',"worker":' || p_worker_json, '') || '}';
+    -- published (pp_publish's steps): the numbering lock, the next number and the clock mark
+    PERFORM pg_advisory_xact_lock(1347441202, hashtext(current_schema()));
+    o_server_now := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;  -- when the lock was taken
+    SELECT r.sequence, r.clock_mark INTO seq, last_mark FROM revisions r ORDER BY r.sequence DESC LIMIT 1;
+    seq := coalesce(seq, 0) + 1;
+    SELECT c.high_water INTO stored FROM job_clock c;
+    o_mark := greatest(last_mark, stored, p_high_water);
+    UPDATE jobs SET claim_sequence = seq, updated_sequence = seq WHERE id = o_job;  -- (written provisional above)
+    INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark)
+    VALUES (seq, p_id, p_committed_at, p_origin, p_message, o_mark);
+    INSERT INTO revision_events (sequence, position, kind, subject, payload)
+    VALUES (seq, 0, 'job_claimed', o_job, payload::json);
+    PERFORM pg_notify('postproject', current_schema() || ' ' || seq || ' ' || coalesce(o_mark::text, ''));
+    o_published := seq;
+    -- the claimed job, for reads sent after this call in the same round trip (pp_claimed)
+    PERFORM set_config('postproject.claimed', o_job::text, false);
+    RETURN NEXT;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION pp_complete(
+    p_job uuid,
+    p_secret bytea,
+    p_now bigint,
+    p_claim_sequence bigint,
+    p_rep uuid,
+    p_path text,
+    p_root text,
+    p_size bigint,
+    p_mtime bigint,
+    p_created_at bigint,
+    p_algorithm text,
+    p_version integer,
+    p_value bytea,
+    p_activity uuid,
+    p_tool_name text,
+    p_tool_version text,
+    p_tool_uri text,
+    p_agent text,
+    p_started bigint,
+    p_finished bigint,
+    p_copy boolean,
+    p_vocabularies text[],
+    p_properties text[],
+    p_values text[],
+    p_tail text,
+    p_tail_at bigint,
+    p_id uuid,
+    p_committed_at bigint,
+    p_origin text,
+    p_message text,
+    p_high_water bigint
+) RETURNS TABLE (published bigint, mark bigint, server_now bigint, locked_at bigint, superseded uuid)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    j record;
+    changed record;
+    seq bigint;
+    last_mark bigint;
+    stored bigint;
+    kinds text[];
+    subjects uuid[];
+    payloads text[];
+    target text := '{"target":{"kind":"activity","id":"' || p_activity::text || '"}';
+BEGIN
+    -- the lease check (pp_lease_check's: the same errors and messages) on the job's row, locked
+    SELECT state, claim_secret_hash, claim_expires_at, claim_sequence, inputs, dependencies, output_asset_id,
+           output_kind, kind, regenerates INTO j
+    FROM jobs WHERE id = p_job FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PPN01', MESSAGE = format('job %s does not exist', p_job);
+    END IF;
+    IF j.claim_secret_hash IS DISTINCT FROM p_secret OR j.claim_expires_at IS NULL OR j.claim_expires_at <= p_now
+       OR j.claim_sequence IS DISTINCT FROM p_claim_sequence THEN
+        IF j.state IN (3, 4, 5) AND j.claim_secret_hash IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'PPL01', MESSAGE = format(
+                'job %s already finished (it is %s); this lease no longer holds it', p_job,
+                CASE j.state WHEN 3 THEN 'succeeded' WHEN 4 THEN 'failed' ELSE 'cancelled' END);
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = 'PPL01',
+            MESSAGE = format('job lease on %s is expired, superseded or no longer claimed', p_job);
+    END IF;
+    -- the first input fingerprint recorded after the claim (as LEASE_ROW reads it)
+    SELECT f.representation_id, f.recorded_sequence, r.id AS revision INTO changed
+    FROM (SELECT encode(substring(j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid AS rep
+          FROM generate_series(0, length(j.inputs) / 16 - 1) g
+          UNION SELECT resolved_id FROM job_dependencies
+          WHERE j.dependencies > 0 AND job_id = p_job AND resolved_id IS NOT NULL) i
+    CROSS JOIN LATERAL (SELECT x.representation_id, x.recorded_sequence FROM representation_fingerprints x
+                        WHERE x.representation_id = i.rep AND x.recorded_sequence > p_claim_sequence
+                        ORDER BY x.recorded_sequence LIMIT 1) f
+    LEFT JOIN revisions r ON r.sequence = f.recorded_sequence
+    ORDER BY f.recorded_sequence LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PPI01',
+            MESSAGE = format('input representation %s of job %s changed in revision %s (%s) after the claim; '
+                             'do the work again under a new claim', changed.representation_id, p_job,
+                             changed.recorded_sequence, changed.revision),
+            DETAIL = changed.representation_id::text || ' ' || changed.recorded_sequence::text || ' '
+                     || changed.revision::text;
+    END IF;
+    IF p_tail IS NOT NULL THEN  -- as RECORD_ATTEMPT_LOG with a tail only
+        INSERT INTO job_attempt_logs AS l (job_id, number, root_name, path, tail, tail_at)
+        SELECT job_id, number, NULL, NULL, p_tail, p_tail_at FROM job_attempts
+        WHERE job_id = p_job AND secret_hash = p_secret
+        ON CONFLICT (job_id, number) DO UPDATE SET tail = excluded.tail, tail_at = excluded.tail_at;
+    END IF;
+    UPDATE jobs SET waiting = waiting - 1
+    WHERE id IN (SELECT job_id FROM job_dependencies WHERE upstream_id = p_job);
+
+    -- the numbering lock and the next number (pp_number's steps), the newest revision's mark
+    PERFORM pg_advisory_xact_lock(1347441202, hashtext(current_schema()));
+    locked_at := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;  -- when the lock was taken
+    SELECT r.sequence, r.clock_mark INTO seq, last_mark FROM revisions r ORDER BY r.sequence DESC LIMIT 1;
+    seq := coalesce(seq, 0) + 1;
+    INSERT INTO representations (id, asset_id, kind, path, root_name, size, mtime, created_at, created_sequence)
+    SELECT p_rep, j.output_asset_id, j.output_kind, p_path, p_root, p_size, p_mtime, p_created_at, seq
+    WHERE p_root IS NULL OR EXISTS (SELECT 1 FROM media_roots WHERE name = p_root);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'PPN01', MESSAGE = format('media root %L does not exist', p_root);
+    END IF;
+    INSERT INTO representation_fingerprints (representation_id, algorithm, version, value, recorded_sequence)
+    VALUES (p_rep, p_algorithm, p_version, p_value, seq);
+    INSERT INTO activities (id, kind, tool_name, tool_version, tool_uri, agent_name, started_at, finished_at,
+                            created_sequence)
+    VALUES (p_activity, j.kind, p_tool_name, p_tool_version, p_tool_uri, p_agent, p_started, p_finished, seq);
+    -- its inputs as the job reads after the claim (its bound inputs resolved), its one output;
+    -- each edge with its representation's fingerprints as they are now (as pp_publish records them)
+    INSERT INTO activity_edges (activity_id, direction, representation_id, role, snapshot_sequence,
+                                snapshot_fingerprints)
+    SELECT p_activity, e.direction, e.representation, '', seq, (
+        SELECT coalesce('[' || string_agg(format('[%s,%s,"%s"]', to_json(x.algorithm), x.version,
+                                                 upper(encode(x.value, 'hex'))), ','
+                                          ORDER BY x.algorithm, x.version) || ']', '[]')::json
+        FROM representation_fingerprints x WHERE x.representation_id = e.representation)
+    FROM (SELECT DISTINCT 0::smallint, i.rep FROM (
+              SELECT encode(substring(j.inputs FROM g * 16 + 1 FOR 16), 'hex')::uuid
+              FROM generate_series(0, length(j.inputs) / 16 - 1) g
+              UNION SELECT resolved_id FROM job_dependencies
+              WHERE j.dependencies > 0 AND job_id = p_job AND resolved_id IS NOT NULL) AS i (rep)
+          UNION ALL SELECT 1::smallint, p_rep) AS e (direction, representation);
+    kinds := ARRAY['representation_added', 'activity_created'];
+    subjects := ARRAY[p_rep, p_activity];
+    payloads := ARRAY[
+        '{"asset_id":"' || j.output_asset_id::text || '","representation_id":"' || p_rep::text || '"}',
+        '{"activity_id":"' || p_activity::text || '","activity_kind":' || to_json(j.kind)::text || '}'];
+    IF p_copy THEN  -- the job's parameters, in assertion order (a metadata row's id is its place)
+        WITH m AS (
+            INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence)
+            SELECT 3, p_activity, vocabulary, property, value, seq FROM metadata
+            WHERE target_kind = 5 AND target_id = p_job ORDER BY id
+            RETURNING id, vocabulary, property
+        )
+        SELECT kinds || array_agg('metadata_added_or_replaced'::text ORDER BY m.id),
+               subjects || array_agg(p_activity ORDER BY m.id),
+               payloads || array_agg(target || ',"vocabulary":' || to_json(m.vocabulary)::text || ',"property":'
+                                     || to_json(m.property)::text || '}' ORDER BY m.id)
+        INTO kinds, subjects, payloads FROM m;  -- (no parameters: each array || NULL is itself)
+    ELSIF cardinality(p_vocabularies) > 0 THEN
+        INSERT INTO metadata (target_kind, target_id, vocabulary, property, value, created_sequence)
+        SELECT 3, p_activity, x.v, x.p, x.value::json, seq
+        FROM unnest(p_vocabularies, p_properties, p_values) WITH ORDINALITY AS x (v, p, value, n) ORDER BY x.n;
+        SELECT kinds || array_agg('metadata_added_or_replaced'::text ORDER BY x.n),
+               subjects || array_agg(p_activity ORDER BY x.n),
+               payloads || array_agg(target || ',"vocabulary":' || to_json(x.v)::text || ',"property":'
+                                     || to_json(x.p)::text || '}' ORDER BY x.n)
+        INTO kinds, subjects, payloads
+        FROM unnest(p_vocabularies, p_properties) WITH ORDINALITY AS x (v, p, n);
+    END IF;
+    UPDATE jobs SET state = 3, completion_activity_id = p_activity, completion_representation_id = p_rep,
+        finished_at = p_now, claim_secret_hash = NULL, claim_tool_name = NULL, claim_tool_version = NULL,
+        claim_tool_uri = NULL, claim_agent_name = NULL, claim_worker_id = NULL, claim_session = NULL,
+        claimed_at = NULL, claim_expires_at = NULL, claim_sequence = NULL, claim_attempt = NULL,
+        updated_sequence = seq
+    WHERE id = p_job;
+    UPDATE job_attempts SET outcome = 1, ended_at = p_now, diagnostic = NULL, stopped_at = p_now
+    WHERE job_id = p_job AND outcome IS NULL;
+    kinds := kinds || 'job_succeeded'::text;
+    subjects := subjects || p_job;
+    payloads := payloads || ('{"job_id":"' || p_job::text || '"}');
+    IF j.regenerates IS NOT NULL THEN  -- its output replaces the artifact it regenerated (SUPERSEDE)
+        WITH RECURSIVE chain (id, successor, depth) AS (
+            SELECT id, superseded_by, 0 FROM representations WHERE id = j.regenerates
+            UNION ALL SELECT r.id, r.superseded_by, c.depth + 1 FROM chain c
+            JOIN representations r ON r.id = c.successor WHERE c.depth < 10000
+        )
+        UPDATE representations SET superseded_by = p_rep
+        WHERE id = (SELECT id FROM chain WHERE successor IS NULL) AND id <> p_rep
+        RETURNING id INTO superseded;
+        IF superseded IS NOT NULL THEN
+            kinds := kinds || 'representation_superseded'::text;
+            subjects := subjects || superseded;
+            payloads := payloads || ('{"representation_id":"' || superseded::text || '","superseded_by":"'
+                                     || p_rep::text || '","job_id":"' || p_job::text || '"}');
+        END IF;
+    END IF;
+    -- published (pp_publish's steps): the clock mark, the revision, its events, the notification
+    server_now := (extract(epoch FROM clock_timestamp()) * 1000000)::bigint;
+    SELECT c.high_water INTO stored FROM job_clock c;
+    mark := greatest(last_mark, stored, p_high_water);
+    INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark)
+    VALUES (seq, p_id, p_committed_at, p_origin, p_message, mark);
+    INSERT INTO revision_events (sequence, position, kind, subject, payload)
+    SELECT seq, e.n - 1, e.kind, e.subject, e.payload::json
+    FROM unnest(kinds, subjects, payloads) WITH ORDINALITY AS e (kind, subject, payload, n);
+    PERFORM pg_notify('postproject', current_schema() || ' ' || seq || ' ' || coalesce(mark::text, ''));
+    published := seq;
+    RETURN NEXT;
+END
+$$;

@@ -1,0 +1,3 @@
+-- Version 15 (SQLite): nothing changes. PostgreSQL's 0015 does a worker's claim and completion
+-- calls' work inline (no nested server calls); SQLite has no server calls. This file keeps
+-- both engines' versions alike.
