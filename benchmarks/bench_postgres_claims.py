@@ -38,8 +38,9 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
   --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
   --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
            archive``) drains the same way in each round beside ours (``api_before``, its
-           processes started with that core first on their path), so before and after are
-           measured in one run against the same floor and procrastinate.
+           processes started with that core first on their path; ``api_calls_before``: its
+           executor path, by :func:`calls_worker`), so before and after are measured in one
+           run against the same floor and procrastinate.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
@@ -270,16 +271,20 @@ class _Served:
         return self.base if production is None else f"{self.base}?production={quote(production)}"
 
 
-def baseline_drain(server: LocalServer, n: int, workers: int, root: Path, core: Path) -> dict[str, Any]:
+def baseline_drain(
+    server: LocalServer, n: int, workers: int, root: Path, core: Path, calls: bool = False
+) -> dict[str, Any]:
     """:func:`api_drain` run by another checkout's core (``core`` first on the path of a child
-    process and of the workers it spawns), on this server."""
+    process and of the workers it spawns), on this server; ``calls``: by :func:`calls_worker`."""
     env = os.environ | {
         "PYTHONPATH": os.pathsep.join((str(core), str(Path(__file__).parent))),
         "PP_BENCH_URI": server.uri("bench"),
         "PP_BENCH_DATA": str(server.data),
         "PP_BENCH_ROOT": str(root),
     }
-    command = [sys.executable, __file__, "--drain", str(workers), "--jobs", str(n)]
+    command = [sys.executable, __file__, "--drain", str(workers), "--jobs", str(n)] + (
+        ["--calls"] if calls else []
+    )
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600, check=False)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -528,12 +533,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--baseline-core", type=Path, default=None, help="another checkout's core/")
     parser.add_argument("--drain", type=int, default=None, help=argparse.SUPPRESS)  # baseline_drain's child
+    parser.add_argument("--calls", action="store_true", help=argparse.SUPPRESS)  # ... by calls_worker
     args = parser.parse_args()
     if args.drain is not None:
         import postproject
 
         served = _Served(os.environ["PP_BENCH_URI"], os.environ["PP_BENCH_DATA"])
-        got = api_drain(served, args.jobs, args.drain, Path(os.environ["PP_BENCH_ROOT"]))  # type: ignore[arg-type]
+        worker = calls_worker if args.calls else None
+        got = api_drain(served, args.jobs, args.drain, Path(os.environ["PP_BENCH_ROOT"]), worker)  # type: ignore[arg-type]
         print(json.dumps(got | {"core": str(Path(postproject.__file__).parent)}, default=float))
         return 0
     n = args.jobs or (400 if args.quick else 2000)
@@ -585,6 +592,10 @@ def main() -> int:
                         "api_before",
                         lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core),
                     ),
+                    (
+                        "api_calls_before",
+                        lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core, calls=True),
+                    ),
                     ("floor", lambda w=workers: pg_floor.floor_drain(server, n, w, root, seed, server_cpu)),
                     (
                         "procrastinate",
@@ -593,7 +604,9 @@ def main() -> int:
                 ):
                     if name in ("procrastinate", "floor", "api_calls") and name in skip:
                         continue
-                    if name == "api_before" and args.baseline_core is None:
+                    if name in ("api_before", "api_calls_before") and args.baseline_core is None:
+                        continue
+                    if name == "api_calls_before" and "api_calls" in skip:
                         continue
                     load1 = os.getloadavg()[0]
                     got = run()
@@ -626,11 +639,17 @@ def main() -> int:
                 if peer:
                     ratios["before_vs_procrastinate"] = before / peer
             calls = report.get(f"api_calls_w{workers}", {}).get("jobs_per_s")
+            calls_before = report.get(f"api_calls_before_w{workers}", {}).get("jobs_per_s")
+            if calls_before:
+                for other, rate in (("floor", floor), ("procrastinate", peer)):
+                    if rate:
+                        ratios[f"calls_before_vs_{other}"] = calls_before / rate
             if calls:  # the executor's path: one call per operation
                 for other, rate in (
                     ("floor", floor),
                     ("procrastinate", peer),
                     ("before", before),
+                    ("calls_before", calls_before),
                     ("api", api),
                 ):
                     if rate:
@@ -656,11 +675,11 @@ def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]
     round by round."""
     rates = {
         name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
-        for name in ("api", "api_calls", "api_before", "floor", "procrastinate")
+        for name in ("api", "api_calls", "api_before", "api_calls_before", "floor", "procrastinate")
     }
     found: dict[str, list[float]] = {}
-    for mine in ("api", "api_calls", "api_before"):
-        for other in ("floor", "procrastinate", "api_before", "api"):
+    for mine in ("api", "api_calls", "api_before", "api_calls_before"):
+        for other in ("floor", "procrastinate", "api_before", "api_calls_before", "api"):
             if mine != other and rates[mine] and rates[other]:
                 found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
     return found

@@ -17,6 +17,7 @@ The functions here are :class:`.writes.WriteSession`'s methods (their ``session`
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -37,12 +38,13 @@ COMPLETE = "SELECT * FROM pp_complete(" + ", ".join(["%s"] * 31) + ")"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
 KEPT = 1024  # claims this process remembers, at most
-# Production.claim_next_job in one statement (0014): the call, and the job as the claim left it
-# with its attempts, dependencies and parameters (VOLATILE functions: they see what the call wrote).
+# Production.claim_next_job in one statement (0014, 0015): the call, and the job as the claim left
+# it with its attempts, dependencies and parameters (pp_claimed_job, VOLATILE: it sees what the
+# call wrote), the job's columns read from its row as every job read reads them.
+_CLAIMED_COLUMNS = re.sub(r"\bj\.", "(r.job).", rows.JOB_COLUMNS)
 CLAIM_NEXT_JOB = (
-    f"SELECT c.*, {rows.JOB_COLUMNS}, CASE WHEN j.attempts > 0 THEN pp_job_attempts(j.id) END, "
-    "CASE WHEN j.dependencies > 0 THEN pp_job_dependencies(j.id) END, pp_job_parameters(j.id) "
-    f"FROM pp_claim_next({', '.join(['%s'] * 20)}) c LEFT JOIN LATERAL pp_job_now(c.o_job) j ON true"
+    f"SELECT c.*, {_CLAIMED_COLUMNS}, r.attempts, r.dependencies, r.parameters "
+    f"FROM pp_claim_next({', '.join(['%s'] * 20)}) c LEFT JOIN LATERAL pp_claimed_job(c.o_job) r ON true"
 )
 
 

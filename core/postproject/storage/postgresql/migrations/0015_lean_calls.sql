@@ -18,6 +18,9 @@
 --                  then as before, with pp_number's lock and pp_publish's revision, events and
 --                  notification inline.
 --
+-- Production.claim_next_job's reads of the claimed job, four calls joined to pp_claim_next's row
+-- (0014), are one (pp_claimed_job, below); the four are dropped.
+--
 -- Neither updates a history row: the revision and its events are inserted, which pp_writer may
 -- do (0011: history is append-only for it), so both keep their caller's rights; pp_publish,
 -- pp_number and pp_lease_check stay for the edits that use them.
@@ -352,3 +355,40 @@ BEGIN
     RETURN NEXT;
 END
 $$;
+
+-- Production.claim_next_job's reads of the claimed job (0014's pp_job_now, pp_job_attempts,
+-- pp_job_dependencies, pp_job_parameters: four calls) as one call: the job's row as the claim
+-- left it, its attempts and dependencies (NULL when it has none, as the client's CASEs sent
+-- them) and its parameters, each as those functions answer it. VOLATILE, so its queries see
+-- what pp_claim_next wrote in the same statement (calls.py joins it LATERAL to the call's row).
+CREATE FUNCTION pp_claimed_job(p_job uuid)
+RETURNS TABLE (job jobs, attempts json, dependencies json, parameters json)
+LANGUAGE plpgsql VOLATILE SET search_path FROM CURRENT AS $$
+BEGIN
+    SELECT * INTO job FROM jobs j WHERE j.id = p_job;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF job.attempts > 0 THEN
+        SELECT json_agg(json_build_array(a.number, a.outcome, a.agent_name,
+                                         (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name,
+                                         a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
+                                         a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at,
+                                         a.stop_by, a.stopped_at) ORDER BY a.number)
+        INTO attempts FROM job_attempts a WHERE a.job_id = p_job;
+    END IF;
+    IF job.dependencies > 0 THEN
+        SELECT json_agg(json_build_array(d.upstream_id, u.state, d.binds_output, d.resolved_id)
+                        ORDER BY d.upstream_id)
+        INTO dependencies FROM job_dependencies d JOIN jobs u ON u.id = d.upstream_id WHERE d.job_id = p_job;
+    END IF;
+    SELECT json_agg(json_build_array(m.vocabulary, m.property, m.value::text) ORDER BY m.id)
+    INTO parameters FROM metadata m WHERE m.target_kind = 5 AND m.target_id = p_job;
+    RETURN NEXT;
+END
+$$;
+
+DROP FUNCTION pp_job_now(uuid);
+DROP FUNCTION pp_job_attempts(uuid);
+DROP FUNCTION pp_job_dependencies(uuid);
+DROP FUNCTION pp_job_parameters(uuid);
