@@ -487,9 +487,11 @@ class Transaction:
             edit.status = "committed"
             return CommitReceipt(self._handle.production_id, None)
         try:
-            # an edit a call committed already has nothing left to guard
-            committed_at = self._handle.now_micros() if edit.called else self._commit_time()
-            revision_id = RevisionId.new()
+            if edit.call_revision is not None:  # a call published it: its revision, as stored
+                revision_id, committed_at = edit.call_revision
+            else:  # (an edit a call ended without publishing has nothing left to guard)
+                committed_at = self._handle.now_micros() if edit.called else self._commit_time()
+                revision_id = RevisionId.new()
             published = session.commit(
                 committed_at,
                 revision_id.bytes,

@@ -217,3 +217,52 @@ def _complete_job(production: Production, lease: Any, tmp_path: Path) -> PostPro
     assert len(production.representations(job.output_asset_id).items) == 1  # the original only
     assert production.attempt_log(job.id).tail is None  # (the log tail went with it)
     return failed.value
+
+
+def test_the_receipt_of_an_edit_a_call_committed_is_the_revision_the_call_published(
+    postgres_uri: str, tmp_path: Path
+) -> None:
+    """A one-call claim and a one-call completion publish their revision from the call; the edit's
+    ``commit()`` then returns that revision (its id, number and time as stored), not another."""
+    from postproject.transaction import claim_next_committed, complete_committed
+
+    production, _ = _production(postgres_uri, tmp_path)
+    with production:
+        with production.edit(origin="calls") as tx:
+            lease = claim_next_committed(tx, TOOL, LEASE, None, None, None)
+            claimed = tx.commit().revision
+        assert lease is not None and claimed is not None
+        output = tmp_path / "out.mov"
+        output.write_bytes(b"out")
+        with production.edit(origin="calls", defer_lease_checks=True) as tx:
+            rows = _completion_rows(production, output)
+            assert complete_committed(tx, lease, rows)
+            completed = tx.commit().revision
+        assert completed is not None
+        stored = {r.sequence: r for r in production.revisions(limit=2)}
+    for receipt in (claimed, completed):
+        revision = stored[receipt.sequence]
+        assert (receipt.id, receipt.committed_at, receipt.origin) == (
+            revision.id,
+            revision.committed_at,
+            revision.origin,
+        )
+    assert sorted(stored) == [claimed.sequence, completed.sequence]
+
+
+def _completion_rows(production: Production, output: Path) -> Any:
+    """What ``Production.complete_job`` hands the one-call completion (its rows, given the lease's
+    job, secret hash and guarded time): the output recorded as is, the job's parameters copied."""
+    from postproject.base import files
+    from postproject.base.handle import ProductionHandle
+    from postproject.engine.claims import CompletionRows
+    from postproject.model.ids import ActivityId, RepresentationId
+
+    handle = ProductionHandle.of(production)
+    stored, absolute = handle.locate(output, None)
+    facts = files.read_facts(absolute)
+    rep, activity = RepresentationId.new().bytes, ActivityId.new().bytes
+    return lambda job, secret, now: CompletionRows(
+        job, secret, now, rep, None, stored, None, facts.size, facts.mtime, handle.now_micros(),
+        facts.fingerprint, activity, TOOL, None, None, None, None, None,
+    )  # fmt: skip

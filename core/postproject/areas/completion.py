@@ -35,7 +35,8 @@ class CompletionOperations:
                 return False
             now = edit.now_guarded()
             origin, message, principal = committed
-            revision = (RevisionId.new().bytes, now, origin, message, edit.observed_high)
+            revision_id = RevisionId.new()
+            revision = (revision_id.bytes, now, origin, message, edit.observed_high)
             try:
                 sequence = s.complete_committed(
                     rows(job_id.bytes, secret, now), revision, principal=principal
@@ -45,5 +46,6 @@ class CompletionOperations:
             if sequence is None:
                 return False
             edit.called = True
+            edit.call_revision = (revision_id, now)
             edit.effects.append((lease, "end", 0))
         return True

@@ -314,7 +314,8 @@ class JobOperations:
         calls = s
         assert commits_claims(calls)
         origin, message, principal = committed
-        revision = (RevisionId.new().bytes, now, origin, message, self._edit.observed_high)
+        revision_id = RevisionId.new()
+        revision = (revision_id.bytes, now, origin, message, self._edit.observed_high)
         done = calls.claim_next_committed(
             gate,
             kinds,
@@ -336,6 +337,7 @@ class JobOperations:
         self._edit.called = True  # committed (at ``now``, before ``expires``), or nothing to commit
         if done.claimed is None:
             return None
+        self._edit.call_revision = (revision_id, now)
         job_id, attempt = done.claimed
         return self._claimed(s, JobId(job_id), secret, expires, attempt, worker)
 

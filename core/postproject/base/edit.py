@@ -17,7 +17,7 @@ from postproject.base.leases import JobLease
 from postproject.engine import WriteSession
 from postproject.engine.claims import defers_lease_checks
 from postproject.model.errors import ConflictError, PostProjectError, Reason
-from postproject.model.ids import _Id
+from postproject.model.ids import RevisionId, _Id
 
 Status = Literal["open", "committed", "rolled back", "failed"]
 Effect = tuple[JobLease, Literal["activate", "extend", "end"], int]
@@ -29,6 +29,7 @@ class EditState:
 
     __slots__ = (
         "__weakref__",
+        "call_revision",
         "called",
         "defer_lease_checks",
         "effects",
@@ -45,6 +46,7 @@ class EditState:
         self.handle = handle
         self.defer_lease_checks = defer_lease_checks  # checks of claims known here go with the commit
         self.called = False  # one call committed the edit (or found nothing to commit): commit() ends it
+        self.call_revision: tuple[RevisionId, int] | None = None  # the revision that call published, its time
         self.session: WriteSession | None = None
         self.status: Status = "open"
         self.guards: list[int] = []  # lease expiries the commit must precede
