@@ -108,7 +108,28 @@ def _utf8_safe(value: object) -> object:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked ``slow`` first, each group in the order pytest-randomly gave it: under
     pytest-xdist the long tests start early, so the run does not end waiting for one of them."""
+    _xdist_groups_in_node_ids(items)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def _xdist_groups_in_node_ids(items: list[pytest.Item]) -> None:
+    """Make ``@pytest.mark.xdist_group`` work again under pytest 9.2 (pytest-xdist#1386).
+
+    With ``--dist loadgroup`` each worker appends ``@group`` to a grouped test's id (its
+    ``_nodeid`` attribute) and the controller hands out every test sharing a group as one unit.
+    pytest 9.2 keeps a node's id in a structured ``_id`` that ``nodeid`` reads, so the suffix
+    never reached the controller: the groups were silently spread over every worker (the wheel
+    built once per worker, each service module's service started once per worker and engine).
+    Here the id takes the suffix too (after pytest-xdist's own hook: this one runs last); with a
+    pytest or pytest-xdist where the suffix arrives already, this changes nothing."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # an older pytest: ``nodeid`` is ``_nodeid`` itself
+        return
+    for item in items:
+        grouped = item.__dict__.get("_nodeid")
+        if isinstance(grouped, str) and grouped != item.nodeid and grouped.startswith(item.nodeid + "@"):
+            item._id = NodeId.parse(grouped)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

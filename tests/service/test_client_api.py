@@ -12,6 +12,8 @@ from postproject import JobId, JobRef, Production
 from postproject.service import models
 from tests.service.conftest import KIND, Service
 
+pytestmark = pytest.mark.xdist_group("service_client_api")  # one worker: tests/README.md
+
 PROBLEM_KEYS = {"type", "title", "status", "detail", "instance", "code"}
 
 

@@ -18,6 +18,8 @@ from tests.service.conftest import Service, wait_until
 from tests.service.test_client_api import problem
 from tests.service.test_worker_api import claim, completion, only_kind, register
 
+pytestmark = pytest.mark.xdist_group("service_lifecycle")  # one worker: tests/README.md
+
 
 def events(answer: httpx.Response) -> Iterator[tuple[int, dict[str, Any]]]:
     """(sequence, revision) of each event of an open stream, as they arrive."""

@@ -27,6 +27,8 @@ from postproject.service.app import create_app
 from postproject.service.config import ServiceConfig
 from tests.service.conftest import ROOT, Service
 
+pytestmark = pytest.mark.xdist_group("service_openapi")  # one worker: tests/README.md
+
 DOCUMENT = ROOT / "docs" / "openapi.json"
 CASES = 8  # per operation and generation mode: ~400 requests per engine
 SKIPPED = {("GET", "/v1/revisions/stream")}  # never ends by itself: tests/service/test_lifecycle.py

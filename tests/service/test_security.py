@@ -21,6 +21,8 @@ from tests.service.conftest import ROOT, Service, wait_until
 from tests.service.test_client_api import problem
 from tests.service.test_worker_api import claim, completion, only_kind, register
 
+pytestmark = pytest.mark.xdist_group("service_security")  # one worker: tests/README.md
+
 JOB = str(JobId.new())
 SESSION = "00000000-0000-4000-8000-000000000000"
 # (method, path, body) of every endpoint but health, readiness and the document

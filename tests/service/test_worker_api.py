@@ -9,11 +9,14 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from postproject import ActivityRef, JobId, Production, RepresentationId
 from postproject.service import models
 from tests.service.conftest import KIND, Service, wait_until
 from tests.service.test_client_api import problem
+
+pytestmark = pytest.mark.xdist_group("service_worker_api")  # one worker: tests/README.md
 
 _names = iter(range(1, 10_000))
 
