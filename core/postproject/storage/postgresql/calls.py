@@ -1,16 +1,17 @@
 """A worker's operations as one server call each (migration 0013; :mod:`.writes` runs them).
 
 ``pp_claim_next`` claims (the claim of :mod:`.claims`, with a registered worker's gate),
-stages the claim's ``job_claimed`` event exactly as an edit stages it and publishes it through
-``pp_publish``, as one autocommit statement: :class:`postproject.engine.claims.CommittedClaims`.
+stages the claim's ``job_claimed`` event exactly as an edit stages it and publishes it
+(``pp_publish``'s steps, inline since migration 0015), as one autocommit statement: :class:`postproject.engine.claims.CommittedClaims`.
 It answers the claimed job's lease row, which this process keeps
 (:attr:`.pipeline.Host.claims`) until an edit of its own changes the job, so that a
 completion in an edit opened with ``defer_lease_checks`` needs no read first: its lease check
 (``pp_lease_check``) is queued ahead of the transition and goes with the commit's pipeline,
 raising what the read's check would have raised (:class:`postproject.engine.claims.DeferredLeaseChecks`).
 The attempt's log recorded in such an edit is queued too, expecting its row. ``pp_complete``
-(migration 0014) completes such a claim in one autocommit call: the lease check, the rows and
-events of the completion edit, and the commit (:class:`postproject.engine.claims.CommittedCompletions`).
+(migration 0014; its lease check, numbering and publish inline since 0015) completes such a
+claim in one autocommit call: the lease check, the rows and events of the completion edit, and
+the commit (:class:`postproject.engine.claims.CommittedCompletions`).
 The functions here are :class:`.writes.WriteSession`'s methods (their ``session``).
 """
 
