@@ -21,8 +21,12 @@ from tests.executor.conftest import Studio
 from tests.executor.test_worker_process import Running, spawn, wait_for
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 __all__ = ["spawn"]  # the fixture, shared with test_worker_process
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
+    pytest.mark.xdist_group("executor_long_clip"),  # its long clip, made once: tests/README.md
+]
 
 LONG_FRAMES = 720  # its 1080p proxy encodes for seconds; a stop lands in tens of milliseconds
 

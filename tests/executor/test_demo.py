@@ -24,6 +24,8 @@ from postproject.executor.demo_run import is_demo, remove_demo
 from postproject.executor.media import probe
 from postproject.executor.recipe import Recipe, default_path
 
+pytestmark = pytest.mark.xdist_group("executor_demo")  # the module's demo, made once: tests/README.md
+
 SMALL = Recipe.load().with_clip(size=(320, 180), frames=12)
 
 
