@@ -236,12 +236,14 @@ def production_factory(
     PostgreSQL, when it can, a reset schema of an earlier test: tests/postgresql_recycling.py)."""
     opened: list[Production] = []
     plain: list[str] = []  # PostgreSQL schemas made as Production.create(location, clock=...) makes them
+    schema_of: dict[int, str] = {}  # id(production) -> its schema, for those in ``plain``
 
     def make(name: str = "production.pproj", **kwargs: object) -> Production:
         kwargs.setdefault("clock", clock)
         if isinstance(production_location, SchemaLocations) and _plain(kwargs):
             recycler = request.getfixturevalue("schema_recycler")
             production = _from_schema(production_location, recycler, name, kwargs["clock"], plain)  # type: ignore[arg-type]
+            schema_of[id(production)] = production_location.schemas[name]
         else:
             location = production_location(name)
             if production_template.can_copy(location, kwargs):
@@ -255,6 +257,19 @@ def production_factory(
         opened.append(production)
         return production
 
+    def recycle(production: Production) -> None:
+        """Close ``production`` now, and on PostgreSQL give its schema back now rather than at
+        the test's end, so that the test's next ``make`` can take it reset (a test that makes
+        many productions one after another: the stateful lifecycle makes one per Hypothesis
+        example). Its name must not be made again in this test."""
+        production.close()
+        opened.remove(production)
+        schema = schema_of.pop(id(production), None)
+        if schema is not None and schema in plain:
+            plain.remove(schema)
+            request.getfixturevalue("schema_recycler").give_back(schema)
+
+    make.recycle = recycle  # type: ignore[attr-defined]
     yield make
     for production in opened:
         production.close()
