@@ -33,7 +33,8 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            processes in /proc, once the ended workers' backends are reaped), for every loop.
   rounds   ``--rounds N`` runs every loop N times interleaved (within a round: raw, raw_proj,
            ours, the floor, procrastinate, one after the other, so the machine's load hits all
-           alike); the report holds medians (and each round's rate), the machine's one-minute
+           alike; before each, the server settles: earlier drains' schemas dropped, a
+           checkpoint, no autovacuum running); the report holds medians (and each round's rate), the machine's one-minute
            load average before and after each run, and before and after the whole benchmark.
   --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
   --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
@@ -290,6 +291,37 @@ def baseline_drain(
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
     got: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return got
+
+
+def settle(server: LocalServer) -> None:
+    """Between two drains: drop what the drains before made (their schemas in ``bench``,
+    procrastinate's databases), so that no autovacuum of their leftovers runs inside the next
+    drain's measurement (the server's CPU counts every server process), then checkpoint and
+    wait for running autovacuum workers to end (at most 30 s)."""
+    from psycopg import sql
+
+    from postproject.storage.postgresql.localserver import ADMIN
+
+    with psycopg.connect(
+        host=str(server.socket_dir), port=server.port, user=ADMIN, dbname="bench", autocommit=True
+    ) as conn:
+        made = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname ~ '^[sf]_[0-9]+_'").fetchall()
+        for (name,) in made:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(name)))
+    admin = server.admin()
+    for (name,) in admin.execute(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'procrastinate%'"
+    ).fetchall():
+        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    admin.execute("CHECKPOINT")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        row = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"
+        ).fetchone()
+        if not row or row[0] == 0:
+            return
+        time.sleep(0.2)
 
 
 # --- raw baselines ------------------------------------------------------------------------
@@ -573,6 +605,7 @@ def main() -> int:
                 ):
                     if name == "procrastinate" and "procrastinate" in skip:
                         continue
+                    settle(server)
                     load1 = os.getloadavg()[0]
                     got = run()
                     got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
