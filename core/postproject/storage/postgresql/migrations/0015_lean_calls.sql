@@ -19,7 +19,9 @@
 --                  notification inline.
 --
 -- Production.claim_next_job's reads of the claimed job, four calls joined to pp_claim_next's row
--- (0014), are one (pp_claimed_job, below); the four are dropped.
+-- (0014), are one (pp_claimed_job, below); the four are dropped, and so is pp_claimed (0013: the
+-- claimed job for reads pipelined after the call, unused since 0014), whose session setting
+-- pp_claim_next no longer sets.
 --
 -- Neither updates a history row: the revision and its events are inserted, which pp_writer may
 -- do (0011: history is append-only for it), so both keep their caller's rights; pp_publish,
@@ -71,7 +73,6 @@ BEGIN
                              AND o_active < o_capacity
                              AND (p_asked IS NULL OR o_kinds IS NULL OR o_kinds::jsonb ?| p_asked)) THEN
             PERFORM pp_keep_mark(p_keep);
-            PERFORM set_config('postproject.claimed', '', false);
             RETURN NEXT;  -- not registered, or the gate does not hold: nothing claimed
             RETURN;
         END IF;
@@ -137,7 +138,6 @@ BEGIN
                           AND (max_attempts IS NULL OR attempts < max_attempts)
                           AND (p_kinds IS NULL OR kind = ANY (p_kinds)));
         PERFORM pp_keep_mark(p_keep);
-        PERFORM set_config('postproject.claimed', '', false);
         RETURN NEXT;
         RETURN;
     END IF;
@@ -159,8 +159,6 @@ BEGIN
     VALUES (seq, 0, 'job_claimed', o_job, payload::json);
     PERFORM pg_notify('postproject', current_schema() || ' ' || seq || ' ' || coalesce(o_mark::text, ''));
     o_published := seq;
-    -- the claimed job, for reads sent after this call in the same round trip (pp_claimed)
-    PERFORM set_config('postproject.claimed', o_job::text, false);
     RETURN NEXT;
 END
 $$;
@@ -392,3 +390,4 @@ DROP FUNCTION pp_job_now(uuid);
 DROP FUNCTION pp_job_attempts(uuid);
 DROP FUNCTION pp_job_dependencies(uuid);
 DROP FUNCTION pp_job_parameters(uuid);
+DROP FUNCTION pp_claimed();
