@@ -68,6 +68,7 @@ from typing import Any
 from urllib.parse import quote
 
 import psycopg
+from psycopg import sql
 
 import pg_floor
 import pg_peers
@@ -84,7 +85,7 @@ from postproject import (
     ToolIdentity,
 )
 from postproject.base.handle import ProductionHandle
-from postproject.storage.postgresql.localserver import LocalServer
+from postproject.storage.postgresql.localserver import ADMIN, LocalServer
 
 TOOL = ToolIdentity("bench-worker", "1")
 LEASE = timedelta(minutes=5)
@@ -298,10 +299,6 @@ def settle(server: LocalServer) -> None:
     procrastinate's databases), so that no autovacuum of their leftovers runs inside the next
     drain's measurement (the server's CPU counts every server process), then checkpoint and
     wait for running autovacuum workers to end (at most 30 s)."""
-    from psycopg import sql
-
-    from postproject.storage.postgresql.localserver import ADMIN
-
     with psycopg.connect(
         host=str(server.socket_dir), port=server.port, user=ADMIN, dbname="bench", autocommit=True
     ) as conn:
@@ -605,7 +602,6 @@ def main() -> int:
                 ):
                     if name == "procrastinate" and "procrastinate" in skip:
                         continue
-                    settle(server)
                     load1 = os.getloadavg()[0]
                     got = run()
                     got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
@@ -641,6 +637,7 @@ def main() -> int:
                         continue
                     if name == "api_calls_before" and "api_calls" in skip:
                         continue
+                    settle(server)
                     load1 = os.getloadavg()[0]
                     got = run()
                     got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
