@@ -208,6 +208,13 @@ def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
     assert work.job.state is JobState.CLAIMED
     assert work.parameters == production.metadata[JobRef(job_id)]
     assert [p.value.value for p in work.parameters] == ["proxy-720p", 4711]  # type: ignore[attr-defined]
+    with production.edit() as tx:  # failed, to be retried: claimed again, its attempts read
+        tx.fail_job_lease(work.lease, "transient", retry=True)
+        tx.commit()
+    work = production.claim_next_job(TOOL, LEASE, agent=AGENT, origin="tests", message="Claim")
+    assert work is not None
+    assert work.job == production.job(job_id)
+    assert [a.number for a in work.job.attempts] == [1, 2]
     revision = production.latest_revision()
     assert revision is not None
     assert (revision.origin, revision.message, [e.kind for e in revision.events]) == (
@@ -244,6 +251,7 @@ def _chain(production: Production, media: Path, *, complete_job: bool) -> list[A
                 tx.commit()
         work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
         assert work is not None
+        assert work.job == production.job(work.job.id)  # its dependencies and inputs as read
         job, output = work.job, media / f"out{n}.mov"
         output.write_bytes(b"essence %d" % n)
         if complete_job:

@@ -33,19 +33,24 @@ from postproject.storage.postgresql.types import DIALECT, Id
 from postproject.storage.sql import statements as q
 
 CLAIMED = 2
-CLAIM_NEXT = "SELECT * FROM pp_claim_next(" + ", ".join(["%s"] * 20) + ")"
+_CLAIM_COLUMNS = (
+    "o_job, o_attempt, o_held, o_session, o_last_seen, o_capacity, o_kinds, o_active, o_asset, o_output_kind, "
+    "o_inputs, o_attempts, o_max_attempts, o_regenerates, o_resolved, o_published, o_mark, o_server_now"
+)
+_CALL = "FROM pp_claim_next(" + ", ".join(["%s"] * 21) + ") c"
+CLAIM_NEXT = f"SELECT {_CLAIM_COLUMNS} {_CALL}"
 LEASE_CHECK = "SELECT pp_lease_check(%s, %s, %s, %s)"
 COMPLETE = "SELECT * FROM pp_complete(" + ", ".join(["%s"] * 31) + ")"
 # The attempt's log, queued: its one row expected (as the call's "this lease claimed no attempt").
 RECORD_LOG = "WITH w AS (" + DIALECT.sql(q.RECORD_ATTEMPT_LOG) + ")"
 KEPT = 1024  # claims this process remembers, at most
-# Production.claim_next_job in one statement (0014, 0015): the call, and the job as the claim left
-# it with its attempts, dependencies and parameters (pp_claimed_job, VOLATILE: it sees what the
-# call wrote), the job's columns read from its row as every job read reads them.
-_CLAIMED_COLUMNS = re.sub(r"\bj\.", "(r.job).", rows.JOB_COLUMNS)
+# Production.claim_next_job in one statement (0014-0016): the call, and the job as the claim left
+# it with its attempts, dependencies and parameters, which the call reads before it takes the
+# numbering lock (0016; its row from the UPDATE that numbers the claim), the job's columns read
+# from its row as every job read reads them.
+_CLAIMED_COLUMNS = re.sub(r"\bj\.", "(c.o_row).", rows.JOB_COLUMNS)
 CLAIM_NEXT_JOB = (
-    f"SELECT c.*, {_CLAIMED_COLUMNS}, r.attempts, r.dependencies, r.parameters "
-    f"FROM pp_claim_next({', '.join(['%s'] * 20)}) c LEFT JOIN LATERAL pp_claimed_job(c.o_job) r ON true"
+    f"SELECT {_CLAIM_COLUMNS}, {_CLAIMED_COLUMNS}, o_attempt_list, o_dependencies, o_parameters {_CALL}"
 )
 
 
@@ -91,6 +96,7 @@ def claim_next_committed(
         message,
         high_water,
         kept,
+        with_job,
     )
     started = clock.monotonic()
     row, _ = session.pipeline.call(CLAIM_NEXT_JOB if with_job else CLAIM_NEXT, params, principal=principal)

@@ -1,0 +1,3 @@
+-- Version 16 (SQLite): nothing changes. PostgreSQL's 0016 reads a claimed job before the
+-- numbering lock, in the claim's own call; SQLite has no server calls. This file keeps both
+-- engines' versions alike.
