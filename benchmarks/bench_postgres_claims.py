@@ -41,8 +41,12 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            archive``) drains the same way in each round beside ours (``api_before``, its
            processes started with that core first on their path; ``api_calls_before``: its
            executor path, by :func:`calls_worker`), so before and after are measured in one
-           run against the same floor and procrastinate; ours then drains the same way, by a
-           child process with this checkout's core first on its path (:func:`ours`).
+           run against the same floor and procrastinate; and ``api_calls_child``: this
+           checkout's executor path drained the same way as the baseline's (a child process
+           with its core first on the path), for the before/after ratio
+           (``calls_child_vs_calls_before``): an A/A run (one core on both sides) measured the
+           in-process drain 1.01-1.16x the child's at 1 worker and 0.85-0.93x at 4, so a
+           before/after of an in-process and a child drain carries that bias.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
@@ -296,18 +300,6 @@ def baseline_drain(
 
 
 OWN_CORE = Path(__file__).resolve().parents[1] / "core"
-
-
-def ours(
-    server: LocalServer, n: int, workers: int, root: Path, baseline: Path | None, calls: bool
-) -> dict[str, Any]:
-    """This checkout's drain: in this process's workers, or, when a baseline core is measured
-    beside it, as the baseline is (:func:`baseline_drain`, with this checkout's core), so that
-    before and after differ only in their core. (An A/A run, one core on both sides, measured
-    the in-process drain 1.01-1.16x the child's at 1 worker and 0.85-0.93x at 4.)"""
-    if baseline is None:
-        return api_drain(server, n, workers, root, calls_worker if calls else None)
-    return baseline_drain(server, n, workers, root, OWN_CORE, calls=calls)
 
 
 def settle(server: LocalServer) -> None:
@@ -631,8 +623,12 @@ def main() -> int:
                 for name, run in (
                     ("raw", lambda w=workers: raw_drain(server, n, w, project=False)),
                     ("raw_proj", lambda w=workers: raw_drain(server, n, w, project=True)),
-                    ("api", lambda w=workers: ours(server, n, w, root, args.baseline_core, False)),
-                    ("api_calls", lambda w=workers: ours(server, n, w, root, args.baseline_core, True)),
+                    ("api", lambda w=workers: api_drain(server, n, w, root)),
+                    ("api_calls", lambda w=workers: api_drain(server, n, w, root, calls_worker)),
+                    (
+                        "api_calls_child",
+                        lambda w=workers: baseline_drain(server, n, w, root, OWN_CORE, calls=True),
+                    ),
                     (
                         "api_before",
                         lambda w=workers: baseline_drain(server, n, w, root, args.baseline_core),
@@ -649,9 +645,12 @@ def main() -> int:
                 ):
                     if name in ("procrastinate", "floor", "api_calls") and name in skip:
                         continue
-                    if name in ("api_before", "api_calls_before") and args.baseline_core is None:
+                    if (
+                        name in ("api_before", "api_calls_before", "api_calls_child")
+                        and args.baseline_core is None
+                    ):
                         continue
-                    if name == "api_calls_before" and "api_calls" in skip:
+                    if name in ("api_calls_before", "api_calls_child") and "api_calls" in skip:
                         continue
                     settle(server)
                     load1 = os.getloadavg()[0]
@@ -700,6 +699,9 @@ def main() -> int:
                 ):
                     if rate:
                         ratios[f"calls_vs_{other}"] = calls / rate
+            child = report.get(f"api_calls_child_w{workers}", {}).get("jobs_per_s")
+            if child and calls_before:  # before and after drained alike (children)
+                ratios["calls_child_vs_calls_before"] = child / calls_before
             report[f"ratios_w{workers}"] = ratios
             report[f"round_ratios_w{workers}"] = round_ratios(report, workers)
             print(
@@ -721,10 +723,18 @@ def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]
     round by round."""
     rates = {
         name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
-        for name in ("api", "api_calls", "api_before", "api_calls_before", "floor", "procrastinate")
+        for name in (
+            "api",
+            "api_calls",
+            "api_calls_child",
+            "api_before",
+            "api_calls_before",
+            "floor",
+            "procrastinate",
+        )
     }
     found: dict[str, list[float]] = {}
-    for mine in ("api", "api_calls", "api_before", "api_calls_before"):
+    for mine in ("api", "api_calls", "api_calls_child", "api_before", "api_calls_before"):
         for other in ("floor", "procrastinate", "api_before", "api_calls_before", "api"):
             if mine != other and rates[mine] and rates[other]:
                 found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
