@@ -45,8 +45,8 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            checkout's executor path drained the same way as the baseline's (a child process
            with its core first on the path), for the before/after ratio
            (``calls_child_vs_calls_before``): an A/A run (one core on both sides) measured the
-           in-process drain 1.01-1.16x the child's at 1 worker and 0.85-0.93x at 4, so a
-           before/after of an in-process and a child drain carries that bias.
+           in-process drain 1.01-1.16x the child's at 1 worker and 0.85-0.93x at 4, as large
+           a difference as the changes measured, so before and after are drained alike.
 
 Usage:
   .venv/bin/python benchmarks/bench_postgres_claims.py --quick
