@@ -35,7 +35,10 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            ours, the floor, procrastinate, one after the other, so the machine's load hits all
            alike; before each, the server settles: earlier drains' schemas dropped, a
            checkpoint, no autovacuum running); the report holds medians (and each round's rate), the machine's one-minute
-           load average before and after each run, and before and after the whole benchmark.
+           load average before and after each run, and before and after the whole benchmark,
+           and the share of CPU time the hypervisor gave other guests during each drain
+           (``steal_pct``, from /proc/stat: this machine's drains run up to 2x slower when it
+           is high, the same code one drain apart).
   --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
   --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
            archive``) drains the same way in each round beside ours (``api_before``, its
@@ -542,12 +545,13 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     errors = [r["error"] for r in runs if "error" in r]
     if errors:
         return {"error": errors[0]}
-    keys = [k for k, v in runs[0].items() if isinstance(v, int | float)]
+    keys = [k for k, v in runs[0].items() if all(isinstance(r.get(k), int | float) for r in runs)]
     merged: dict[str, Any] = {k: statistics.median(r[k] for r in runs) for k in keys}
     if len(runs) > 1:
         merged["rounds"] = len(runs)
         merged["jobs_per_s_all"] = [r.get("jobs_per_s", r.get("ops")) for r in runs]
         merged["load1_all"] = [r.get("load1_before") for r in runs]
+        merged["steal_pct_all"] = [r.get("steal_pct") for r in runs]
     return merged
 
 
@@ -578,7 +582,8 @@ def main() -> int:
         served = _Served(os.environ["PP_BENCH_URI"], os.environ["PP_BENCH_DATA"])
         worker = calls_worker if args.calls else None
         got = api_drain(served, args.jobs, args.drain, Path(os.environ["PP_BENCH_ROOT"]), worker)  # type: ignore[arg-type]
-        print(json.dumps(got | {"core": str(Path(postproject.__file__).parent)}, default=float))
+        mine = {"core": str(Path(postproject.__file__).parent), "steal_pct": pg_peers.take_steal()}
+        print(json.dumps(got | mine, default=float))
         return 0
     n = args.jobs or (400 if args.quick else 2000)
     requests = args.requests or (200 if args.quick else 1000)
@@ -656,6 +661,9 @@ def main() -> int:
                     load1 = os.getloadavg()[0]
                     got = run()
                     got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
+                    stolen = pg_peers.take_steal()  # (a child's drain reports its own)
+                    if got.get("steal_pct") is None and stolen is not None:
+                        got["steal_pct"] = stolen
                     runs.setdefault(name, []).append(got)
                     print(f"{name:13s} W={workers}: {shown(got)}", flush=True)
             for name, got_runs in runs.items():

@@ -42,6 +42,28 @@ def settled_cpu(server: LocalServer, server_cpu: Callable[[Path], float]) -> flo
     return server_cpu(server.data)
 
 
+# The share of the machine's CPU time the hypervisor gave to others (``steal`` in /proc/stat)
+# during the last :func:`run_workers`' timed span, or None (no such span, or no /proc/stat).
+_last_steal: float | None = None
+
+
+def _ticks() -> list[int] | None:
+    try:
+        with open("/proc/stat") as stat:
+            return [int(x) for x in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def take_steal() -> float | None:
+    """The percentage of CPU time stolen during the last drain (then forgotten): a drain's
+    figures from a host busy with other guests are not this code's (measured here: 0 % stolen,
+    320 jobs/s; 15 %, 171 jobs/s, the same code one drain apart)."""
+    global _last_steal
+    taken, _last_steal = _last_steal, None
+    return None if taken is None else round(100 * taken, 2)
+
+
 def run_workers(
     server: LocalServer,
     server_cpu: Callable[[Path], float],
@@ -57,8 +79,13 @@ def run_workers(
     for p in procs:
         p.start()
     barrier.wait()
-    cpu0, t0 = server_cpu(server.data), time.perf_counter()
+    cpu0, t0, ticks0 = server_cpu(server.data), time.perf_counter(), _ticks()
     outs = [results.get() for _ in procs]
+    ticks1 = _ticks()
+    if ticks0 and ticks1 and len(ticks0) > 7:
+        spent = [b - a for a, b in zip(ticks0, ticks1, strict=True)]
+        global _last_steal
+        _last_steal = spent[7] / max(1, sum(spent))
     for p in procs:
         p.join()
     return outs, t0, settled_cpu(server, server_cpu) - cpu0
