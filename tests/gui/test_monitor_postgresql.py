@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg import sql
 
 from postproject import Production
 from postproject.storage.postgresql.localserver import LocalServer
@@ -22,6 +23,7 @@ from postproject_gui.settings import Settings
 from postproject_gui.window.main_window import MainWindow
 from tests.gui.conftest import WindowFactory
 from tests.gui.helpers import ProductionBuilder, commit_from_another_process, wait_for
+from tests.postgresql_fixtures import SHARED_DATABASE
 
 MONITOR = "pp_monitor_under_test"  # the application_name of the window's connections
 PROGRESS = column("progress")
@@ -141,11 +143,21 @@ def test_a_killed_connection_goes_not_live_then_catches_up(
     states: list[bool] = []
     session.live_changed.connect(states.append)
     head = session.applied_revision
-    with postgres_server.admin() as admin:
+    # New connections to the database are refused while the window's are killed: a killed
+    # connection alone may be replaced before the feed's next read needs it (the listener
+    # reconnects at once, a pooled read retries on a fresh connection), and then the window
+    # rightly never stops being live; refused, it cannot read, and must say so.
+    database = sql.Identifier(SHARED_DATABASE)
+    admin = postgres_server.admin()
+    admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(database))
+    try:
         killed = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (MONITOR,)
         ).fetchall()
-    assert killed  # the listening connection and the pooled readers
+        assert killed  # the listening connection and the pooled readers
+        wait_for(qtbot, lambda: window.status.feed_state == "down", timeout=15_000)
+    finally:
+        admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(database))
     (job,) = commit_from_another_process(pg_builder)  # lands while the window reconnects
     wait_for(qtbot, lambda: session.applied_revision == head + 1, timeout=15_000)
     wait_for(qtbot, lambda: window.status.feed_state == "live", timeout=15_000)

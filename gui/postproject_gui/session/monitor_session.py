@@ -47,6 +47,10 @@ SEED_REVISIONS = 10  # the event log starts with the last few revisions
 RELOAD_ALL_ABOVE = 2000  # more changed jobs than this in one round: reload the table instead
 
 
+# Why a background read may fail while the server is away: the feed says "Not live" for these.
+OUTAGES = frozenset({Reason.CONNECTION_LOST, Reason.UNREACHABLE})
+
+
 class MonitorSession(QObject):
     """Everything the window shows about one production (see the module docstring).
 
@@ -186,11 +190,12 @@ class MonitorSession(QObject):
 
     def _failed(self, exc: BaseException, what: str) -> None:
         """A background task failed: a busy database waits (the view is read again when it
-        answers); a lost connection is the feed's to show ("Not live") and the views are read
-        again once it is live; anything else goes to the error presenter."""
+        answers); a lost connection, or a server that cannot be reached (stopped, restarting,
+        refusing connections), is the feed's to show ("Not live") and the views are read again
+        once it is live; anything else goes to the error presenter."""
         if is_busy(exc) and self.waiter.accept(exc, self._reread, "Reading the production"):
             return
-        if isinstance(exc, PostProjectError) and exc.reason == Reason.CONNECTION_LOST:
+        if isinstance(exc, PostProjectError) and exc.reason in OUTAGES:
             self._reread_when_live = True
             if self._live:  # the feed has not noticed (yet), or is back already: try in a second
                 QTimer.singleShot(1000, self, self._retry_if_live)
