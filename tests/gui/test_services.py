@@ -181,6 +181,22 @@ def test_watcher_reports_commits_of_another_process(
     wait_for(qtbot, lambda: {str(i) for i in seen.jobs} == set(ids), timeout=10_000)
 
 
+def test_watcher_says_live_again_after_a_quick_reconnect(
+    qtbot: Any, builder: ProductionBuilder, qloop: LoopRunner
+) -> None:
+    """Unreadable, then readable again before the GUI thread took the first news: both are
+    delivered (it once dropped the second, and the status said Not live until the next commit
+    or the 30 s wait's end)."""
+    feed = FeedWatcher(builder.production.location, after=0, loop=qloop.loop)
+    seen = Recorder(feed)
+    feed._post(None, 0, live=True)  # as the watcher thread posts them (not started here)
+    wait_for(qtbot, lambda: seen.live == [True])
+    feed._post(None, 0, live=False)
+    feed._post(None, 0, live=True)  # before the GUI thread delivered "not live"
+    wait_for(qtbot, lambda: seen.live == [True, False, True])
+    assert feed.live
+
+
 def test_watcher_goes_offline_when_the_file_disappears(
     qtbot: Any, builder: ProductionBuilder, qloop: LoopRunner, tmp_path: Any
 ) -> None:

@@ -91,7 +91,8 @@ class FeedWatcher(QObject):
         self._head = after
         self._loop = loop
         self._clock = clock
-        self._live: bool | None = None  # unknown until the first probe
+        self._live: bool | None = None  # unknown until the first probe (the GUI thread's)
+        self._posted: bool | None = None  # the liveness last posted (the watcher thread's)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -181,8 +182,11 @@ class FeedWatcher(QObject):
         self._probed = self._timer()
 
     def _post(self, changes: Changes | None, through: int, *, live: bool) -> None:
-        if not changes and live == self._live:
+        # Compared with what this thread posted last, not with what the GUI thread has
+        # delivered: after a quick reconnect "live" follows a "not live" still on its way.
+        if not changes and live == self._posted:
             return
+        self._posted = live
         try:
             self._loop.call_soon_threadsafe(self._deliver, changes, through, live)
         except RuntimeError:  # the loop closed under us: the window is going away
