@@ -18,10 +18,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from postproject import (
     ActivityRef,
     ActivitySpec,
     AgentIdentity,
+    InputChangedError,
     JobLease,
     JobOutput,
     JobRef,
@@ -282,3 +285,64 @@ def test_complete_job_releases_dependents_and_supersedes_as_the_edit_does(
     assert "representation_superseded" in kinds
     assert [after.job(j).state for j in new] == [JobState.SUCCEEDED] * 3
     _same_rows_and_reads(before, after, old, new, tmp_path)
+
+
+def _finish(production: Production, work: Any, output: Path, *, complete_job: bool) -> None:
+    """Complete ``work`` (a ``ClaimedJob``) by ``complete_job`` or by the completion edit."""
+    if complete_job:
+        production.complete_job(work.lease, output, tool=TOOL, agent=AGENT)
+        return
+    job = work.job
+    with production.edit() as tx:
+        rep = tx.add_representation(job.output_asset_id, job.output_representation_kind, output)
+        activity = tx.create_activity(
+            ActivitySpec(job.kind, inputs=job.inputs, outputs=(rep,), tool=TOOL, agent=AGENT)
+        )
+        tx.complete_job_lease(work.lease, rep, activity)
+        tx.commit()
+
+
+def test_a_bound_input_changed_after_the_claim_fails_complete_job_as_it_fails_the_edit(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    """Two thumbnails bound to a proxy's output, claimed; the proxy's file then changes (its new
+    fingerprint recorded): ``complete_job`` (on PostgreSQL one ``pp_complete`` call, which reads
+    a bound input from the claim's resolution) refuses the first as the completion edit refuses
+    the second: the same input and revision, nothing published, both still claimed."""
+    production = production_factory()
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A003")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        proxy = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        for _ in range(2):
+            tx.request_job(JobRequest(KIND, (JobOutput(proxy),), asset, RepresentationKind.DERIVED))
+        tx.commit()
+    work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
+    assert work is not None and work.job.id == proxy
+    (tmp_path / "proxy.mov").write_bytes(b"proxy")
+    made = production.complete_job(work.lease, tmp_path / "proxy.mov", tool=TOOL, agent=AGENT)
+    claims = [production.claim_next_job(TOOL, LEASE, agent=AGENT) for _ in range(2)]
+    thumbnails = [t for t in claims if t is not None]
+    assert [t.job.inputs for t in thumbnails] == [(made.representation_id,)] * 2  # resolved at the claim
+    (tmp_path / "proxy.mov").write_bytes(b"proxy, made again")
+    with production.edit() as tx:
+        assert tx.observe_representation(made.representation_id)
+        tx.commit()
+    changed_in = production.latest_sequence()
+    errors = []
+    for n, thumbnail in enumerate(thumbnails):
+        output = tmp_path / f"thumb{n}.jpg"
+        output.write_bytes(b"thumbnail")
+        with pytest.raises(InputChangedError) as caught:
+            _finish(production, thumbnail, output, complete_job=n == 0)
+        errors.append(caught.value)
+    assert [(e.input_id, e.superseding_revision) for e in errors] == [
+        (made.representation_id, changed_in)
+    ] * 2
+    assert errors[0].message.replace(str(thumbnails[0].job.id), "J") == errors[1].message.replace(
+        str(thumbnails[1].job.id), "J"
+    )
+    assert production.latest_sequence() == changed_in  # nothing published
+    assert [production.job(t.job.id).state for t in thumbnails] == [JobState.CLAIMED] * 2

@@ -1,0 +1,3 @@
+-- Version 17 (SQLite): nothing changes. PostgreSQL's 0017 reads a completion's inputs once in
+-- its one server call; SQLite has no server calls. This file keeps both engines' versions
+-- alike.
