@@ -711,7 +711,13 @@ def main() -> int:
             if child and calls_before:  # before and after drained alike (children)
                 ratios["calls_child_vs_calls_before"] = child / calls_before
             report[f"ratios_w{workers}"] = ratios
-            report[f"round_ratios_w{workers}"] = round_ratios(report, workers)
+            report[f"round_ratios_w{workers}"] = steady = round_ratios(report, workers)
+            for key in ("api_calls_vs_floor_steady", "api_calls_vs_procrastinate_steady"):
+                if key in steady:
+                    shown_rounds = ", ".join(f"{v:.2f}" for v in steady[key]) or "none"
+                    print(
+                        f"W={workers}: {key} (rounds with <= {STEADY_STEAL_PCT:g} % stolen): {shown_rounds}"
+                    )
             print(
                 f"W={workers}: API {api:.0f} jobs/s: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
             )
@@ -726,26 +732,38 @@ def main() -> int:
     return 0
 
 
+STEADY_STEAL_PCT = 2.0  # a round's pair counts as steady when neither drain lost more CPU to other guests
+
+
 def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]:
     """Ours (both rows) and the baseline core's against the floor, procrastinate and each other,
-    round by round."""
-    rates = {
-        name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all")
-        for name in (
-            "api",
-            "api_calls",
-            "api_calls_child",
-            "api_before",
-            "api_calls_before",
-            "floor",
-            "procrastinate",
-        )
-    }
+    round by round; ``..._steady``: only the rounds in which neither drain of the pair had more
+    than ``STEADY_STEAL_PCT`` of the machine's CPU time stolen (a drain at 15 % stolen runs
+    about half as fast as the same drain at 0 %: such a round's ratio is the host's, not ours)."""
+    names = (
+        "api",
+        "api_calls",
+        "api_calls_child",
+        "api_before",
+        "api_calls_before",
+        "floor",
+        "procrastinate",
+    )
+    rates = {name: report.get(f"{name}_w{workers}", {}).get("jobs_per_s_all") for name in names}
+    steal = {name: report.get(f"{name}_w{workers}", {}).get("steal_pct_all") for name in names}
     found: dict[str, list[float]] = {}
     for mine in ("api", "api_calls", "api_calls_child", "api_before", "api_calls_before"):
         for other in ("floor", "procrastinate", "api_before", "api_calls_before", "api"):
             if mine != other and rates[mine] and rates[other]:
-                found[f"{mine}_vs_{other}"] = [a / b for a, b in zip(rates[mine], rates[other], strict=True)]
+                pairs = list(zip(rates[mine], rates[other], strict=True))
+                found[f"{mine}_vs_{other}"] = [a / b for a, b in pairs]
+                stolen = list(zip(steal[mine] or [], steal[other] or [], strict=False))
+                if len(stolen) == len(pairs):
+                    found[f"{mine}_vs_{other}_steady"] = [
+                        a / b
+                        for (a, b), (x, y) in zip(pairs, stolen, strict=True)
+                        if x is not None and y is not None and max(x, y) <= STEADY_STEAL_PCT
+                    ]
     return found
 
 
