@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from postproject import JobState, Production
+from postproject import JobState, Production, Reason, StorageError
 from postproject_gui.dialogs.cancel_dialog import CancelDialog
 from postproject_gui.services.feed_watcher import STALL_SECONDS, FeedWatcher
 from tests.gui.conftest import WindowFactory
@@ -111,3 +111,26 @@ def test_the_status_bar_says_stalled_in_amber(make_window: WindowFactory, builde
     assert status.live.property("live") == "amber"
     status.set_stalled(0)
     assert status.live.text() == "● Live"
+
+
+def test_a_read_that_cannot_reach_the_server_is_the_feeds_to_show_not_a_dialog(
+    qtbot: Any, make_window: WindowFactory, builder: ProductionBuilder, presented: list[Any]
+) -> None:
+    """A background read that fails because the server cannot be reached (stopped, restarting,
+    refusing connections) or because its connection was lost is the feed's to show ("Not
+    live"), and the views are read again once live: no dialog. Before, "Reading the workers
+    failed: production unavailable" popped up during an outage the status bar already showed.
+    Any other failure still reaches the presenter."""
+    builder.request(1)
+    window = make_window(builder.production.location, builder.production.clock)
+    session = window.session
+    assert session is not None
+
+    async def failing(reason: Reason) -> None:
+        raise StorageError(f"the read failed ({reason.value})", reason=reason)
+
+    for reason in (Reason.UNREACHABLE, Reason.CONNECTION_LOST, Reason.PERMISSION_DENIED):
+        session.spawn(failing(reason), "Reading the workers")  # failed in this order
+    wait_for(qtbot, lambda: len(presented) > 0)  # the first failure presented is the last one
+    assert [p.text.splitlines()[0] for p in presented] == ["the read failed (permission_denied)"]
+    presented.clear()  # (the window's fixture checks that nothing else was presented)
