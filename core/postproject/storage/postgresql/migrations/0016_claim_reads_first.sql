@@ -8,8 +8,7 @@
 --
 -- pp_claim_next now takes p_with_job: the attempts, dependencies and parameters are read right
 -- after the claim's UPDATE (its attempt row is there: the trigger has run), before the lock, and
--- the row comes back from the UPDATE that writes the claim's number (RETURNING, no read; a
--- caller without p_with_job does not select it). What
+-- the row comes back from the UPDATE that writes the claim's number (RETURNING, no read). What
 -- they answer is what pp_claimed_job answered (the row as the claim left it: the numbers are its
 -- last change), in the same encodings. Without p_with_job the call is 0015's. pp_claimed_job
 -- is dropped (nothing else calls it); pp_claim_next's 20-argument form too (its callers are in
@@ -165,8 +164,12 @@ BEGIN
     seq := coalesce(seq, 0) + 1;
     SELECT c.high_water INTO stored FROM job_clock c;
     o_mark := greatest(last_mark, stored, p_high_water);
-    -- (written provisional above); the job's row as the claim left it (selected with the job)
-    UPDATE jobs j SET claim_sequence = seq, updated_sequence = seq WHERE j.id = o_job RETURNING j.* INTO o_row;
+    -- (written provisional above); the job's row as the claim left it, when asked for
+    IF p_with_job THEN
+        UPDATE jobs j SET claim_sequence = seq, updated_sequence = seq WHERE j.id = o_job RETURNING j.* INTO o_row;
+    ELSE
+        UPDATE jobs SET claim_sequence = seq, updated_sequence = seq WHERE id = o_job;
+    END IF;
     INSERT INTO revisions (sequence, id, committed_at, origin, message, clock_mark)
     VALUES (seq, p_id, p_committed_at, p_origin, p_message, o_mark);
     INSERT INTO revision_events (sequence, position, kind, subject, payload)
