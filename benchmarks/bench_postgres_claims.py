@@ -38,7 +38,10 @@ serves every scenario. Nothing is asserted; it reports (the machine is shared: c
            load average before and after each run, and before and after the whole benchmark,
            and the share of CPU time the hypervisor gave other guests during each drain
            (``steal_pct``, from /proc/stat: this machine's drains run up to 2x slower when it
-           is high, the same code one drain apart).
+           is high, the same code one drain apart). ``round_ratios_wN`` holds each round's
+           ratios, and ``..._steady`` the rounds in which neither drain lost more than
+           ``STEADY_STEAL_PCT`` (2 %); ``--redo-stolen N`` drains again, up to N times, a drain
+           that lost more (``redone`` says how often; the last one counts).
   --quick  400 jobs and 200 requests, W = 1, 4, 8 like the full run.
   --baseline-core DIR  another checkout's ``core`` (say the previous commit's, from ``git
            archive``) drains the same way in each round beside ours (``api_before``, its
@@ -99,6 +102,9 @@ TOOL = ToolIdentity("bench-worker", "1")
 LEASE = timedelta(minutes=5)
 PROFILE = Property("https://example.com/transcode", "profile")
 KIND = "org.example:bench"
+
+
+STEADY_STEAL_PCT = 2.0  # a round's pair counts as steady when neither drain lost more CPU to other guests
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -573,6 +579,12 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--baseline-core", type=Path, default=None, help="another checkout's core/")
+    parser.add_argument(
+        "--redo-stolen",
+        type=int,
+        default=0,
+        help=f"drain again, up to N times, a drain that lost more than {STEADY_STEAL_PCT:g} %% of the CPU to other guests",
+    )
     parser.add_argument("--drain", type=int, default=None, help=argparse.SUPPRESS)  # baseline_drain's child
     parser.add_argument("--calls", action="store_true", help=argparse.SUPPRESS)  # ... by calls_worker
     args = parser.parse_args()
@@ -657,13 +669,20 @@ def main() -> int:
                         continue
                     if name in ("api_calls_before", "api_calls_child") and "api_calls" in skip:
                         continue
-                    settle(server)
-                    load1 = os.getloadavg()[0]
-                    got = run()
-                    got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
-                    stolen = pg_peers.take_steal()  # (a child's drain reports its own)
-                    if got.get("steal_pct") is None and stolen is not None:
-                        got["steal_pct"] = stolen
+                    for attempt in range(args.redo_stolen + 1):
+                        settle(server)
+                        load1 = os.getloadavg()[0]
+                        got = run()
+                        got["load1_before"], got["load1_after"] = load1, os.getloadavg()[0]
+                        stolen = pg_peers.take_steal()  # (a child's drain reports its own)
+                        if got.get("steal_pct") is None and stolen is not None:
+                            got["steal_pct"] = stolen
+                        got["redone"] = attempt
+                        if (got.get("steal_pct") or 0.0) <= STEADY_STEAL_PCT or attempt == args.redo_stolen:
+                            break
+                        print(
+                            f"{name:13s} W={workers}: {got['steal_pct']} % stolen: drained again", flush=True
+                        )
                     runs.setdefault(name, []).append(got)
                     print(f"{name:13s} W={workers}: {shown(got)}", flush=True)
             for name, got_runs in runs.items():
@@ -730,9 +749,6 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=float) + "\n")
     return 0
-
-
-STEADY_STEAL_PCT = 2.0  # a round's pair counts as steady when neither drain lost more CPU to other guests
 
 
 def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]:
