@@ -34,14 +34,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from postproject.model import clock as clocks
-from postproject.model.errors import PostProjectError, Reason, StorageError
+from postproject.model.errors import SERVER_AWAY, PostProjectError, Reason, StorageError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FIRST_DELAY = 0.05  # seconds before the first retry
 MAX_DELAY = 5.0  # the cap of the backoff (an idle loop retries at least this often)
-TRANSIENT_REASONS = frozenset({Reason.BUSY, Reason.UNREACHABLE, Reason.CONNECTION_LOST})
+TRANSIENT_REASONS = SERVER_AWAY | {Reason.BUSY}
 
 
 class ServiceUnavailable(StorageError):

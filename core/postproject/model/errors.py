@@ -120,6 +120,12 @@ class Reason(enum.StrEnum):
     REPORT_CONFLICT = "report_conflict"
 
 
+# The production's server is away: it cannot be reached now (stopped, restarting, refusing
+# connections) or the connection to it dropped. Trying again later may succeed; the executor
+# retries these (with BUSY), the monitor shows them as its feed's "Not live".
+SERVER_AWAY = frozenset({Reason.UNREACHABLE, Reason.CONNECTION_LOST})
+
+
 class PostProjectError(Exception):
     """A PostProject operation failed."""
 

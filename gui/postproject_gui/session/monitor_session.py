@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from postproject import FailureGroup, JobId, JobState, NotFoundError, PostProjectError, Revision
-from postproject.model.errors import Reason
+from postproject.model.errors import SERVER_AWAY
 from postproject_gui.dialogs.error_presenter import ErrorPresenter
 from postproject_gui.models.event_log_model import OLDER_PAGE, EventLogModel
 from postproject_gui.models.job_table_model import JobTableModel
@@ -45,10 +45,6 @@ from postproject_gui.text import location as production_location
 
 SEED_REVISIONS = 10  # the event log starts with the last few revisions
 RELOAD_ALL_ABOVE = 2000  # more changed jobs than this in one round: reload the table instead
-
-
-# Why a background read may fail while the server is away: the feed says "Not live" for these.
-OUTAGES = frozenset({Reason.CONNECTION_LOST, Reason.UNREACHABLE})
 
 
 class MonitorSession(QObject):
@@ -195,7 +191,7 @@ class MonitorSession(QObject):
         once it is live; anything else goes to the error presenter."""
         if is_busy(exc) and self.waiter.accept(exc, self._reread, "Reading the production"):
             return
-        if isinstance(exc, PostProjectError) and exc.reason in OUTAGES:
+        if isinstance(exc, PostProjectError) and exc.reason in SERVER_AWAY:
             self._reread_when_live = True
             if self._live:  # the feed has not noticed (yet), or is back already: try in a second
                 QTimer.singleShot(1000, self, self._retry_if_live)
