@@ -773,11 +773,10 @@ def round_ratios(report: dict[str, Any], workers: int) -> dict[str, list[float]]
             if mine != other and rates[mine] and rates[other]:
                 pairs = list(zip(rates[mine], rates[other], strict=True))
                 found[f"{mine}_vs_{other}"] = [a / b for a, b in pairs]
-                stolen = list(zip(steal[mine] or [], steal[other] or [], strict=False))
-                if len(stolen) == len(pairs):
+                if steal[mine] and steal[other]:
                     found[f"{mine}_vs_{other}_steady"] = [
                         a / b
-                        for (a, b), (x, y) in zip(pairs, stolen, strict=True)
+                        for (a, b), x, y in zip(pairs, steal[mine], steal[other], strict=True)
                         if x is not None and y is not None and max(x, y) <= STEADY_STEAL_PCT
                     ]
     return found
