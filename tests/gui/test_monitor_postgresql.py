@@ -148,16 +148,17 @@ def test_a_killed_connection_goes_not_live_then_catches_up(
     # reconnects at once, a pooled read retries on a fresh connection), and then the window
     # rightly never stops being live; refused, it cannot read, and must say so.
     database = sql.Identifier(SHARED_DATABASE)
-    admin = postgres_server.admin()
-    admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(database))
-    try:
-        killed = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (MONITOR,)
-        ).fetchall()
-        assert killed  # the listening connection and the pooled readers
-        wait_for(qtbot, lambda: window.status.feed_state == "down", timeout=15_000)
-    finally:
-        admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(database))
+    with postgres_server.admin() as admin:
+        admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(database))
+        try:
+            killed = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                (MONITOR,),
+            ).fetchall()
+            assert killed  # the listening connection and the pooled readers
+            wait_for(qtbot, lambda: window.status.feed_state == "down", timeout=15_000)
+        finally:
+            admin.execute(sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS true").format(database))
     (job,) = commit_from_another_process(pg_builder)  # lands while the window reconnects
     wait_for(qtbot, lambda: session.applied_revision == head + 1, timeout=15_000)
     wait_for(qtbot, lambda: window.status.feed_state == "live", timeout=15_000)
