@@ -23,7 +23,7 @@ from postproject.base.handle import ProductionHandle
 from postproject.base.leases import JobLease
 from postproject.engine.claims import CompletionRows, completes_in_one_call
 from postproject.model import values as metadata_values
-from postproject.model.activities import ActivitySpec
+from postproject.model.activities import ActivitySpec, check_context
 from postproject.model.assets import RepresentationKind
 from postproject.model.clock import to_micros
 from postproject.model.errors import InvalidArgumentError
@@ -74,9 +74,7 @@ def complete_work(
     """``Production.complete_job`` (see the module docstring)."""
     if kind is not None and not isinstance(kind, RepresentationKind):
         raise InvalidArgumentError(f"representation kind must be a RepresentationKind; got {kind!r}")
-    # the activity's rules (tool, agent, times) as create_activity applies them
-    ActivitySpec("org.postproject:completion", outputs=(RepresentationId.new(),), tool=tool, agent=agent,
-                 started_at=started_at, finished_at=finished_at)  # fmt: skip
+    check_context(tool, agent, started_at, finished_at)  # the activity's, as create_activity checks them
     given = None if parameters is None else [_parameter(p) for p in parameters]
     text = log_tail(tail) if tail is not None else None
     revision = {"origin": origin, "message": message, "principal": principal}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from postproject import (
     ActivitySpec,
     AgentIdentity,
     InputChangedError,
+    InvalidArgumentError,
     JobLease,
     JobOutput,
     JobRef,
@@ -32,6 +33,7 @@ from postproject import (
     JobState,
     Production,
     Property,
+    RepresentationId,
     RepresentationKind,
     ToolIdentity,
 )
@@ -346,3 +348,48 @@ def test_a_bound_input_changed_after_the_claim_fails_complete_job_as_it_fails_th
     )
     assert production.latest_sequence() == changed_in  # nothing published
     assert [production.job(t.job.id).state for t in thumbnails] == [JobState.CLAIMED] * 2
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"tool": "worker-calls 1"},
+        {"agent": "host-1"},
+        {"started_at": datetime(2026, 1, 1, 12, 0)},  # noqa: DTZ001 (naive, refused)
+        {"finished_at": "2026-01-01T12:00:00Z"},
+        {
+            "started_at": datetime(2026, 1, 1, 12, 0, 1, tzinfo=UTC),
+            "finished_at": datetime(2026, 1, 1, 12, 0, tzinfo=UTC),
+        },
+    ],
+    ids=["tool", "agent", "naive-start", "text-finish", "finish-before-start"],
+)
+def test_complete_job_refuses_the_activitys_tool_agent_and_times_as_the_edit_does(
+    production_factory: Callable[..., Production], tmp_path: Path, context: dict[str, Any]
+) -> None:
+    """A completion's tool, agent and times are the activity's: ``complete_job`` refuses what
+    ``ActivitySpec`` refuses, with the same error, before anything is sent; nothing is
+    published and the job stays claimed."""
+    production = production_factory()
+    source = tmp_path / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset("A004")
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        tx.commit()
+    work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
+    assert work is not None
+    output = tmp_path / "proxy.mov"
+    output.write_bytes(b"proxy")
+    given = {"tool": TOOL, "agent": AGENT} | context
+    with pytest.raises(InvalidArgumentError) as spec_error:
+        ActivitySpec(KIND, inputs=work.job.inputs, outputs=(RepresentationId.new(),), **given)
+    before = production.latest_sequence()
+    with pytest.raises(InvalidArgumentError) as caught:
+        production.complete_job(work.lease, output, **given)
+    assert caught.value.message == spec_error.value.message
+    assert production.latest_sequence() == before
+    assert production.job(work.job.id).state == JobState.CLAIMED
+    production.complete_job(work.lease, output, tool=TOOL, agent=AGENT)
+    assert production.job(work.job.id).state == JobState.SUCCEEDED

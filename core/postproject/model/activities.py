@@ -65,21 +65,7 @@ class ActivitySpec:
             raise InvalidArgumentError(
                 f"representation {min(both)} cannot be both an input and an output of one activity"
             )
-        if self.tool is not None and not isinstance(self.tool, ToolIdentity):
-            raise InvalidArgumentError("activity tool must be a ToolIdentity")
-        if self.agent is not None and not isinstance(self.agent, AgentIdentity):
-            raise InvalidArgumentError("activity agent must be an AgentIdentity")
-        for name, when in (
-            ("started_at", self.started_at),
-            ("finished_at", self.finished_at),
-        ):
-            if when is not None and (not isinstance(when, datetime) or when.tzinfo is None):
-                raise InvalidArgumentError(f"activity {name} must be a timezone-aware datetime; got {when!r}")
-        if self.started_at and self.finished_at and self.finished_at < self.started_at:
-            raise InvalidArgumentError(
-                f"activity finished_at {self.finished_at.isoformat()} is before started_at "
-                f"{self.started_at.isoformat()}"
-            )
+        check_context(self.tool, self.agent, self.started_at, self.finished_at)
         object.__setattr__(self, "_edges", (inputs, outputs))
 
     @property
@@ -89,6 +75,26 @@ class ActivitySpec:
     @property
     def output_edges(self) -> tuple[ActivityEdge, ...]:
         return self._edges[1]
+
+
+def check_context(
+    tool: ToolIdentity | None,
+    agent: AgentIdentity | None,
+    started_at: datetime | None,
+    finished_at: datetime | None,
+) -> None:
+    """An activity's tool, agent and times as :class:`ActivitySpec` checks them."""
+    if tool is not None and not isinstance(tool, ToolIdentity):
+        raise InvalidArgumentError("activity tool must be a ToolIdentity")
+    if agent is not None and not isinstance(agent, AgentIdentity):
+        raise InvalidArgumentError("activity agent must be an AgentIdentity")
+    for name, when in (("started_at", started_at), ("finished_at", finished_at)):
+        if when is not None and (not isinstance(when, datetime) or when.tzinfo is None):
+            raise InvalidArgumentError(f"activity {name} must be a timezone-aware datetime; got {when!r}")
+    if started_at and finished_at and finished_at < started_at:
+        raise InvalidArgumentError(
+            f"activity finished_at {finished_at.isoformat()} is before started_at {started_at.isoformat()}"
+        )
 
 
 def _edges(side: str, items: Iterable[EdgeInput]) -> tuple[ActivityEdge, ...]:
