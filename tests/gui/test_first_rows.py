@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,11 +139,11 @@ def test_the_state_icons_are_made_with_the_window_not_by_the_first_rows_paint(
     wait_for(qtbot, lambda: ready(window))
 
 
-def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFactory, big_copy: Path) -> None:
-    """The table's layout follows its rows before the paint that shows them: the first paint with
-    rows has the vertical scroll bar they need and the viewport's final width. Before, the paint
-    came first and the layout (a scroll bar appearing, the viewport narrowed) after it, with the
-    whole table painted again."""
+def _first_rows_painted(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path
+) -> list[tuple[int, bool, int]]:
+    """Open ``big_copy`` in a new window: (rows, scroll bar shown, viewport width) per paint of
+    the table's viewport, the first with rows checked to have the scroll bar and final width."""
     window = make_window()
     qtbot.waitExposed(window)
     widths: list[tuple[int, bool, int]] = []  # (rows, scroll bar shown, viewport width) per paint
@@ -169,6 +170,48 @@ def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFact
     first = next(paint for paint in widths if paint[0] > 0)
     assert first[1], f"the first rows were painted without their scroll bar: {widths[:4]}"
     assert first[2] == window.table.viewport().width(), widths[:4]
+    return widths
+
+
+def test_the_first_rows_are_painted_laid_out(qtbot: Any, make_window: WindowFactory, big_copy: Path) -> None:
+    """The table's layout follows its rows before the paint that shows them: the first paint with
+    rows has the vertical scroll bar they need and the viewport's final width. Before, the paint
+    came first and the layout (a scroll bar appearing, the viewport narrowed) after it, with the
+    whole table painted again."""
+    _first_rows_painted(qtbot, make_window, big_copy)
+
+
+def test_rows_that_come_after_the_hold_are_laid_out_before_any_paint(
+    qtbot: Any, make_window: WindowFactory, big_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first page that comes after the hold ended (a slow server, or a loaded machine; the
+    window painted its "Loading..." meanwhile, or is about to) is laid out the moment it is in,
+    before the loop can paint its rows: when the table says the page is in, the scroll bar the
+    rows need is already there. Before, only a page that came while the paints were held was:
+    the layout waited for a later turn of the loop, which a paint could come before (the rows
+    painted without their scroll bar, then again with it: seen once in a loaded suite run)."""
+    jobs_page = reads.jobs_page
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(2 * opening.HOLD_MS / 1000)
+        return jobs_page(*args, **kwargs)
+
+    monkeypatch.setattr(reads, "jobs_page", slow)
+    window = make_window()
+    qtbot.waitExposed(window)
+    window.open_production(big_copy)
+    session = window.session
+    assert session is not None
+    seen: list[tuple[int, bool]] = []  # (rows, scroll bar shown) when the page is said to be in
+
+    def page_in() -> None:  # (connected after the window's own slot: runs after it)
+        if not session.table.loading and session.table.rowCount() > 0 and not seen:
+            seen.append((session.table.rowCount(), window.table.verticalScrollBar().isVisible()))
+
+    session.table.status_changed.connect(page_in)
+    wait_for(qtbot, lambda: ready(window))
+    assert not window._first_rows.holding
+    assert seen and seen[0][1], f"the rows were not laid out when the page came in: {seen}"
 
 
 def pages_read(monkeypatch: pytest.MonkeyPatch) -> threading.Event:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from PySide6.QtCore import (
     QByteArray,
+    QCoreApplication,
     QEvent,
     QItemSelection,
     QItemSelectionModel,
@@ -496,8 +497,10 @@ class JobTableView(QTableView):
 
     def lay_out_now(self) -> None:
         """Lay the rows out now (Qt does it at a later turn of the loop, after a paint that may
-        come first: the rows would be painted, then painted again with the scroll bar they need)."""
+        come first: the rows would be painted, then painted again with the scroll bar they need),
+        the scroll bars shown or hidden for them too (Qt's own call for that is queued)."""
         self.executeDelayedItemsLayout()
+        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
 
     def _report_visible(self) -> None:
         model = self.model()

@@ -371,10 +371,11 @@ class MainWindow(QMainWindow):
         session.first_rows_shown()
 
     def _first_page_in(self) -> None:
-        """The first page is in (or could not be read): paint, the table laid out for its rows."""
+        """The first page is in (or could not be read): paint, the table laid out for its rows
+        first, whether or not the hold is still on (a page after it ended, on a slow server or a
+        loaded machine, would otherwise be painted before its layout, then again after it)."""
         if self.session is not None and not self.session.table.loading:
-            if self._first_rows.holding:
-                self.table.lay_out_now()
+            self.table.lay_out_now()
             self._first_rows.release()
 
     def close_production(self) -> None:
