@@ -42,6 +42,7 @@ class PostgresEngine:
         self.read_only = read_only
         self.known = KnownIds()
         self.lock_timeouts: dict[int, int] = {}
+        self.call_cursors: dict[int, Any] = {}  # (.pipeline.Pipeline.call)
         self.claims: dict[bytes, LeaseRow] = {}  # lease rows of claims made or read here (.calls)
         self._key = f"postgresql:{uri.display}"  # this process's wake-up channel for the production
         self._lock = threading.Lock()
@@ -135,6 +136,7 @@ class PostgresEngine:
                     conn.close()
                 conn = self._write_conn = _connect(self.uri)
                 self.lock_timeouts.clear()
+                self.call_cursors.clear()
         return WriteSession(self, conn, busy_timeout=busy_timeout)
 
     def committed(
@@ -193,6 +195,7 @@ class PostgresEngine:
             if conn is None or conn.closed or conn.broken:
                 conn = self._write_conn = _connect(self.uri)
                 self.lock_timeouts.clear()
+                self.call_cursors.clear()
         with translated(self.uri), conn.transaction():
             copying.load(conn, self.location, tables)
         self._high_water = self._reader.high_water()

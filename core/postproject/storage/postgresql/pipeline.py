@@ -143,6 +143,7 @@ class Host(Protocol):
     last_locked_at: int | None  # server time the last commit here took the numbering lock
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
+    call_cursors: dict[int, psycopg.Cursor[Any]]  # one-call operations' cursor (by id)
     commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
     claims: dict[bytes, LeaseRow]  # job id -> its lease row as claimed or read here (.calls)
 
@@ -330,8 +331,11 @@ class Pipeline:
         timeout = max(1, int(self.busy_timeout * 1000))
         settings = self.host.lock_timeouts.get(id(self.conn)) != timeout
         try:
-            if not settings and not reads and principal is None:
-                return self.conn.execute(sql, params, binary=True).fetchone(), []
+            if not settings and not reads and principal is None:  # one statement: a kept cursor sends it
+                cursor = self.host.call_cursors.get(id(self.conn))
+                if cursor is None or cursor.connection is not self.conn:
+                    cursor = self.host.call_cursors[id(self.conn)] = self.conn.cursor(binary=True)
+                return cursor.execute(sql, params).fetchone(), []
             with self.conn.pipeline():
                 if settings:
                     for setting in (*INDEX_PLANS, GENERIC_PLANS, f"SET lock_timeout = {timeout}"):
