@@ -25,6 +25,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0015_lean_calls.sql": "3ad9d9cdf6d02a6c",
         "0016_claim_reads_first.sql": "dea8da278cbc13a5",
         "0017_complete_inputs_once.sql": "47ea0c7f1e5dff2b",
+        "0018_claim_numbered_when_free.sql": "b748685d19de057f",
     },
     "postgresql": {
         "0007_baseline.sql": "e5b5fa4d81090f38",
@@ -38,6 +39,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0015_lean_calls.sql": "adfd783263869dbc",
         "0016_claim_reads_first.sql": "c9577a529bc39b67",
         "0017_complete_inputs_once.sql": "0ad2a3a6264428e3",
+        "0018_claim_numbered_when_free.sql": "5d60290d016ae41a",
     },
 }
 

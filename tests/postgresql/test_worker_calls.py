@@ -12,12 +12,14 @@ details), and publish nothing; so must ``Production.complete_job``'s one ``pp_co
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from postproject import (
@@ -178,6 +180,47 @@ def test_a_one_call_claim_with_a_principal_that_fails_leaves_nothing_open(
         assert work is not None
         assert [(r.sequence > 0, r.principal) for r in claiming.changes_since(0)][-1] == (True, "farm-b")
         assert [h.principal for h in claiming.job_history(work.lease.job_id)] == [None, "farm-b"]
+
+
+@pytest.mark.parametrize("contested", [False, True], ids=["lock-free", "lock-held"])
+def test_a_one_call_claim_writes_its_row_with_the_number_it_publishes(
+    postgres_uri: str, tmp_path: Path, contested: bool
+) -> None:
+    """Migration 0018: with the numbering lock free the claim takes it first and writes the
+    claimed row once, with its number; held by another transaction, the claim is written with
+    a provisional number, waits for the lock (only then) and is renumbered. Either way the row,
+    the revision of its ``job_claimed`` event and the job the claim answers agree."""
+    production, _ = _production(postgres_uri, tmp_path)
+    production.close()
+    parsed = uri.parse(postgres_uri)
+    lock = "SELECT pg_advisory_lock(1347441202, hashtext(%s))"  # what the numbering takes
+    with (
+        Production.open(postgres_uri) as claiming,
+        psycopg.connect(parsed.conninfo, autocommit=True) as db,
+    ):
+        if contested:
+            db.execute(lock, (parsed.production,))
+        got: list[Any] = []
+        thread = threading.Thread(target=lambda: got.append(claiming.claim_next_job(TOOL, LEASE)))
+        thread.start()
+        thread.join(0.5 if contested else 30)
+        assert thread.is_alive() is contested  # it waits for the lock only when another holds it
+        if contested:
+            db.execute("SELECT pg_advisory_unlock_all()")
+            thread.join(30)
+        work = got[0]
+        assert work is not None
+        db.execute(psycopg.sql.SQL("SET search_path TO {}").format(psycopg.sql.Identifier(parsed.production)))
+        job_id = uuid.UUID(str(work.job.id))
+        row = db.execute(
+            "SELECT claim_sequence, updated_sequence FROM jobs WHERE id = %s", (job_id,)
+        ).fetchone()
+        claimed_in = db.execute(
+            "SELECT sequence FROM revision_events WHERE kind = 'job_claimed' AND subject = %s", (job_id,)
+        ).fetchall()
+        assert row is not None and claimed_in == [(claiming.latest_sequence(),)]
+        assert row == (claimed_in[0][0], claimed_in[0][0])
+        assert work.job == claiming.job(work.job.id)
 
 
 def test_the_one_call_claims_answers_match_the_edits_refusals(postgres_uri: str, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ import hmac
 import os
 import re
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -112,11 +113,16 @@ class LocalServer:
 
     ``directory`` keeps the server's files there (created when missing, reused when it
     already holds a cluster, never removed); without it a fresh directory under the system's
-    temporary folder is removed by :meth:`stop`.
+    temporary folder is removed by :meth:`stop`. ``wrap``: a command the server program runs
+    under, its arguments after it (a profiler, for benchmarks: ``("valgrind", "--tool=callgrind",
+    ...)``).
     """
 
-    def __init__(self, directory: Path | None = None, *, durable: bool = False) -> None:
+    def __init__(
+        self, directory: Path | None = None, *, durable: bool = False, wrap: tuple[str, ...] = ()
+    ) -> None:
         self.durable = durable
+        self.wrap = wrap
         self.keep = directory is not None
         self.directory = directory.resolve() if directory is not None else None
         self.host = "127.0.0.1"
@@ -286,6 +292,7 @@ class LocalServer:
                     "--log",
                     self.log_path,
                     *wait,
+                    *(("-p", self._wrapped()) if self.wrap else ()),
                 )
                 _server_command(*start, what="pg_ctl start", log=self.log_path)
                 return
@@ -294,6 +301,16 @@ class LocalServer:
                 if "could not bind" not in log or attempt == _PORT_ATTEMPTS - 1:
                     raise
                 # Another process took the port between the probe and the bind: try another.
+
+    def _wrapped(self) -> Path:
+        """A script, beside the data folder, that runs the server program under :attr:`wrap`."""
+        assert self.bindir is not None
+        assert self.directory is not None
+        script = self.directory / "postgres-wrapped"
+        command = " ".join(shlex.quote(str(part)) for part in (*self.wrap, self.bindir / "postgres"))
+        script.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+        script.chmod(0o755)
+        return script
 
     def _write_settings(self) -> None:
         settings = {

@@ -1,0 +1,3 @@
+-- Version 18 (SQLite): nothing changes. PostgreSQL's 0018 numbers a one-call claim before it
+-- writes the claimed row when the numbering lock is free; SQLite has no server calls. This
+-- file keeps both engines' versions alike.
