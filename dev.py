@@ -135,7 +135,9 @@ class SystemPackages:
 
     ``required``: what the command cannot run without (it stops, naming them, when they cannot
     be installed); ``postgresql``: PostgreSQL's server programs, which the tests start their own
-    server from (without them those tests are skipped, and fail under CI=true)."""
+    server from (without them those tests are skipped, and fail under CI=true); ``optional``:
+    commands installed when missing, which the command goes on without (a benchmark that
+    needs one says so and is skipped)."""
 
     def __init__(
         self,
@@ -143,12 +145,15 @@ class SystemPackages:
         commands: dict[str, str] | None = None,
         *,
         postgresql: bool = False,
+        optional: dict[str, str] | None = None,
     ) -> None:
         self.required = missing_libraries(libraries) + sorted(
             {package for command, package in (commands or {}).items() if not shutil.which(command)}
         )
         wants_server = postgresql and sys.platform.startswith("linux") and not has_postgresql_server()
-        self.optional = ["postgresql"] if wants_server else []
+        self.optional = (["postgresql"] if wants_server else []) + sorted(
+            {package for command, package in (optional or {}).items() if not shutil.which(command)}
+        )
         self._installed = True
         self._thread: threading.Thread | None = None
         if self.required or self.optional:
@@ -171,7 +176,10 @@ class SystemPackages:
                 f"    sudo apt-get install {' '.join(self.required + self.optional)}\n"
                 "(names for Debian/Ubuntu; other distributions ship the same libraries)"
             )
-        say("PostgreSQL's server is missing (sudo apt-get install postgresql): its tests will be skipped")
+        if "postgresql" in self.optional:
+            say("PostgreSQL's server is missing (sudo apt-get install postgresql): its tests will be skipped")
+        if others := [p for p in self.optional if p != "postgresql"]:
+            say(f"not installed (sudo apt-get install {' '.join(others)}): what needs them is skipped")
 
 
 def has_postgresql_server() -> bool:
@@ -308,7 +316,7 @@ def demo_postgres(args: list[str]) -> int:
 
 
 def bench(args: list[str]) -> int:
-    system = SystemPackages({}, postgresql=True)
+    system = SystemPackages({}, postgresql=True, optional={"valgrind": "valgrind"})  # (instruction counts)
     setup("gui,test,bench,postgresql,service")
     system.wait()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")

@@ -224,8 +224,8 @@ def main() -> int:
         child(path, location, Path(outputs), schema)
         return 0
     if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
-        print("valgrind is missing (sudo apt-get install valgrind): nothing measured")
-        return 1
+        print("valgrind is missing (sudo apt-get install valgrind): skipped, nothing measured")
+        return 0
     from postproject.storage.postgresql.localserver import LocalServer
 
     paths = [p for p in args.paths.split(",") if p]
