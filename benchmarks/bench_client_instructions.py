@@ -1,9 +1,9 @@
-"""A worker's client cost per job in instructions (callgrind): a figure this machine's speed does not move.
+"""A worker's cost per job in instructions (callgrind; with --server the server's too): figures this machine's speed does not move.
 
 The CPU seconds a worker's process spends per job swing up to 2.5x between drains here (other
 guests on the host; ``bench_postgres_claims.py`` reports the stolen share), more than any one
 change to the core can move them. The instructions it executes do not: callgrind counts them
-exactly (runs of the same code agree within ~0.5 %). Each path below drains ``N`` + 20 jobs and
+exactly (runs of the same code agree within ~0.5 %; the server's within ~1 %). Each path below drains ``N`` + 20 jobs and
 20 jobs, each in a process of its own under ``valgrind --tool=callgrind``, and reports the
 difference over ``N``: the instructions of one more job, start-up and warm-up cancelled out.
 
