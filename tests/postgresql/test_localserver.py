@@ -115,6 +115,20 @@ def test_a_kept_directory_survives_stop_and_is_reused() -> None:
         shutil.rmtree(directory.parent, ignore_errors=True)
 
 
+def test_a_wrapped_server_runs_under_the_given_command() -> None:
+    """``wrap`` (benchmarks run the server under callgrind this way): the server program runs
+    under the command given, and serves as usual."""
+    with LocalServer(wrap=("env", "POSTPROJECT_WRAPPED=yes")) as server:
+        with psycopg.connect(server.create_database("wrapped")) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() == ("wrapped",)
+        postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+        try:
+            environment = Path(f"/proc/{postmaster}/environ").read_bytes().split(b"\0")
+        except OSError:
+            pytest.skip("the server's environment cannot be read here")
+        assert b"POSTPROJECT_WRAPPED=yes" in environment
+
+
 def start_server_process(tmpdir: Path | None = None) -> tuple[subprocess.Popen[str], Path, int]:
     """A process owning a server, in ``tmpdir`` (its temporary folder) when given."""
     env = dict(os.environ, TMPDIR=str(tmpdir)) if tmpdir is not None else None
