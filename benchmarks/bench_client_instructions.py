@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -48,7 +47,6 @@ HERE = Path(__file__).resolve().parent
 OWN_CORE = HERE.parent / "core"
 WARM = 20  # jobs drained before the counted ones, in both runs of a pair
 PATHS = ("executor", "floor", "edits", "sqlite")
-_TOTAL = re.compile(r"([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS")
 
 
 # --- the children: one drain each, run under callgrind ----------------------------------------
@@ -90,15 +88,6 @@ def child(path: str, location: str, outputs: Path, schema: str) -> None:
 
 
 # --- the parent -------------------------------------------------------------------------------
-
-
-def instructions(out: Path) -> int:
-    """The instructions a callgrind run counted (its PROGRAM TOTALS)."""
-    text = subprocess.run(["callgrind_annotate", str(out)], capture_output=True, text=True, check=True).stdout
-    found = _TOTAL.search(text)
-    if found is None:
-        raise RuntimeError(f"no PROGRAM TOTALS in {out}")
-    return int(found.group(1).replace(",", ""))
 
 
 def seed(path: str, place: Path, schema: str, count: int, uri: str) -> dict[str, str]:
@@ -156,7 +145,7 @@ def per_job(server: Any, root: Path, path: str, core: Path, n: int) -> float:
         _, err = process.communicate()
         if process.returncode != 0:
             raise RuntimeError(f"{path} with {core} failed: {err.decode(errors='replace')[-2000:]}")
-        counts.append(instructions(out))
+        counts.append(_totals(out))
     return (counts[1] - counts[0]) / n
 
 
@@ -223,7 +212,7 @@ def main() -> int:
         path, location, outputs, schema = args.child
         child(path, location, Path(outputs), schema)
         return 0
-    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+    if not shutil.which("valgrind"):
         print("valgrind is missing (sudo apt-get install valgrind): skipped, nothing measured")
         return 0
     from postproject.storage.postgresql.localserver import LocalServer
