@@ -26,6 +26,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0016_claim_reads_first.sql": "dea8da278cbc13a5",
         "0017_complete_inputs_once.sql": "47ea0c7f1e5dff2b",
         "0018_claim_numbered_when_free.sql": "b748685d19de057f",
+        "0019_invariant_triggers.sql": "db522c8ac35b3561",
     },
     "postgresql": {
         "0007_baseline.sql": "e5b5fa4d81090f38",
@@ -40,6 +41,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0016_claim_reads_first.sql": "c9577a529bc39b67",
         "0017_complete_inputs_once.sql": "0ad2a3a6264428e3",
         "0018_claim_numbered_when_free.sql": "5d60290d016ae41a",
+        "0019_invariant_triggers.sql": "80ef71e1e960a60d",
     },
 }
 

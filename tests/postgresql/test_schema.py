@@ -31,7 +31,7 @@ from postproject.storage.sql import versions
 from tests import pre_baseline
 from tests.postgresql_fixtures import Database
 
-A, R, X, OTHER = (uuid.UUID(int=n) for n in (0xA, 0xB, 0xC, 0xD))
+A, R, X, OTHER, J = (uuid.UUID(int=n) for n in (0xA, 0xB, 0xC, 0xD, 0xE))
 SEQ = 1_000_000
 
 
@@ -63,9 +63,17 @@ TRIGRAM_INDEXES = {("asset_search_name", "asset_search"), ("job_diagnostics_body
 # PostgreSQL through a GIN trigram index on job_parameters.
 SQLITE_ONLY_TABLES = {"job_parameter_search"}
 PG_ONLY_INDEXES = TRIGRAM_INDEXES | {("job_parameters_value", "job_parameters")}
-# PostgreSQL checks the jobs table's invariants with a row trigger where SQLite has CHECK
-# constraints (migration 0006: PostgreSQL rebuilds CHECKs from text at every write).
-INVARIANT_TRIGGERS = {"jobs_invariants"}
+# PostgreSQL checks the invariants of the tables every job writes with row triggers where SQLite
+# has CHECK constraints (PostgreSQL rebuilds CHECKs from text at every statement that writes
+# their table): the jobs table's since migration 0006, five more since 0019.
+INVARIANT_TRIGGERS = {
+    "jobs_invariants",
+    "job_attempts_invariants",
+    "revisions_invariants",
+    "activities_invariants",
+    "representations_invariants",
+    "representation_fingerprints_invariants",
+}
 
 
 def tables_of(conn: psycopg.Connection[Any], name: str) -> list[str]:
@@ -186,6 +194,7 @@ REPRESENTATION = {
     "created_at": 0,
     "created_sequence": 1,
 }
+ATTEMPT = {"job_id": J, "number": 1, "tool_name": "t", "secret_hash": b"s" * 32, "claimed_at": 0}
 ACTIVITY = {
     "id": OTHER,
     "kind": "k",
@@ -211,6 +220,7 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], bool]] = [
     ("revisions", REVISION, {"message": "é" * 2049}, False),  # 4098 bytes in 2049 characters
     ("revisions", REVISION, {"origin": ""}, False),
     ("revisions", REVISION, {"sequence": 0}, False),
+    ("revisions", REVISION, {"principal": ""}, False),
     (
         "revision_events",
         {"sequence": SEQ, "position": 1, "kind": "x", "payload": '{"b": 1, "a": [2]}'},
@@ -243,8 +253,30 @@ CASES: list[tuple[str, dict[str, object], dict[str, object], bool]] = [
         {"version": 65536},
         False,
     ),
+    (
+        "representation_fingerprints",
+        {
+            "representation_id": R,
+            "algorithm": "sha256",
+            "version": 1,
+            "value": b"x",
+            "recorded_sequence": 1,
+        },
+        {"algorithm": ""},
+        False,
+    ),
     ("activities", ACTIVITY, {"finished_at": 5}, False),
     ("activities", ACTIVITY, {"tool_name": None, "tool_version": "1"}, False),
+    ("activities", ACTIVITY, {"kind": ""}, False),
+    ("job_attempts", ATTEMPT, {"number": 0}, False),
+    ("job_attempts", ATTEMPT, {"secret_hash": b"s" * 31}, False),
+    ("job_attempts", ATTEMPT, {"outcome": 1}, False),  # ended without an end
+    ("job_attempts", ATTEMPT, {"outcome": 6, "ended_at": 1}, False),
+    ("job_attempts", ATTEMPT, {"diagnostic": ""}, False),
+    ("job_attempts", ATTEMPT, {"diagnostic": "é" * 2049}, False),  # 4098 bytes
+    ("job_attempts", ATTEMPT, {"progress_fraction": 1.5}, False),
+    ("job_attempts", ATTEMPT, {"progress_stage": ""}, False),
+    ("job_attempts", ATTEMPT, {"progress_message": "m" * 1025}, False),
     (
         "activity_edges",
         {"activity_id": X, "direction": 1, "representation_id": R, "role": "", "snapshot_fingerprints": "[]"},
@@ -331,6 +363,7 @@ class Engine:
         self.insert("representations", {**REPRESENTATION, "id": R})
         self.insert("activities", {**ACTIVITY, "id": X})
         self.insert("revisions", {"sequence": SEQ, "id": A, "committed_at": 0})
+        self.insert("jobs", {**JOB, "id": J})
 
 
 @contextmanager
@@ -404,6 +437,64 @@ def test_a_job_row_that_breaks_an_invariant_is_refused_naming_it(conn: psycopg.C
     with pytest.raises(psycopg.errors.CheckViolation):
         conn.execute("UPDATE jobs SET waiting = -1")
     conn.rollback()
+
+
+# (table, a row the trigger accepts, a change that breaks the invariant, its name): one for each
+# table whose CHECK constraints became a row trigger in migration 0019.
+INVARIANTS: list[tuple[str, dict[str, object], dict[str, object], str]] = [
+    ("job_attempts", ATTEMPT, {"progress_fraction": 2.0}, "job_attempts_progress_fraction_check"),
+    ("revisions", REVISION, {"origin": ""}, "revisions_origin_check"),
+    ("activities", ACTIVITY, {"finished_at": 5}, "activities_check"),
+    ("representations", REPRESENTATION, {"size": -1}, "representations_size_check"),
+    (
+        "representation_fingerprints",
+        {"representation_id": R, "algorithm": "sha256", "version": 1, "value": b"x", "recorded_sequence": 1},
+        {"version": -1},
+        "representation_fingerprints_version_check",
+    ),
+]
+
+
+@pytest.mark.parametrize(("table", "good", "bad", "invariant"), INVARIANTS, ids=[c[0] for c in INVARIANTS])
+def test_an_invariant_trigger_refuses_an_insert_and_an_update_naming_the_constraint(
+    conn: psycopg.Connection[Any], table: str, good: dict[str, object], bad: dict[str, object], invariant: str
+) -> None:
+    """Migration 0019's row triggers refuse a row as the CHECK constraints they replace did:
+    SQLSTATE 23514 with the constraint's and the table's names, on INSERT and on UPDATE; a row
+    that keeps them is written."""
+    schema.ensure(conn, "prod")
+    conn.execute("SET search_path TO prod")
+    engine = Engine(lambda q, p: conn.execute(q.encode(), p), "%s", lambda u: u)
+    engine.seed()
+    conn.execute("SAVEPOINT bad")
+    with pytest.raises(psycopg.errors.CheckViolation) as refused:
+        engine.insert(table, {**good, **bad})
+    assert (refused.value.diag.constraint_name, refused.value.diag.table_name) == (invariant, table)
+    assert f'violates check constraint "{invariant}"' in str(refused.value)
+    conn.execute("ROLLBACK TO SAVEPOINT bad")
+    engine.insert(table, good)
+    column, value = next(iter(bad.items()))
+    with pytest.raises(psycopg.errors.CheckViolation) as refused:
+        conn.execute(sql.SQL("UPDATE {} SET {} = %s").format(sql.Identifier(table), sql.Identifier(column)), (value,))
+    assert refused.value.diag.constraint_name == invariant
+    conn.rollback()
+
+
+def test_the_tables_a_job_writes_have_no_check_constraints_left(conn: psycopg.Connection[Any]) -> None:
+    """What migration 0019 is for: no table a worker's job writes more than once per job, or
+    with more than one CHECK, keeps CHECK constraints (each would be parsed again at every
+    statement that writes its table); the smaller ones keep theirs."""
+    schema.ensure(conn, "prod")
+    checks = dict(
+        conn.execute(
+            "SELECT c.relname, count(*) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid"
+            " WHERE k.contype = 'c' AND c.relnamespace = 'prod'::regnamespace GROUP BY c.relname"
+        ).fetchall()
+    )
+    conn.rollback()
+    assert not {"jobs", "job_attempts", "revisions", "activities", "representations",
+                "representation_fingerprints"} & set(checks)  # fmt: skip
+    assert checks["metadata"] == checks["activity_edges"] == checks["revision_events"] == 1
 
 
 # -- counts maintained like SQLite's ---------------------------------------------------
