@@ -475,7 +475,9 @@ def test_an_invariant_trigger_refuses_an_insert_and_an_update_naming_the_constra
     engine.insert(table, good)
     column, value = next(iter(bad.items()))
     with pytest.raises(psycopg.errors.CheckViolation) as refused:
-        conn.execute(sql.SQL("UPDATE {} SET {} = %s").format(sql.Identifier(table), sql.Identifier(column)), (value,))
+        conn.execute(
+            sql.SQL("UPDATE {} SET {} = %s").format(sql.Identifier(table), sql.Identifier(column)), (value,)
+        )
     assert refused.value.diag.constraint_name == invariant
     conn.rollback()
 
