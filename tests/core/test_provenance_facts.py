@@ -105,6 +105,20 @@ def test_fingerprint_is_a_streaming_sha256(tmp_path_factory: pytest.TempPathFact
     assert read_facts(path).fingerprint.value == hashlib.sha256(data).digest()
 
 
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc")
+def test_a_file_longer_than_its_stat_says_is_hashed_to_its_end() -> None:
+    """A small file is read with one ``read`` of one byte more than its stat's size, and only a
+    short read ends it: a file that grew after the stat (here /proc/version, a regular file
+    whose stat says 0 bytes) is read on to its end."""
+    import hashlib
+
+    path = Path("/proc/version")
+    assert path.stat().st_size == 0
+    data = path.read_bytes()
+    assert data
+    assert read_facts(path).fingerprint.value == hashlib.sha256(data).digest()
+
+
 def test_missing_file_is_io_and_a_directory_is_invalid(
     production: Production, tmp_path: Path, media: Media
 ) -> None:

@@ -31,25 +31,37 @@ def read_facts(path: Path) -> FileFacts:
 
     The file is opened without waiting (``O_NONBLOCK``: a FIFO with no writer or a device
     would otherwise block the open for ever) and its type is checked on the open descriptor
-    before a byte is read, so only a regular file is ever hashed.
+    before a byte is read, so only a regular file is ever hashed. A small file (a worker's
+    every output, most often) is read with the descriptor alone: one ``read`` asking for one
+    byte more than its size; a short read of a regular file is its end, and a file that grew
+    meanwhile is read on to its end.
     """
     flags = (
         os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     )
     try:
         fd = os.open(path, flags)
-        with open(fd, "rb", closefd=True) as handle:
-            info = os.fstat(handle.fileno())
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError
             if not stat.S_ISREG(info.st_mode):
                 raise InvalidArgumentError(
                     f"representation path {path} is not a regular file ({_kind(info.st_mode)})"
                 )
             if info.st_size < _CHUNK:
-                # a small file in one read (file_digest allocates a 256 KiB buffer per call);
-                # read() still reads to the end, like file_digest, if the file grew meanwhile
-                digest = hashlib.new(ALGORITHM, handle.read())
+                digest = hashlib.new(ALGORITHM)
+                want = info.st_size + 1
+                while chunk := os.read(fd, want):
+                    digest.update(chunk)
+                    if len(chunk) < want:
+                        break  # (a regular file reads short only at its end)
+                    want = _CHUNK
             else:
-                digest = hashlib.file_digest(handle, ALGORITHM)
+                with open(fd, "rb", closefd=False) as handle:
+                    digest = hashlib.file_digest(handle, ALGORITHM)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         raise IoError(f"representation file {path} does not exist") from None
     except IsADirectoryError:
