@@ -41,7 +41,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0016_claim_reads_first.sql": "c9577a529bc39b67",
         "0017_complete_inputs_once.sql": "0ad2a3a6264428e3",
         "0018_claim_numbered_when_free.sql": "5d60290d016ae41a",
-        "0019_invariant_triggers.sql": "80ef71e1e960a60d",
+        "0019_invariant_triggers.sql": "f0bac467ce74c77b",
     },
 }
 
