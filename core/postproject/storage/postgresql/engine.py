@@ -42,7 +42,7 @@ class PostgresEngine:
         self.read_only = read_only
         self.known = KnownIds()
         self.lock_timeouts: dict[int, int] = {}
-        self.call_cursors: dict[int, Any] = {}  # (.pipeline.Pipeline.call)
+        self.call_cursors: dict[tuple[int, str], Any] = {}  # (.pipeline.Pipeline.call)
         self.claims: dict[bytes, LeaseRow] = {}  # lease rows of claims made or read here (.calls)
         self._key = f"postgresql:{uri.display}"  # this process's wake-up channel for the production
         self._lock = threading.Lock()

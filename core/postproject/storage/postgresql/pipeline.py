@@ -143,7 +143,9 @@ class Host(Protocol):
     last_locked_at: int | None  # server time the last commit here took the numbering lock
 
     lock_timeouts: dict[int, int]  # the lock_timeout set on each write connection (by id)
-    call_cursors: dict[int, psycopg.Cursor[Any]]  # one-call operations' cursor (by id)
+    # one-call operations' cursors, one per (write connection's id, statement): psycopg keeps a
+    # cursor's adapters and parsed query only while it runs the same statement again
+    call_cursors: dict[tuple[int, str], psycopg.Cursor[Any]]
     commits_rows: bool  # the schema has pp_commit (.packing.VERSION)
     claims: dict[bytes, LeaseRow]  # job id -> its lease row as claimed or read here (.calls)
 
@@ -331,10 +333,11 @@ class Pipeline:
         timeout = max(1, int(self.busy_timeout * 1000))
         settings = self.host.lock_timeouts.get(id(self.conn)) != timeout
         try:
-            if not settings and not reads and principal is None:  # one statement: a kept cursor sends it
-                cursor = self.host.call_cursors.get(id(self.conn))
+            if not settings and not reads and principal is None:  # one statement: its kept cursor sends it
+                key = (id(self.conn), sql)
+                cursor = self.host.call_cursors.get(key)
                 if cursor is None or cursor.connection is not self.conn:
-                    cursor = self.host.call_cursors[id(self.conn)] = self.conn.cursor(binary=True)
+                    cursor = self.host.call_cursors[key] = self.conn.cursor(binary=True)
                 return cursor.execute(sql, params).fetchone(), []
             with self.conn.pipeline():
                 if settings:
