@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -49,19 +50,27 @@ UNCOMPARED = {"claim_secret_hash", "secret_hash", "cursor_key", "mtime"}
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+@contextmanager
+def _original(production: Production, media: Path, name: str) -> Iterator[tuple[Any, Any, Any]]:
+    """An edit with an asset ``name`` and its original (a source file in ``media``) made first,
+    committed when the block ends: (the edit, the asset, the original)."""
+    source = media / "source.mov"
+    source.write_bytes(b"source")
+    with production.edit() as tx:
+        asset = tx.create_asset(name)
+        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+        yield tx, asset, original
+        tx.commit()
+
+
 def _work(production: Production, media: Path, *, one_call: bool, complete_job: bool = False) -> list[Any]:
     """Two jobs requested, claimed (one by a registered worker whose name JSON escapes) and
     completed with their parameters copied and a log tail, by the old path or the new one
     (``complete_job``: the completion by ``Production.complete_job``, migration 0014)."""
-    source = media / "source.mov"
-    source.write_bytes(b"source")
-    with production.edit() as tx:
-        asset = tx.create_asset("A001")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+    with _original(production, media, "A001") as (tx, asset, original):
         for profile in ("proxy-720p", "proxy-1080p"):
             job = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
             tx.add_metadata(JobRef(job), PROFILE, profile)
-        tx.commit()
     with production.edit() as tx:
         session = tx.register_worker('wörker "☃"', capacity=2, kinds=[KIND])
         tx.commit()
@@ -197,15 +206,10 @@ def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
     ``job()`` and ``metadata[JobRef]`` read them after the claim (on PostgreSQL read in the
     claim's own round trip); None when nothing is claimable."""
     production = production_factory()
-    source = tmp_path / "source.mov"
-    source.write_bytes(b"source")
-    with production.edit() as tx:
-        asset = tx.create_asset("A001")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+    with _original(production, tmp_path, "A001") as (tx, asset, original):
         job_id = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
         tx.add_metadata(JobRef(job_id), PROFILE, "proxy-720p")
         tx.add_metadata(JobRef(job_id), Property("https://example.com/ticket", "id"), 4711)
-        tx.commit()
     work = production.claim_next_job(TOOL, LEASE, agent=AGENT, origin="tests", message="Claim")
     assert work is not None
     assert work.lease.job_id == job_id
@@ -234,15 +238,10 @@ def _chain(production: Production, media: Path, *, complete_job: bool) -> list[A
     """A proxy, a thumbnail bound to the proxy's output (released by the proxy's success, its
     input resolved at its claim) and a regeneration of the proxy (superseding it), each
     claimed in one call and completed by the edit or by ``complete_job``."""
-    source = media / "source.mov"
-    source.write_bytes(b"source")
-    with production.edit() as tx:
-        asset = tx.create_asset("A002")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+    with _original(production, media, "A002") as (tx, asset, original):
         proxy = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
         tx.add_metadata(JobRef(proxy), PROFILE, "proxy-720p")
         tx.request_job(JobRequest(KIND, (JobOutput(proxy),), asset, RepresentationKind.DERIVED))
-        tx.commit()
     done: list[Any] = []
     for n in range(3):
         if n == 2:  # the proxy again, regenerating the first one's output
@@ -312,15 +311,10 @@ def test_a_bound_input_changed_after_the_claim_fails_complete_job_as_it_fails_th
     a bound input from the claim's resolution) refuses the first as the completion edit refuses
     the second: the same input and revision, nothing published, both still claimed."""
     production = production_factory()
-    source = tmp_path / "source.mov"
-    source.write_bytes(b"source")
-    with production.edit() as tx:
-        asset = tx.create_asset("A003")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+    with _original(production, tmp_path, "A003") as (tx, asset, original):
         proxy = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
         for _ in range(2):
             tx.request_job(JobRequest(KIND, (JobOutput(proxy),), asset, RepresentationKind.DERIVED))
-        tx.commit()
     work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
     assert work is not None and work.job.id == proxy
     (tmp_path / "proxy.mov").write_bytes(b"proxy")
@@ -371,13 +365,8 @@ def test_complete_job_refuses_the_activitys_tool_agent_and_times_as_the_edit_doe
     ``ActivitySpec`` refuses, with the same error, before anything is sent; nothing is
     published and the job stays claimed."""
     production = production_factory()
-    source = tmp_path / "source.mov"
-    source.write_bytes(b"source")
-    with production.edit() as tx:
-        asset = tx.create_asset("A004")
-        original = tx.add_representation(asset, RepresentationKind.ORIGINAL, source)
+    with _original(production, tmp_path, "A004") as (tx, asset, original):
         tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
-        tx.commit()
     work = production.claim_next_job(TOOL, LEASE, agent=AGENT)
     assert work is not None
     output = tmp_path / "proxy.mov"
