@@ -27,6 +27,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0017_complete_inputs_once.sql": "47ea0c7f1e5dff2b",
         "0018_claim_numbered_when_free.sql": "b748685d19de057f",
         "0019_invariant_triggers.sql": "db522c8ac35b3561",
+        "0020_fewer_statements.sql": "e663116bfde847e3",
     },
     "postgresql": {
         "0007_baseline.sql": "e5b5fa4d81090f38",
@@ -42,6 +43,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0017_complete_inputs_once.sql": "0ad2a3a6264428e3",
         "0018_claim_numbered_when_free.sql": "5d60290d016ae41a",
         "0019_invariant_triggers.sql": "f0bac467ce74c77b",
+        "0020_fewer_statements.sql": "e44df747c0ba0185",
     },
 }
 

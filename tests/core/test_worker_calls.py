@@ -234,6 +234,34 @@ def test_claim_next_job_answers_the_job_and_its_parameters_as_the_reads_do(
     assert production.claim_next_job(TOOL, LEASE) is None
 
 
+def test_a_registered_workers_first_claim_answers_its_attempt_as_the_reads_do(
+    production_factory: Callable[..., Production], tmp_path: Path
+) -> None:
+    """A job's first attempt, claimed in one call by a registered worker (named with characters
+    JSON escapes) with a tool URI and no agent: the answer's attempt is the one ``job()`` reads
+    (on PostgreSQL since migration 0020 made from the claim's own columns, not read back)."""
+    production = production_factory()
+    tool = ToolIdentity("worker-calls", "2", "https://example.com/tools/\u00e9t\u00e9")
+    with _original(production, tmp_path, "A001") as (tx, asset, original):
+        job_id = tx.request_job(JobRequest(KIND, (original,), asset, RepresentationKind.PROXY))
+        worker = tx.register_worker('render "07" \u00fc\u00df\u2603', capacity=2)
+    work = production.claim_next_job(tool, LEASE, worker=worker)
+    assert work is not None
+    assert work.job == production.job(job_id)
+    [attempt] = work.job.attempts
+    assert (attempt.number, attempt.outcome, attempt.agent, attempt.worker, attempt.tool) == (
+        1,
+        None,
+        None,
+        'render "07" \u00fc\u00df\u2603',
+        tool,
+    )
+    assert work.job.claim is not None and attempt.claimed_at == work.job.claim.claimed_at
+    assert (attempt.ended_at, attempt.diagnostic, attempt.progress, attempt.stop_by, attempt.stopped_at) == (
+        (None,) * 5
+    )
+
+
 def _chain(production: Production, media: Path, *, complete_job: bool) -> list[Any]:
     """A proxy, a thumbnail bound to the proxy's output (released by the proxy's success, its
     input resolved at its claim) and a regeneration of the proxy (superseding it), each

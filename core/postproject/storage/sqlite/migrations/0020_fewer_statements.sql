@@ -1,0 +1,3 @@
+-- Version 20 (SQLite): nothing changes. PostgreSQL's 0020 rewrites parts of its worker calls
+-- (pp_claim_next, pp_complete) so that fewer of their steps go through its executor; SQLite has
+-- no such functions. This file keeps both engines' versions alike.
