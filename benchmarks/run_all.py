@@ -28,6 +28,7 @@ BENCHMARKS: list[tuple[str, list[str], list[str]]] = [
         ["--engine", "postgresql", "--jobs", "2000", "--commits", "5"],
     ),
     ("bench_postgres_claims", [], ["--quick"]),
+    ("bench_queue_depth", [], ["--counts", "200,400", "--rounds", "1"]),
     ("bench_client_instructions", ["--server"], ["--jobs", "50", "--paths", "executor,floor"]),
     ("bench_progress", [], ["--quick"]),
     ("bench_service", [], ["--quick"]),
