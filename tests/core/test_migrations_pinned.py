@@ -43,7 +43,7 @@ PINNED: dict[str, dict[str, str]] = {
         "0017_complete_inputs_once.sql": "0ad2a3a6264428e3",
         "0018_claim_numbered_when_free.sql": "5d60290d016ae41a",
         "0019_invariant_triggers.sql": "f0bac467ce74c77b",
-        "0020_fewer_statements.sql": "e44df747c0ba0185",
+        "0020_fewer_statements.sql": "ebe24bb4573ab346",
     },
 }
 

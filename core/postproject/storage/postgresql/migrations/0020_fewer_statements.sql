@@ -158,21 +158,21 @@ BEGIN
     ELSE
         o_resolved := '{}';
     END IF;
-    IF p_with_job AND o_attempt = 1 THEN
-        -- the job's first attempt, the only one: the row job_attempt_started wrote, as the
-        -- read below answers it (the claim's columns; the rest is NULL until it runs)
-        o_attempt_list := json_build_array(json_build_array(
-            o_attempt, NULL, p_agent, worker_name, p_tool_name, p_tool_version, p_tool_uri, p_now,
-            NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-    ELSIF p_with_job THEN  -- (under the numbering lock only when it was free before the claim)
-        SELECT json_agg(json_build_array(a.number, a.outcome, a.agent_name,
-                                         (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name,
-                                         a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
-                                         a.progress_fraction, a.progress_stage, a.progress_message, a.progress_at,
-                                         a.stop_by, a.stopped_at) ORDER BY a.number)
-        INTO o_attempt_list FROM job_attempts a WHERE a.job_id = o_job;
-    END IF;
-    IF p_with_job THEN
+    IF p_with_job THEN  -- (under the numbering lock only when it was free before the claim)
+        IF o_attempt = 1 THEN
+            -- the job's first attempt, its only one: the row job_attempt_started wrote, as the
+            -- read below answers it (the claim's columns; the rest is NULL until it runs)
+            o_attempt_list := json_build_array(json_build_array(
+                o_attempt, NULL, p_agent, worker_name, p_tool_name, p_tool_version, p_tool_uri, p_now,
+                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+        ELSE
+            SELECT json_agg(json_build_array(a.number, a.outcome, a.agent_name,
+                                             (SELECT w.name FROM workers w WHERE w.id = a.worker_id), a.tool_name,
+                                             a.tool_version, a.tool_uri, a.claimed_at, a.ended_at, a.diagnostic,
+                                             a.progress_fraction, a.progress_stage, a.progress_message,
+                                             a.progress_at, a.stop_by, a.stopped_at) ORDER BY a.number)
+            INTO o_attempt_list FROM job_attempts a WHERE a.job_id = o_job;
+        END IF;
         IF upstream > 0 THEN
             SELECT json_agg(json_build_array(d.upstream_id, u.state, d.binds_output, d.resolved_id)
                             ORDER BY d.upstream_id)
